@@ -1,0 +1,1 @@
+"""LakeGuard: the control plane. Owns all metadata and every decision; never imports openlaketx."""

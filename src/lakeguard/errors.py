@@ -1,0 +1,128 @@
+"""The one exception root of OpenLakeTx + LakeGuard and its families.
+
+Every error says *what* went wrong, *where* (a structured location such as a YAML path, a table
+or a dataset) and *how to fix it*, and is marked terminal (retrying cannot help) or transient
+(a retry may succeed). Runners retry only transient errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LakeTxError(Exception):
+    """Root of every error the project raises on purpose."""
+
+    transient: bool = False
+    exit_code: int = 1
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        where: str | None = None,
+        fix: str | None = None,
+        details: dict[str, Any] | None = None,
+        transient: bool | None = None,
+    ) -> None:
+        self.what = what
+        self.where = where
+        self.fix = fix
+        self.details = details or {}
+        if transient is not None:
+            self.transient = transient
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        parts = [self.what]
+        if self.where:
+            parts.append(f"(at {self.where})")
+        text = " ".join(parts)
+        if self.fix:
+            text += f" — fix: {self.fix}"
+        return text
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+    def to_dict(self) -> dict[str, Any]:
+        """Structured form, for `--json` output and metadata rows."""
+        return {
+            "error": self.kind,
+            "what": self.what,
+            "where": self.where,
+            "fix": self.fix,
+            "transient": self.transient,
+            "details": self.details,
+        }
+
+
+class ConfigError(LakeTxError):
+    """Bad settings or a missing prerequisite (Java, Python, a credential)."""
+
+    exit_code = 2
+
+
+class ValidationError(LakeTxError):
+    """A metadata document or definition is invalid; `details['errors']` lists every problem."""
+
+    exit_code = 3
+
+    def __init__(self, what: str, *, errors: list[dict[str, str]], **kw: Any) -> None:
+        details = dict(kw.pop("details", None) or {})
+        details["errors"] = errors
+        super().__init__(what, details=details, **kw)
+        self.errors = errors
+
+    @property
+    def message(self) -> str:
+        lines = [super().message]
+        lines += [f"  {e['path']}: {e['message']}" for e in getattr(self, "errors", [])]
+        return "\n".join(lines)
+
+
+class NotRegisteredError(LakeTxError):
+    """A dataset, job or source that the registry does not know (invariant 1)."""
+
+    exit_code = 4
+
+
+class MetadataStoreError(LakeTxError):
+    """The metadata store refused an operation or found its tables inconsistent."""
+
+    exit_code = 5
+
+
+class AppendOnlyViolation(MetadataStoreError):
+    """An attempt to update or delete rows of an append-only runtime table (invariant 3)."""
+
+
+class SourceError(LakeTxError):
+    """A source could not be read: missing file, corrupt content, unreachable system."""
+
+    exit_code = 6
+
+
+class SchemaDriftError(LakeTxError):
+    """The live schema differs from the approved one in a way the profile blocks."""
+
+    exit_code = 7
+
+
+class PromotionBlocked(LakeTxError):
+    """The gate said no: a FAIL rule or a BLOCK policy stopped the write (not a crash)."""
+
+    exit_code = 8
+
+
+class WriteConflict(LakeTxError):
+    """A concurrent Delta commit won the race; the write can be retried."""
+
+    transient = True
+    exit_code = 9
+
+
+class UnsafeExpressionError(ValidationError):
+    """A SQL expression in metadata is not a plain, side-effect-free predicate."""

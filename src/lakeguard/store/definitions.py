@@ -1,0 +1,121 @@
+"""Declarative definitions of the metadata tables, shipped as YAML data files in the package.
+
+Pure: loading and validating definitions needs no Spark. `ddl.py` turns them into Delta DDL.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from lakeguard.errors import MetadataStoreError
+
+
+class TableKind(StrEnum):
+    DEFINITION = "definition"
+    APPEND_ONLY = "append_only"
+
+
+SQL_TYPES = ("string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>")
+
+
+class ColumnDef(BaseModel):
+    """One column of a metadata table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    type: Literal["string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>"]
+    nullable: bool = True
+    comment: str | None = None
+    generated: str | None = None
+
+
+class TableDef(BaseModel):
+    """A metadata table: its columns, layout and whether its rows may ever change."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: TableKind
+    comment: str
+    columns: tuple[ColumnDef, ...]
+    keys: tuple[str, ...] = ()
+    partitioned_by: tuple[str, ...] = ()
+    cluster_by: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TableDef:
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate column names in {self.name}")
+        for group in ("keys", "partitioned_by", "cluster_by"):
+            for col in getattr(self, group):
+                if col not in names:
+                    raise ValueError(f"{group} names unknown column {col!r}")
+        if self.kind is TableKind.DEFINITION:
+            if not self.keys:
+                raise ValueError("a definition table needs keys (the upsert identity)")
+            for required in ("active", "created_at", "updated_at"):
+                if required not in names:
+                    raise ValueError(f"a definition table needs column {required!r}")
+        if self.kind is TableKind.APPEND_ONLY and self.keys:
+            raise ValueError("an append-only table has no upsert keys")
+        return self
+
+    @property
+    def append_only(self) -> bool:
+        return self.kind is TableKind.APPEND_ONLY
+
+    @property
+    def writable_columns(self) -> list[ColumnDef]:
+        """Columns a writer provides (generated columns are computed by Delta)."""
+        return [c for c in self.columns if c.generated is None]
+
+    def column(self, name: str) -> ColumnDef:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+@cache
+def load_table_defs() -> dict[str, TableDef]:
+    """All shipped table definitions, by table name."""
+    defs: dict[str, TableDef] = {}
+    folder = resources.files("lakeguard.store").joinpath("tables")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        try:
+            table = TableDef.model_validate(yaml.safe_load(entry.read_text(encoding="utf-8")))
+        except Exception as exc:  # a broken shipped file is a packaging bug; say which one
+            raise MetadataStoreError(
+                f"invalid table definition file {entry.name}: {exc}",
+                where=f"lakeguard/store/tables/{entry.name}",
+                fix="correct the shipped definition file",
+            ) from exc
+        if f"{table.name}.yaml" != entry.name:
+            raise MetadataStoreError(
+                f"table definition {entry.name} declares name {table.name!r}",
+                where=f"lakeguard/store/tables/{entry.name}",
+                fix="name the file after the table",
+            )
+        defs[table.name] = table
+    return defs
+
+
+def table_def(name: str) -> TableDef:
+    """The definition of one metadata table, or a clear error."""
+    defs = load_table_defs()
+    if name not in defs:
+        raise MetadataStoreError(
+            f"unknown metadata table {name!r}",
+            fix=f"use one of: {', '.join(sorted(defs))}",
+        )
+    return defs[name]

@@ -1,0 +1,1 @@
+"""OpenLakeTx: the execution engine. Moves data only when LakeGuard allows it."""

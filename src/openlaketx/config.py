@@ -1,0 +1,90 @@
+"""Settings of a lakehouse: where it lives, which namespace and tenant, how Spark runs.
+
+Values come from (lowest to highest precedence) defaults, environment variables, then explicit
+arguments (CLI flags). The same settings drive the embedded default and a cluster.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lakeguard.errors import ConfigError
+
+# The pinned pair (see pyproject.toml): Delta's jar for Spark 4.1, Scala 2.13.
+DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
+
+
+def _parse_conf_pairs(text: str, origin: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in text.split(";"))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(
+                f"malformed Spark conf entry {item!r}",
+                where=origin,
+                fix="write entries as key=value separated by ';'",
+            )
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+class LakehouseConfig(BaseModel):
+    """Everything needed to open a lakehouse."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    home: Path = Field(default=Path("lakehouse"))
+    namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")
+    tenant: str = Field(default="default", min_length=1)
+    master: str = "local[*]"
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+    jar_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "laketx" / "ivy")
+    app_name: str = "laketx"
+    quiet: bool = True
+
+    @field_validator("home", "jar_cache")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @property
+    def warehouse(self) -> Path:
+        return self.home / "warehouse"
+
+    @property
+    def metadata_root(self) -> Path:
+        return self.home / "metadata" / self.namespace
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> LakehouseConfig:
+        """Defaults, then `LAKETX_*` environment variables, then explicit overrides."""
+        env = os.environ
+        values: dict[str, object] = {}
+        mapping = {
+            "LAKETX_HOME": "home",
+            "LAKETX_NAMESPACE": "namespace",
+            "LAKETX_TENANT": "tenant",
+            "LAKETX_MASTER": "master",
+            "LAKETX_JAR_CACHE": "jar_cache",
+        }
+        for var, field in mapping.items():
+            if env.get(var):
+                values[field] = env[var]
+        conf = _parse_conf_pairs(env.get("LAKETX_SPARK_CONF", ""), "LAKETX_SPARK_CONF")
+        extra_conf = overrides.pop("spark_conf", None)
+        if isinstance(extra_conf, dict):
+            conf.update(extra_conf)
+        values["spark_conf"] = conf
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls.model_validate(values)
+        except Exception as exc:
+            raise ConfigError(f"invalid lakehouse settings: {exc}", fix="check LAKETX_* values") from exc
+
+
+def parse_conf_flags(flags: list[str]) -> dict[str, str]:
+    """`--conf key=value` flags from the CLI."""
+    return _parse_conf_pairs(";".join(flags), "--conf")

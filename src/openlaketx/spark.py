@@ -1,0 +1,135 @@
+"""The SparkSession factory: Delta-enabled, embedded `local[*]` by default, any master by config.
+
+Delta's jars come through Spark's standard package resolution (`spark.jars.packages`, Ivy) from
+Maven Central into a cache directory. After the first successful resolution the list of
+resolved jar files is remembered next to the cache, and later starts hand those files to Spark
+directly (`spark.jars`), so a second start makes no network request at all.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lakeguard.errors import ConfigError
+from openlaketx.config import DELTA_PACKAGE, LakehouseConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MIN_JAVA = 17
+
+
+def java_major_version() -> int:
+    """The major version of the `java` on PATH (or JAVA_HOME), or a one-line ConfigError."""
+    import os
+
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise ConfigError(
+            "Java was not found",
+            fix=f"install a JDK {MIN_JAVA}+ (e.g. apt-get install openjdk-17-jdk) or set JAVA_HOME",
+        )
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        raise ConfigError(f"cannot tell the version of {java}", fix="check the Java installation")
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def check_java() -> None:
+    major = java_major_version()
+    if major < MIN_JAVA:
+        raise ConfigError(
+            f"Java {major} found, Spark 4 needs Java {MIN_JAVA}+",
+            fix=f"install a JDK {MIN_JAVA}+ and put it on PATH or in JAVA_HOME",
+        )
+
+
+def _manifest_path(cache: Path) -> Path:
+    safe = DELTA_PACKAGE.replace(":", "_")
+    return cache / f"{safe}.jars"
+
+
+def cached_jars(cache: Path) -> list[str] | None:
+    """Jar files of an earlier resolution of the Delta package, if all are still there."""
+    manifest = _manifest_path(cache)
+    if not manifest.exists():
+        return None
+    jars = [line for line in manifest.read_text().splitlines() if line.strip()]
+    if not jars or not all(Path(j.removeprefix("file://")).exists() for j in jars):
+        return None
+    return jars
+
+
+def _remember_jars(cache: Path, spark_jars: str) -> None:
+    jars = [j for j in spark_jars.split(",") if j.strip()]
+    if jars:
+        cache.mkdir(parents=True, exist_ok=True)
+        _manifest_path(cache).write_text("\n".join(jars) + "\n")
+
+
+def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
+    """The Spark conf for a lakehouse: Delta, in-memory catalog, warehouse under LAKETX_HOME."""
+    conf = {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        # No Hive/Derby metastore: its embedded lock admits one process. Tables are registered
+        # by location on every start instead (see lakeguard.store.MetadataStore.ensure).
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.warehouse.dir": str(cfg.warehouse),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+        # Metadata tables are small: 50 partitions to rebuild a snapshot is pure overhead.
+        "spark.databricks.delta.snapshotPartitions": "4",
+        "spark.databricks.delta.schema.autoMerge.enabled": "false",
+        "spark.driver.memory": "4g",
+    }
+    if cfg.quiet:
+        conf["spark.ui.enabled"] = "false"
+    conf.update(cfg.spark_conf)
+    return conf
+
+
+def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
+    """A Delta-enabled SparkSession for `cfg` (reuses the active one in this process)."""
+    check_java()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+
+    conf = session_conf(cfg)
+    jars = cached_jars(cfg.jar_cache)
+    resolving = jars is None
+    if jars is not None:
+        conf["spark.jars"] = ",".join([*jars, *filter(None, [conf.get("spark.jars")])])
+    else:
+        packages = [DELTA_PACKAGE, *filter(None, [conf.get("spark.jars.packages")])]
+        conf["spark.jars.packages"] = ",".join(packages)
+        conf["spark.jars.ivy"] = str(cfg.jar_cache)
+
+    builder = SparkSession.builder.master(cfg.master).appName(cfg.app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        raise ConfigError(
+            f"Spark could not start: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+            where=f"master {cfg.master}",
+            fix="check Java, network access to Maven Central for the first start, and --conf values",
+            transient=resolving,
+        ) from exc
+    if cfg.quiet:
+        spark.sparkContext.setLogLevel("ERROR")
+    if resolving:
+        _remember_jars(cfg.jar_cache, spark.sparkContext.getConf().get("spark.jars", ""))
+    return spark
