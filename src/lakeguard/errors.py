@@ -43,6 +43,9 @@ class LakeTxError(Exception):
             text += f" — fix: {self.fix}"
         return text
 
+    def __str__(self) -> str:
+        return self.message
+
     @property
     def kind(self) -> str:
         return type(self).__name__
@@ -73,13 +76,13 @@ class ValidationError(LakeTxError):
     def __init__(self, what: str, *, errors: list[dict[str, str]], **kw: Any) -> None:
         details = dict(kw.pop("details", None) or {})
         details["errors"] = errors
-        super().__init__(what, details=details, **kw)
         self.errors = errors
+        super().__init__(what, details=details, **kw)
 
     @property
     def message(self) -> str:
         lines = [super().message]
-        lines += [f"  {e['path']}: {e['message']}" for e in getattr(self, "errors", [])]
+        lines += [f"  {e['path']}: {e['message']}" for e in self.errors]
         return "\n".join(lines)
 
 

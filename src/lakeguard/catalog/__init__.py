@@ -1,0 +1,1 @@
+"""Metadata as code: YAML models, validation, plan and apply."""

@@ -1,0 +1,51 @@
+"""Apply a metadata document to the control tables (the only writer of definitions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lakeguard.catalog.loader import load_file
+from lakeguard.catalog.plan import Plan, plan_changes, row_key
+from lakeguard.catalog.to_rows import Rows, document_rows
+from lakeguard.errors import ValidationError
+
+if TYPE_CHECKING:
+    from lakeguard.store import MetadataStore
+
+
+def stored_rows(store: MetadataStore, tables: list[str]) -> Rows:
+    out: Rows = {}
+    for table in tables:
+        frame = store.tenant_rows(table).drop("tenant_id")
+        out[table] = [r.asDict(recursive=True) for r in frame.collect()]
+    return out
+
+
+def plan_file(store: MetadataStore, path: str | Path, warehouse: str) -> tuple[Plan, Rows]:
+    """Validate `path` and compare it with what is stored; writes nothing."""
+    file = Path(path)
+    doc = load_file(file)
+    rows = document_rows(doc, base_dir=file.resolve().parent, warehouse=warehouse)
+    plan = plan_changes(rows, stored_rows(store, list(rows)))
+    return plan, rows
+
+
+def apply_file(store: MetadataStore, path: str | Path, warehouse: str) -> Plan:
+    """Validate, plan, refuse conflicts, then upsert only the changed rows.
+
+    Applying the same document twice makes no commit the second time.
+    """
+    plan, rows = plan_file(store, path, warehouse)
+    if plan.conflicts:
+        raise ValidationError(
+            f"{path} conflicts with registered metadata",
+            where=str(path),
+            errors=plan.conflicts,
+            fix="register a new dataset id instead of changing an immutable field",
+        )
+    for table, table_rows in rows.items():
+        changed = {c.key for c in plan.changes if c.table == table and c.action != "unchanged"}
+        if changed:
+            store.upsert(table, [r for r in table_rows if row_key(table, r) in changed])
+    return plan

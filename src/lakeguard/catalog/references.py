@@ -1,0 +1,219 @@
+"""Cross-reference checks of a metadata document (pure).
+
+The models check each entry alone; this module checks how entries fit together: unique ids,
+existing parents and systems, the layer rules of invariant 2, columns that rules and keys name,
+vetted SQL expressions, and acyclic job graphs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from croniter import croniter
+
+from lakeguard.catalog.models import (
+    AllowedValuesRule,
+    Dataset,
+    ExpressionRule,
+    Layer,
+    MetadataDocument,
+    NotNullRule,
+    RangeRule,
+    RegexRule,
+    UniqueRule,
+)
+from lakeguard.errors import LakeTxError
+from lakeguard.planning import CycleError, order_tasks
+from lakeguard.sqlsafety import referenced_columns, vet_expression
+
+
+@dataclass(frozen=True)
+class Problem:
+    loc: tuple[Any, ...]
+    message: str
+
+    @property
+    def path(self) -> str:
+        out = ""
+        for part in self.loc:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        return out
+
+
+def dataset_columns(doc: MetadataDocument) -> dict[str, list[str] | None]:
+    """Output columns of each dataset, where the document determines them (None: unknown)."""
+    by_id = {d.id: d for d in doc.datasets}
+    result: dict[str, list[str] | None] = {}
+
+    def columns_of(ds: Dataset, seen: frozenset[str]) -> list[str] | None:
+        if ds.id in result:
+            return result[ds.id]
+        if ds.columns is not None:
+            return list(ds.columns)
+        if ds.layer is Layer.BRONZE:
+            cols: list[str] = []
+            for obj in doc.source_objects:
+                if obj.dataset == ds.id:
+                    cols += [c.name for c in obj.columns if c.name not in cols]
+            return cols or None
+        if len(ds.parents) == 1 and ds.parents[0] in by_id and ds.parents[0] not in seen:
+            return columns_of(by_id[ds.parents[0]], seen | {ds.id})
+        return None
+
+    for ds in doc.datasets:
+        result[ds.id] = columns_of(ds, frozenset())
+    return result
+
+
+def _duplicates(section: str, ids: list[str]) -> list[Problem]:
+    counts = Counter(ids)
+    return [
+        Problem((section, i, "id"), f"id {v!r} is used {counts[v]} times in {section}")
+        for i, v in enumerate(ids)
+        if counts[v] > 1
+    ]
+
+
+def _vet(text: str, loc: tuple[Any, ...], known: list[str] | None) -> list[Problem]:
+    path = Problem(loc, "").path
+    try:
+        tree = vet_expression(text, where=path)
+    except LakeTxError as exc:
+        return [Problem(loc, exc.what)]
+    if known is not None:
+        lower = {c.lower() for c in known}
+        missing = sorted(c for c in referenced_columns(tree) if c.lower() not in lower)
+        if missing:
+            return [Problem(loc, f"unknown column(s) {', '.join(missing)}")]
+    return []
+
+
+def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> list[Problem]:
+    problems: list[Problem] = []
+    by_id = {d.id: d for d in doc.datasets}
+    fed = {o.dataset for o in doc.source_objects}
+    tables = Counter(d.table_name for d in doc.datasets)
+    for i, ds in enumerate(doc.datasets):
+        loc: tuple[Any, ...] = ("datasets", i)
+        if tables[ds.table_name] > 1:
+            problems.append(Problem((*loc, "table"), f"table {ds.table_name} is used twice"))
+        for parent in ds.parents:
+            if parent not in by_id:
+                problems.append(Problem((*loc, "parents"), f"unknown parent dataset {parent!r}"))
+        parent_layers = {by_id[p].layer for p in ds.parents if p in by_id}
+        if ds.layer is Layer.BRONZE:
+            if ds.parents:
+                problems.append(Problem((*loc, "parents"), "a bronze dataset has no parents"))
+            if ds.id not in fed:
+                problems.append(Problem(loc, "no source object lands in this bronze dataset"))
+        elif ds.layer is Layer.SILVER:
+            if len(ds.parents) != 1:
+                problems.append(Problem((*loc, "parents"), "a silver dataset needs one parent"))
+            elif parent_layers - {Layer.BRONZE, Layer.SILVER}:
+                problems.append(Problem((*loc, "parents"), "a silver parent is bronze or silver"))
+        elif Layer.SILVER not in parent_layers:
+            problems.append(Problem((*loc, "parents"), "a gold dataset requires a silver parent"))
+        if ds.layer is not Layer.BRONZE and ds.id in fed:
+            problems.append(Problem(loc, "source objects land only in bronze datasets"))
+        if ds.effective_load_type == "merge" and not ds.business_keys:
+            problems.append(Problem((*loc, "business_keys"), "a merge needs business keys"))
+        input_cols = cols.get(ds.parents[0]) if len(ds.parents) == 1 else None
+        if ds.layer is Layer.BRONZE:
+            input_cols = cols.get(ds.id)
+        if ds.filter is not None:
+            problems += _vet(ds.filter, (*loc, "filter"), input_cols)
+        for name, expr in (ds.columns or {}).items():
+            problems += _vet(expr, (*loc, "columns", name), input_cols)
+        known = cols.get(ds.id)
+        for field in ("business_keys", "sequence_by"):
+            value = getattr(ds, field)
+            names = value if isinstance(value, list) else ([value] if value else [])
+            if known is not None:
+                for name in names:
+                    if name not in known:
+                        problems.append(Problem((*loc, field), f"unknown column {name!r}"))
+    return problems
+
+
+def _rule_columns(rule: Any) -> list[str]:
+    if isinstance(rule, NotNullRule | UniqueRule):
+        return list(rule.columns)
+    if isinstance(rule, RangeRule | RegexRule | AllowedValuesRule):
+        return [rule.column]
+    return []
+
+
+def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> list[Problem]:
+    problems: list[Problem] = []
+    for i, rule in enumerate(doc.rules):
+        loc: tuple[Any, ...] = ("rules", i)
+        if rule.dataset not in cols:
+            problems.append(Problem((*loc, "dataset"), f"unknown dataset {rule.dataset!r}"))
+            continue
+        known = cols[rule.dataset]
+        if isinstance(rule, ExpressionRule):
+            problems += _vet(rule.expression, (*loc, "expression"), known)
+        elif known is not None:
+            for name in _rule_columns(rule):
+                if name not in known:
+                    problems.append(
+                        Problem(loc, f"column {name!r} is not a column of {rule.dataset}")
+                    )
+    return problems
+
+
+def _check_sources(doc: MetadataDocument) -> list[Problem]:
+    problems: list[Problem] = []
+    systems = {s.id for s in doc.source_systems}
+    datasets = {d.id for d in doc.datasets}
+    for i, obj in enumerate(doc.source_objects):
+        if obj.system not in systems:
+            problems.append(Problem(("source_objects", i, "system"), f"unknown system {obj.system!r}"))
+        if obj.dataset not in datasets:
+            problems.append(
+                Problem(("source_objects", i, "dataset"), f"unknown dataset {obj.dataset!r}")
+            )
+        if ".." in obj.locator.replace("\\", "/").split("/"):
+            problems.append(Problem(("source_objects", i, "locator"), "'..' is not allowed"))
+    return problems
+
+
+def _check_jobs(doc: MetadataDocument) -> list[Problem]:
+    problems: list[Problem] = []
+    datasets = {d.id for d in doc.datasets}
+    for i, job in enumerate(doc.jobs):
+        loc: tuple[Any, ...] = ("jobs", i)
+        if job.schedule and not croniter.is_valid(job.schedule):
+            problems.append(Problem((*loc, "schedule"), f"invalid cron expression {job.schedule!r}"))
+        problems += _duplicates(f"jobs[{i}].tasks", [t.id for t in job.tasks])
+        task_ids = {t.id for t in job.tasks}
+        for j, task in enumerate(job.tasks):
+            if task.dataset not in datasets:
+                problems.append(
+                    Problem((*loc, "tasks", j, "dataset"), f"unknown dataset {task.dataset!r}")
+                )
+            for dep in task.depends_on:
+                if dep not in task_ids:
+                    problems.append(
+                        Problem((*loc, "tasks", j, "depends_on"), f"unknown task {dep!r}")
+                    )
+        try:
+            order_tasks({t.id: list(t.depends_on) for t in job.tasks})
+        except CycleError as exc:
+            problems.append(Problem((*loc, "tasks"), str(exc)))
+    return problems
+
+
+def check_references(doc: MetadataDocument) -> list[Problem]:
+    """Every cross-reference problem of the document (empty when it is consistent)."""
+    problems: list[Problem] = []
+    for section in ("source_systems", "source_objects", "datasets", "rules", "jobs"):
+        problems += _duplicates(section, [item.id for item in getattr(doc, section)])
+    cols = dataset_columns(doc)
+    problems += _check_sources(doc)
+    problems += _check_datasets(doc, cols)
+    problems += _check_rules(doc, cols)
+    problems += _check_jobs(doc)
+    return problems

@@ -1,0 +1,215 @@
+"""Map a validated document onto control-table rows (pure)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from lakeguard.catalog.models import Layer, MetadataDocument
+from lakeguard.store.rows import to_json
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def fingerprint(value: Any) -> str:
+    return hashlib.sha256(to_json(value).encode()).hexdigest()[:32]
+
+
+def _with_hash(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "definition_hash": fingerprint(row)}
+
+
+def _resolve_root(options: dict[str, str], base_dir: Path | None) -> dict[str, str]:
+    root = options.get("root")
+    if root is None or base_dir is None or "://" in root or Path(root).is_absolute():
+        return dict(options)
+    return {**options, "root": str((base_dir / root).resolve())}
+
+
+def rule_parameters(rule: Any) -> dict[str, Any]:
+    """The declarative parameters of a rule, stored as `rule_expression` JSON."""
+    skip = {"id", "dataset", "severity", "description", "type"}
+    return {k: v for k, v in rule.model_dump(mode="json").items() if k not in skip}
+
+
+def document_rows(
+    doc: MetadataDocument, *, base_dir: Path | None = None, warehouse: str | None = None
+) -> Rows:
+    """Rows for every definition table the document touches, keyed by table name."""
+    rows: Rows = {name: [] for name in _TABLES}
+    for sys in doc.source_systems:
+        rows["source_systems"].append(
+            _with_hash(
+                {
+                    "source_system_id": sys.id,
+                    "name": sys.id,
+                    "kind": sys.kind,
+                    "description": sys.description,
+                    "enabled": sys.enabled,
+                    "connection_options": to_json(_resolve_root(sys.options, base_dir)),
+                    "credential_ref": sys.credential_ref,
+                }
+            )
+        )
+    for obj in doc.source_objects:
+        rows["source_objects"].append(
+            _with_hash(
+                {
+                    "source_object_id": obj.id,
+                    "source_system_id": obj.system,
+                    "locator": obj.locator,
+                    "format": obj.format,
+                    "read_options": to_json(obj.options),
+                    "dataset_id": obj.dataset,
+                    "load_type": obj.load_type,
+                    "watermark_column": None,
+                    "business_keys": [],
+                    "hash_strategy": None,
+                    "schema_compat_profile": obj.schema_profile,
+                    "dq_fail_behavior": obj.fail_behavior,
+                    "relationship": obj.relationship,
+                }
+            )
+        )
+        for ordinal, col in enumerate(obj.columns):
+            rule_ids = [
+                r.id
+                for r in doc.rules
+                if r.dataset == obj.dataset and col.name in _columns_of(r)
+            ]
+            rows["source_object_columns"].append(
+                _with_hash(
+                    {
+                        "source_object_id": obj.id,
+                        "column_name": col.name,
+                        "data_type": "bigint" if col.type == "long" else col.type,
+                        "nullable": col.nullable,
+                        "ordinal": ordinal,
+                        "dq_rule_set": to_json(rule_ids),
+                        "dq_severity": None,
+                        "is_pii": col.pii,
+                        "pii_tags": ["pii"] if col.pii else [],
+                        "description": col.description,
+                    }
+                )
+            )
+    layers = sorted({d.layer.value for d in doc.datasets})
+    for layer in layers:
+        location = f"{warehouse.rstrip('/')}/{layer}" if warehouse else None
+        rows["targets"].append(
+            _with_hash(
+                {
+                    "target_id": layer,
+                    "layer": layer,
+                    "location": location,
+                    "format": "delta",
+                    "partitioning": [],
+                    "clustering": [],
+                    "table_properties": to_json({}),
+                }
+            )
+        )
+    for ds in doc.datasets:
+        transform = {"filter": ds.filter, "columns": ds.columns, "profile": ds.profile}
+        rows["dataset_registry"].append(
+            _with_hash(
+                {
+                    "dataset_id": ds.id,
+                    "dataset_name": ds.name or ds.id,
+                    "domain": ds.domain,
+                    "layer": ds.layer.value,
+                    "owner": ds.owner,
+                    "description": ds.description,
+                    "table_name": ds.table_name,
+                    "target_id": ds.layer.value,
+                    "parents": list(ds.parents),
+                    "business_keys": list(ds.business_keys),
+                    "sequence_by": ds.sequence_by,
+                    "load_type": ds.effective_load_type,
+                    "transform": to_json(transform),
+                    "lifecycle_status": "active",
+                }
+            )
+        )
+    layer_of = {d.id: d.layer for d in doc.datasets}
+    for rule in doc.rules:
+        rows["quality_rules"].append(
+            _with_hash(
+                {
+                    "rule_id": rule.id,
+                    "dataset_id": rule.dataset,
+                    "layer": layer_of.get(rule.dataset, Layer.BRONZE).value,
+                    "rule_type": rule.type,
+                    "rule_expression": to_json(rule_parameters(rule)),
+                    "severity": rule.severity.value,
+                    "description": rule.description,
+                }
+            )
+        )
+    for job in doc.jobs:
+        rows["jobs"].append(
+            _with_hash(
+                {
+                    "job_id": job.id,
+                    "job_name": job.id,
+                    "description": job.description,
+                    "owner": job.owner,
+                    "schedule": job.schedule,
+                    "trigger_sources": [],
+                    "status_flag": "enabled" if job.enabled else "paused",
+                    "binding": None,
+                    "max_retries": job.max_retries,
+                    "retry_delay_seconds": job.retry_delay_seconds,
+                    "max_concurrent_runs": 1,
+                }
+            )
+        )
+        for key, value in job.parameters.items():
+            rows["job_parameters"].append(
+                _with_hash(
+                    {
+                        "job_id": job.id,
+                        "param_key": key,
+                        "param_value": value,
+                        "is_secret_ref": value.startswith("env:"),
+                    }
+                )
+            )
+        for order, task in enumerate(job.tasks):
+            layer = layer_of.get(task.dataset, Layer.BRONZE)
+            rows["job_tasks"].append(
+                _with_hash(
+                    {
+                        "job_id": job.id,
+                        "task_id": task.id,
+                        "task_type": "ingest" if layer is Layer.BRONZE else "promote",
+                        "execution_order": order,
+                        "depends_on": list(task.depends_on),
+                        "dataset_id": task.dataset,
+                        "task_config": to_json({}),
+                    }
+                )
+            )
+    return rows
+
+
+def _columns_of(rule: Any) -> list[str]:
+    if hasattr(rule, "columns"):
+        return list(rule.columns)
+    if hasattr(rule, "column"):
+        return [rule.column]
+    return []
+
+
+_TABLES = (
+    "source_systems",
+    "source_objects",
+    "source_object_columns",
+    "targets",
+    "dataset_registry",
+    "quality_rules",
+    "jobs",
+    "job_parameters",
+    "job_tasks",
+)

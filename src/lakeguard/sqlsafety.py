@@ -1,0 +1,139 @@
+"""Vetting of SQL expressions that come from metadata (rule expressions, filters, columns).
+
+Metadata is data an operator may not fully trust, and it ends up inside Spark SQL. Only a plain,
+side-effect-free scalar expression is accepted: no statements, no subqueries, no JVM reflection,
+no table-valued or generator functions, no user-defined functions. sqlglot parses the text
+with the Spark dialect; anything it cannot parse is refused too.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from lakeguard.errors import UnsafeExpressionError
+
+# Nodes that read other data, run statements or escape the expression.
+_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
+    exp.Select,
+    exp.Subquery,
+    exp.Union,
+    exp.Insert,
+    exp.Delete,
+    exp.Update,
+    exp.Drop,
+    exp.Create,
+    exp.Command,
+    exp.Table,
+    exp.Lateral,
+    exp.Explode,
+    exp.Posexplode,
+    exp.Window,
+    exp.AggFunc,
+    exp.Placeholder,
+)
+
+# Spark functions that sqlglot does not model, which we still allow by name (lower-case).
+_ALLOWED_ANONYMOUS = frozenset(
+    {
+        "rlike",
+        "regexp",
+        "regexp_like",
+        "timestamp_seconds",
+        "timestamp_millis",
+        "try_cast",
+        "isnan",
+        "nanvl",
+        "ilike",
+        "startswith",
+        "endswith",
+        "contains",
+        "len",
+        "char_length",
+        "character_length",
+        "btrim",
+        "to_number",
+        "try_to_number",
+        "make_date",
+    }
+)
+
+# Functions that call into the JVM or the environment; refused even if sqlglot knows them.
+_FORBIDDEN_NAMES = frozenset(
+    {
+        "reflect",
+        "java_method",
+        "try_reflect",
+        "input_file_name",
+        "current_user",
+        "session_user",
+        "user",
+        "uuid",
+        "rand",
+        "randn",
+        "random",
+        "shuffle",
+        "assert_true",
+        "raise_error",
+        "read_files",
+        "from_avro",
+        "from_protobuf",
+        "sequence",
+    }
+)
+
+
+def _function_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return node.sql_name().lower()
+
+
+def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> exp.Expression:
+    """Parse `text` as one Spark SQL scalar expression and refuse anything unsafe.
+
+    Returns the parsed expression; raises UnsafeExpressionError naming `where` and the reason.
+    """
+
+    def refuse(reason: str) -> UnsafeExpressionError:
+        return UnsafeExpressionError(
+            f"unsafe or invalid SQL expression {text!r}: {reason}",
+            where=where,
+            errors=[{"path": where, "message": reason}],
+            fix="use a plain column expression: columns, literals, operators and built-in "
+            "scalar functions only",
+        )
+
+    if not isinstance(text, str) or not text.strip():
+        raise refuse("the expression is empty")
+    if ";" in text:
+        raise refuse("';' is not allowed: one expression, not statements")
+    try:
+        parsed = sqlglot.parse(text, read="spark")
+    except ParseError as exc:
+        raise refuse(f"it does not parse: {str(exc).splitlines()[0]}") from exc
+    if len(parsed) != 1 or parsed[0] is None:
+        raise refuse("exactly one expression is expected")
+    tree = parsed[0]
+    if isinstance(tree, exp.Alias):
+        raise refuse("aliases are not allowed here; the name comes from the metadata")
+    for node in tree.walk():
+        if isinstance(node, exp.AggFunc) and allow_aggregates:
+            continue
+        if isinstance(node, _FORBIDDEN_NODES):
+            raise refuse(f"{type(node).__name__.lower()} is not allowed in a row expression")
+        if isinstance(node, exp.Func):
+            name = _function_name(node)
+            if name in _FORBIDDEN_NAMES:
+                raise refuse(f"function {name}() is not allowed")
+            if isinstance(node, exp.Anonymous) and name not in _ALLOWED_ANONYMOUS:
+                raise refuse(f"unknown function {name}()")
+        if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+            raise refuse("'*' is not allowed")
+    return tree
+
+
+def referenced_columns(tree: exp.Expression) -> set[str]:
+    """Names of the columns an expression reads (unqualified, as written)."""
+    return {col.name for col in tree.find_all(exp.Column)}
