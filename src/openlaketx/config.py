@@ -34,7 +34,7 @@ def _parse_conf_pairs(text: str, origin: str) -> dict[str, str]:
 class LakehouseConfig(BaseModel):
     """Everything needed to open a lakehouse."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     home: Path = Field(default=Path("lakehouse"))
     namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")

@@ -93,6 +93,8 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
     }
     if cfg.quiet:
         conf["spark.ui.enabled"] = "false"
+        log_conf = Path(__file__).with_name("log4j2.properties")
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"
     conf.update(cfg.spark_conf)
     return conf
 

@@ -14,17 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 ColumnName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
-SPARK_TYPES = (
-    "string",
-    "boolean",
-    "int",
-    "bigint",
-    "long",
-    "double",
-    "float",
-    "date",
-    "timestamp",
-)
 SparkType = Annotated[str, Field(pattern=r"^(string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\))$")]
 
 
@@ -72,6 +61,9 @@ class SourceObject(Strict):
     load_type: Literal["append", "full", "merge"] = "append"
     fail_behavior: Literal["quarantine", "block"] = "quarantine"
     schema_profile: str = "additive"
+    max_malformed_ratio: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Share of unparseable rows tolerated"
+    )
     relationship: str | None = None
     columns: list[ColumnSpec] = Field(min_length=1)
 

@@ -68,6 +68,7 @@ def document_rows(
                     "hash_strategy": None,
                     "schema_compat_profile": obj.schema_profile,
                     "dq_fail_behavior": obj.fail_behavior,
+                    "max_malformed_ratio": obj.max_malformed_ratio,
                     "relationship": obj.relationship,
                 }
             )

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
+# Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
+GATE_TABLES = frozenset({"promotion_status", "data_versions"})
+
+
 def utcnow() -> datetime:
     """Timestamps in metadata are naive UTC (the session time zone is UTC)."""
     return datetime.now(UTC).replace(tzinfo=None)
@@ -81,8 +85,10 @@ class MetadataStore:
             f"CREATE DATABASE IF NOT EXISTS {ddl.quote(self.namespace)} "
             f"LOCATION {ddl.sql_string(self.root)}"
         )
-        for table in load_table_defs().values():
-            changes += self._ensure_table(table)
+        # Each table costs a Delta log read; several at once keep a cold start short.
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            for result in pool.map(self._ensure_table, load_table_defs().values()):
+                changes += result
         self._ready = True
         return changes
 
@@ -118,18 +124,40 @@ class MetadataStore:
             )
 
     # -- writes ---------------------------------------------------------------------------
-    def append(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Append rows in one Delta commit; returns how many were written."""
+    def append(
+        self,
+        table: str,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        txn: tuple[str, int] | None = None,
+        _by_gate: bool = False,
+    ) -> int:
+        """Append rows in one Delta commit; returns how many were written.
+
+        `txn` = (app id, version) makes the commit idempotent: Delta skips it when that app id
+        already committed that version. Decisions and versions are written by the gate only.
+        """
         self._require_ready()
         tdef = table_def(table)
+        if table in GATE_TABLES and not _by_gate:
+            raise MetadataStoreError(
+                f"{table} is written by the LakeGuard gate only",
+                where=f"metadata table {table}",
+                fix="ask lakeguard.gate.Gate to record decisions and versions",
+            )
         data = normalize_rows(tdef, rows)
         if not data:
             return 0
         frame = self.spark.createDataFrame(data, struct_type(tdef))
-        frame.write.format("delta").mode("append").save(self.location(table))
+        writer = frame.write.format("delta").mode("append")
+        if txn is not None:
+            writer = writer.option("txnAppId", txn[0]).option("txnVersion", str(txn[1]))
+        writer.save(self.location(table))
         return len(data)
 
-    def append_many(self, batches: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
+    def append_many(
+        self, batches: Mapping[str, Iterable[Mapping[str, Any]]], *, _by_gate: bool = False
+    ) -> None:
         """Append to several tables at once; each table still gets exactly one commit.
 
         The commits run concurrently (Spark accepts jobs from several threads), which keeps the
@@ -138,10 +166,10 @@ class MetadataStore:
         todo = {t: list(r) for t, r in batches.items() if r}
         if len(todo) <= 1:
             for table, rows in todo.items():
-                self.append(table, rows)
+                self.append(table, rows, _by_gate=_by_gate)
             return
         with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-            futures = [pool.submit(self.append, t, r) for t, r in todo.items()]
+            futures = [pool.submit(self.append, t, r, _by_gate=_by_gate) for t, r in todo.items()]
             for f in futures:
                 f.result()
 

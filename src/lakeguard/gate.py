@@ -1,0 +1,173 @@
+"""The promotion gate: LakeGuard's decision, and the only writer of decisions and versions.
+
+`decide` is pure: rule outcomes (and other checks) in, a Decision out. `Gate` records decisions
+in `promotion_status` and approved versions in `data_versions`; OpenLakeTx asks, never writes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakeguard.errors import MetadataStoreError, WriteConflict
+from lakeguard.quality.outcome import RuleOutcome
+from lakeguard.store.ddl import sql_string
+from lakeguard.store.rows import to_json
+
+if TYPE_CHECKING:
+    from lakeguard.store import MetadataStore
+
+
+@dataclass(frozen=True)
+class Check:
+    """A non-rule condition of the decision (a malformed-row budget, a schema check, ...)."""
+
+    name: str
+    passed: bool
+    blocking: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str
+    from_layer: str
+    to_layer: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def decide(
+    outcomes: list[RuleOutcome],
+    *,
+    from_layer: str,
+    to_layer: str,
+    checks: list[Check] | None = None,
+) -> Decision:
+    """Allowed unless a FAIL rule is breached or a blocking check failed. WARN only logs."""
+    checks = checks or []
+    failed = [o for o in outcomes if o.outcome == "FAIL"]
+    warned = [o for o in outcomes if o.outcome == "WARN"]
+    blocking = [c for c in checks if not c.passed and c.blocking]
+    alerts = [c for c in checks if not c.passed and not c.blocking]
+    evidence = {
+        "rules": {o.rule_id: o.outcome for o in outcomes},
+        "checks": {c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks},
+    }
+    if failed or blocking:
+        parts = [f"FAIL rule {o.describe()}" for o in failed]
+        parts += [f"check {c.name}: {c.detail}" for c in blocking]
+        return Decision(False, "blocked by " + "; ".join(parts), from_layer, to_layer, evidence)
+    reason = f"{len(outcomes)} rule(s) evaluated, none breached a FAIL threshold"
+    if warned or alerts:
+        notes = [f"WARN {o.describe()}" for o in warned] + [f"ALERT {c.name}: {c.detail}" for c in alerts]
+        reason += "; logged: " + "; ".join(notes)
+    return Decision(True, reason, from_layer, to_layer, evidence)
+
+
+@dataclass(frozen=True)
+class ApprovedVersion:
+    dataset_id: str
+    version: int
+    snapshot_ref: str
+    run_id: str
+    upstream_refs: dict[str, int]
+    row_count: int
+
+
+class Gate:
+    """Records decisions and versions for one tenant's store."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self.store = store
+
+    def decision_row(self, dataset_id: str, run_id: str, decision: Decision) -> dict[str, Any]:
+        """The `promotion_status` row for a decision (recorded with `record`)."""
+        return {
+            "decision_id": uuid.uuid4().hex,
+            "tenant_id": self.store.tenant,
+            "dataset_id": dataset_id,
+            "run_id": run_id,
+            "from_layer": decision.from_layer,
+            "to_layer": decision.to_layer,
+            "allowed": decision.allowed,
+            "reason": decision.reason,
+            "evidence": to_json(decision.evidence),
+            "evaluated_at": self.store.now(),
+        }
+
+    def record(self, decision_row: dict[str, Any], evidence: dict[str, list[dict[str, Any]]]) -> None:
+        """Record a decision together with the evidence behind it, before any write happens."""
+        self.store.append_many({"promotion_status": [decision_row], **evidence}, _by_gate=True)
+
+    def latest(self, dataset_id: str) -> ApprovedVersion | None:
+        """The latest approved version of a dataset, or None before its first promotion."""
+        rows = (
+            self.store.tenant_rows("data_versions", f"dataset_id = {sql_string(dataset_id)}")
+            .orderBy("version", ascending=False)
+            .limit(1)
+            .collect()
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return ApprovedVersion(
+            dataset_id,
+            int(r["version"]),
+            r["snapshot_ref"],
+            r["run_id"],
+            json.loads(r["upstream_refs"] or "{}"),
+            int(r["row_count"]),
+        )
+
+    def record_version(
+        self,
+        *,
+        dataset_id: str,
+        version: int,
+        snapshot_ref: str,
+        schema_hash: str,
+        row_count: int,
+        rows_written: int,
+        upstream_refs: dict[str, int],
+        run_id: str,
+        promoted_by: str,
+    ) -> None:
+        """Append an approved version; it must be exactly one above the latest.
+
+        Two writers racing for the same version are serialised by Delta's idempotent-write
+        check on (app id = dataset, txn version = version): the loser's append is skipped,
+        detected here, and reported as a transient conflict.
+        """
+        latest = self.latest(dataset_id)
+        expected = (latest.version if latest else 0) + 1
+        if version != expected:
+            raise MetadataStoreError(
+                f"version {version} of {dataset_id} is not the next one ({expected})",
+                where="data_versions",
+                fix="versions are strictly increasing; re-plan the promotion",
+            )
+        row = {
+            "tenant_id": self.store.tenant,
+            "dataset_id": dataset_id,
+            "version": version,
+            "snapshot_ref": snapshot_ref,
+            "schema_hash": schema_hash,
+            "row_count": row_count,
+            "rows_written": rows_written,
+            "upstream_refs": to_json(upstream_refs),
+            "run_id": run_id,
+            "promoted_at": self.store.now(),
+            "promoted_by": promoted_by,
+        }
+        app_id = f"laketx.data_versions.{self.store.tenant}.{dataset_id}"
+        self.store.append("data_versions", [row], txn=(app_id, version), _by_gate=True)
+        recorded = self.latest(dataset_id)
+        if recorded is None or recorded.version != version or recorded.run_id != run_id:
+            raise WriteConflict(
+                f"another run recorded version {version} of {dataset_id} first",
+                where="data_versions",
+                fix="retry the run; it will promote on top of the newer version",
+            )

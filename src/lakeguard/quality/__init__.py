@@ -1,0 +1,1 @@
+"""Quality: rules compiled to SQL, single-pass evaluation, outcomes, quarantine flags."""

@@ -1,0 +1,69 @@
+"""Rule outcomes from counts, and the dq summary of a batch (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lakeguard.quality.rules import CompiledRule
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    rule_id: str
+    rule_type: str
+    severity: str
+    columns: tuple[str, ...]
+    rows_evaluated: int
+    failed_rows: int
+    threshold: float
+    samples: tuple[str, ...] = field(default=())
+
+    @property
+    def failed_ratio(self) -> float:
+        return self.failed_rows / self.rows_evaluated if self.rows_evaluated else 0.0
+
+    @property
+    def breached(self) -> bool:
+        """More failing rows than the rule tolerates (any, with the default threshold 0)."""
+        if self.failed_rows == 0:
+            return False
+        return self.failed_ratio > self.threshold
+
+    @property
+    def outcome(self) -> str:
+        """PASS, WARN (failures logged, promotion unaffected) or FAIL (promotion blocked)."""
+        if self.failed_rows == 0:
+            return "PASS"
+        if self.breached and self.severity == "FAIL":
+            return "FAIL"
+        return "WARN"
+
+    def describe(self) -> str:
+        pct = f"{self.failed_ratio:.2%}"
+        text = f"{self.rule_id}: {self.failed_rows:,} of {self.rows_evaluated:,} rows ({pct})"
+        if self.threshold:
+            text += f", tolerance {self.threshold:.2%}"
+        return text
+
+
+def outcome_for(rule: CompiledRule, rows: int, failed: int, samples: list[str]) -> RuleOutcome:
+    return RuleOutcome(
+        rule_id=rule.rule_id,
+        rule_type=rule.rule_type,
+        severity=rule.severity,
+        columns=rule.columns,
+        rows_evaluated=rows,
+        failed_rows=failed,
+        threshold=rule.threshold,
+        samples=tuple(s for s in dict.fromkeys(samples) if s is not None)[:5],
+    )
+
+
+def overall_status(outcomes: list[RuleOutcome]) -> str:
+    """PASS, WARNING or FAIL, as dq_results records it."""
+    kinds = {o.outcome for o in outcomes}
+    if "FAIL" in kinds:
+        return "FAIL"
+    if "WARN" in kinds:
+        return "WARNING"
+    return "PASS"

@@ -1,0 +1,142 @@
+"""Compile quality rules (rows of `quality_rules`) into Spark SQL text (pure).
+
+Each row-level rule becomes a *violation predicate*: a SQL boolean that is true exactly for the
+rows that break it. The evaluator sums these predicates in one aggregation pass. UNIQUE is not
+row-level: it becomes a list of key columns, counted by one groupBy of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from lakeguard.errors import ValidationError
+from lakeguard.sqlsafety import vet_expression
+from lakeguard.store.ddl import quote, sql_string
+
+RULE_TYPES = ("NOT_NULL", "RANGE", "UNIQUE", "REGEX", "ALLOWED_VALUES", "EXPRESSION")
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    rule_id: str
+    rule_type: str
+    severity: str
+    threshold: float
+    columns: tuple[str, ...]
+    violation_sql: str | None
+    sample_sql: str | None
+    unique_keys: tuple[str, ...] = ()
+
+    @property
+    def row_level(self) -> bool:
+        return self.violation_sql is not None
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    return sql_string(str(value))
+
+
+def _as_text(columns: list[str]) -> str:
+    if len(columns) == 1:
+        return f"CAST({quote(columns[0])} AS STRING)"
+    parts = ", ".join(f"coalesce(CAST({quote(c)} AS STRING), 'NULL')" for c in columns)
+    return f"concat_ws('|', {parts})"
+
+
+def compile_rule(row: dict[str, Any]) -> CompiledRule:
+    """Compile one `quality_rules` row; an unknown type or bad parameters is a ValidationError."""
+    rule_id, rule_type = row["rule_id"], row["rule_type"]
+    where = f"quality_rules[rule_id={rule_id}]"
+
+    def bad(message: str) -> ValidationError:
+        return ValidationError(
+            f"rule {rule_id} cannot be compiled: {message}",
+            where=where,
+            errors=[{"path": where, "message": message}],
+            fix=f"correct the rule; rule types are {', '.join(RULE_TYPES)}",
+        )
+
+    try:
+        params = json.loads(row.get("rule_expression") or "{}")
+    except json.JSONDecodeError as exc:
+        raise bad(f"rule_expression is not JSON: {exc}") from exc
+    if not isinstance(params, dict):
+        raise bad("rule_expression must be a JSON object")
+    severity = row.get("severity", "FAIL")
+    if severity not in ("WARN", "FAIL"):
+        raise bad(f"severity must be WARN or FAIL, not {severity!r}")
+    threshold = float(params.get("threshold", 0.0))
+    common = {"rule_id": rule_id, "rule_type": rule_type, "severity": severity, "threshold": threshold}
+
+    if rule_type in ("NOT_NULL", "UNIQUE"):
+        cols = params.get("columns") or []
+        if not cols or not all(isinstance(c, str) for c in cols):
+            raise bad("needs a non-empty list 'columns'")
+        if rule_type == "UNIQUE":
+            return CompiledRule(**common, columns=tuple(cols), violation_sql=None,
+                                sample_sql=_as_text(cols), unique_keys=tuple(cols))
+        predicate = " OR ".join(f"{quote(c)} IS NULL" for c in cols)
+        return CompiledRule(**common, columns=tuple(cols), violation_sql=f"({predicate})",
+                            sample_sql=_as_text(cols))
+
+    column = params.get("column")
+    if rule_type != "EXPRESSION" and not isinstance(column, str):
+        raise bad("needs 'column'")
+    if rule_type == "RANGE":
+        low, high = params.get("min"), params.get("max")
+        if low is None and high is None:
+            raise bad("needs 'min', 'max' or both")
+        checks = []
+        if low is not None:
+            checks.append(f"{quote(column)} >= {_literal(float(low))}")
+        if high is not None:
+            checks.append(f"{quote(column)} <= {_literal(float(high))}")
+        pred = f"({quote(column)} IS NOT NULL AND NOT ({' AND '.join(checks)}))"
+    elif rule_type == "REGEX":
+        pattern = params.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise bad("needs 'pattern'")
+        pred = (
+            f"({quote(column)} IS NOT NULL AND NOT "
+            f"(CAST({quote(column)} AS STRING) RLIKE {sql_string(pattern)}))"
+        )
+    elif rule_type == "ALLOWED_VALUES":
+        values = params.get("values") or []
+        if not values:
+            raise bad("needs a non-empty list 'values'")
+        listed = ", ".join(_literal(v) for v in values)
+        pred = f"({quote(column)} IS NOT NULL AND {quote(column)} NOT IN ({listed}))"
+    elif rule_type == "EXPRESSION":
+        expression = params.get("expression")
+        if not isinstance(expression, str):
+            raise bad("needs 'expression'")
+        vet_expression(expression, where=f"{where}.expression")
+        pred = f"(NOT coalesce(({expression}), FALSE))"
+        return CompiledRule(**common, columns=(), violation_sql=pred, sample_sql=None)
+    else:
+        raise bad(f"unknown rule type {rule_type!r}")
+    return CompiledRule(**common, columns=(column,), violation_sql=pred, sample_sql=_as_text([column]))
+
+
+def compile_rules(rows: list[dict[str, Any]]) -> list[CompiledRule]:
+    """Compile all rules, reporting every broken one at once."""
+    compiled, errors = [], []
+    for row in sorted(rows, key=lambda r: r["rule_id"]):
+        try:
+            compiled.append(compile_rule(row))
+        except ValidationError as exc:
+            errors += exc.errors
+    if errors:
+        raise ValidationError(
+            f"{len(errors)} quality rule(s) cannot be compiled",
+            where="quality_rules",
+            errors=errors,
+            fix="correct or deactivate the listed rules",
+        )
+    return compiled

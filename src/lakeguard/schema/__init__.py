@@ -1,0 +1,1 @@
+"""Schema capture and fingerprint."""

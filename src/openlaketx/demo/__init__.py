@@ -1,0 +1,1 @@
+"""The demo pipeline: an OpenCellID-like feed through bronze and silver."""

@@ -1,0 +1,82 @@
+"""The demo: three deliveries of the cell-tower feed through the governed job.
+
+1. a first delivery lands in bronze and is cleaned into silver;
+2. a second delivery overlaps the first, so the silver merge updates cells and adds new ones;
+3. a broken delivery (a third of the positions impossible) is blocked by the gate and kept in
+   quarantine; bronze and silver stay as they were.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
+from openlaketx.lakehouse import Lakehouse
+from openlaketx.runner.job import JobResult
+
+JOB_ID = "cell_towers_daily"
+DAY = 86_400
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    label: str
+    delivery: DeliveryStats
+    result: JobResult
+
+
+def write_metadata(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "cell_towers.yaml"
+    source = resources.files("openlaketx.demo").joinpath("cell_towers.yaml")
+    target.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    return target
+
+
+def _deliver(incoming: Path, archive: Path, name: str) -> Path:
+    """Move earlier deliveries out of the landing folder, as the upstream drop process does."""
+    incoming.mkdir(parents=True, exist_ok=True)
+    archive.mkdir(parents=True, exist_ok=True)
+    for old in incoming.glob("*.csv"):
+        shutil.move(str(old), archive / old.name)
+    return incoming / name
+
+
+def run_demo(
+    lakehouse: Lakehouse,
+    *,
+    rows: int = 20_000,
+    seed: int = 7,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[DemoRun]:
+    """Generate, declare, apply and run the demo; returns what each run did."""
+    folder = lakehouse.config.home / "demo"
+    yaml_path = write_metadata(folder)
+    incoming, archive = folder / "feed" / "incoming", folder / "feed" / "archive"
+    progress("applying metadata")
+    lakehouse.apply(yaml_path)
+
+    keys = make_keys(random.Random(seed), rows)
+    first, second = keys[: int(rows * 0.7)], keys[int(rows * 0.4):]
+    broken = random.Random(seed + 3).sample(keys, max(10, rows // 20))
+    t0 = 1_750_000_000
+    plan = [
+        ("delivery 1", first, {"seed": seed + 1, "updated_at": t0}),
+        ("delivery 2 (overlaps 1)", second, {"seed": seed + 2, "updated_at": t0 + 7 * DAY}),
+        ("delivery 3 (broken)", broken, {"seed": seed + 3, "updated_at": t0 + 14 * DAY,
+                                          "bad_lat_share": 0.35}),
+    ]
+    runs = []
+    for index, (label, subset, options) in enumerate(plan, start=1):
+        progress(f"{label}: generating {len(subset):,} rows")
+        path = _deliver(incoming, archive, f"cells_{index:03d}.csv")
+        stats = write_delivery(path, subset, **options)  # type: ignore[arg-type]
+        result = lakehouse.run(JOB_ID, trigger_type="manual", triggered_by="laketx demo",
+                               progress=lambda m, label=label: progress(f"{label}: {m}"))
+        runs.append(DemoRun(label, stats, result))
+    return runs

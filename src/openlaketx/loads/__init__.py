@@ -1,0 +1,1 @@
+"""Load strategies: append, overwrite, merge; one tagged idempotent commit each."""

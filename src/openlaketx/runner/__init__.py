@@ -1,0 +1,1 @@
+"""Job planning, dataset steps, run lifecycle logging."""

@@ -1,0 +1,1 @@
+"""Source connectors: files (csv, json, parquet)."""
