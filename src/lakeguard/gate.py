@@ -134,15 +134,15 @@ class Gate:
         upstream_refs: dict[str, int],
         run_id: str,
         promoted_by: str,
+        previous: ApprovedVersion | None,
     ) -> None:
-        """Append an approved version; it must be exactly one above the latest.
+        """Append an approved version; it must be exactly one above `previous` (the latest).
 
         Two writers racing for the same version are serialised by Delta's idempotent-write
         check on (app id = dataset, txn version = version): the loser's append is skipped,
         detected here, and reported as a transient conflict.
         """
-        latest = self.latest(dataset_id)
-        expected = (latest.version if latest else 0) + 1
+        expected = (previous.version if previous else 0) + 1
         if version != expected:
             raise MetadataStoreError(
                 f"version {version} of {dataset_id} is not the next one ({expected})",

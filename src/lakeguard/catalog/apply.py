@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.plan import Plan, plan_changes, row_key
@@ -14,12 +15,14 @@ if TYPE_CHECKING:
     from lakeguard.store import MetadataStore
 
 
+def _stored(store: MetadataStore, table: str) -> list[dict[str, Any]]:
+    return [r.asDict(recursive=True) for r in store.tenant_rows(table).drop("tenant_id").collect()]
+
+
 def stored_rows(store: MetadataStore, tables: list[str]) -> Rows:
-    out: Rows = {}
-    for table in tables:
-        frame = store.tenant_rows(table).drop("tenant_id")
-        out[table] = [r.asDict(recursive=True) for r in frame.collect()]
-    return out
+    """This tenant's stored definition rows (tables read concurrently)."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(tables, pool.map(lambda t: _stored(store, t), tables), strict=True))
 
 
 def plan_file(store: MetadataStore, path: str | Path, warehouse: str) -> tuple[Plan, Rows]:
@@ -44,8 +47,13 @@ def apply_file(store: MetadataStore, path: str | Path, warehouse: str) -> Plan:
             errors=plan.conflicts,
             fix="register a new dataset id instead of changing an immutable field",
         )
+    todo = {}
     for table, table_rows in rows.items():
         changed = {c.key for c in plan.changes if c.table == table and c.action != "unchanged"}
         if changed:
-            store.upsert(table, [r for r in table_rows if row_key(table, r) in changed])
+            todo[table] = [r for r in table_rows if row_key(table, r) in changed]
+    # One MERGE per table; tables are independent, so they commit concurrently.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for future in [pool.submit(store.upsert, t, r) for t, r in todo.items()]:
+            future.result()
     return plan

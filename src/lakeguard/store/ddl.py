@@ -46,7 +46,12 @@ def create_table_sql(table: TableDef, qualified_name: str, location: str) -> str
         sql += f"\nPARTITIONED BY ({', '.join(quote(c) for c in table.partitioned_by)})"
     sql += f"\nLOCATION {sql_string(location)}"
     sql += f"\nCOMMENT {sql_string(table.comment)}"
-    props = {"laketx.kind": table.kind.value, "delta.appendOnly": str(table.append_only).lower()}
+    props = {
+        "laketx.kind": table.kind.value,
+        "delta.appendOnly": str(table.append_only).lower(),
+        # Every run appends a few one-row files; compaction keeps reads of the store fast.
+        "delta.autoOptimize.autoCompact": "true",
+    }
     rendered = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
     return sql + f"\nTBLPROPERTIES ({rendered})"
 

@@ -228,7 +228,7 @@ class _GovernedStep:
             dataset_id=self.dataset_id, version=version, snapshot_ref=str(commit.commit_version),
             schema_hash=schema_hash(capture(out.schema)), row_count=row_count,
             rows_written=commit.rows_written, upstream_refs=batch.upstream_refs,
-            run_id=self.attempt.run_id, promoted_by=ctx.job.pipeline_id,
+            run_id=self.attempt.run_id, promoted_by=ctx.job.pipeline_id, previous=own_latest,
         )
         self._done(timer, metadata={"version": version})
         return StepResult(self.dataset_id, self.attempt.run_id, "SUCCESS", result.rows,
@@ -247,7 +247,7 @@ class _GovernedStep:
             schema_hash=self._table_schema_hash(commit.commit_version),
             row_count=_row_count(latest, commit, load_type),
             rows_written=strategies.rows_written(commit), upstream_refs=commit.upstream,
-            run_id=commit.run_id, promoted_by=self.ctx.job.pipeline_id,
+            run_id=commit.run_id, promoted_by=self.ctx.job.pipeline_id, previous=latest,
         )
 
     def _adopt(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> StepResult:

@@ -37,18 +37,25 @@ def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> 
     return False
 
 
-def in_flight(store: MetadataStore) -> list[dict[str, Any]]:
-    """RUNNING events without a terminal row (job runs and dataset attempts)."""
+def in_flight(store: MetadataStore, window_days: int = 30) -> list[dict[str, Any]]:
+    """RUNNING events of the last `window_days` without a terminal row.
+
+    The window keeps the scan to recent partitions; any reaper pass inside the window (every
+    run starts one) has already settled older runs.
+    """
     tenant = sql_string(store.tenant)
     q = store.qualified
+    since = f"date_sub(current_date(), {int(window_days)})"
     sql = f"""
         SELECT e.* FROM {q('run_events')} e
-        WHERE e.tenant_id = {tenant} AND e.status = 'RUNNING'
+        WHERE e.tenant_id = {tenant} AND e.status = 'RUNNING' AND e.event_date >= {since}
           AND NOT EXISTS (SELECT 1 FROM {q('run_events')} t
-                          WHERE t.run_id = e.run_id AND t.status <> 'RUNNING')
-          AND NOT EXISTS (SELECT 1 FROM {q('run_history')} h WHERE h.run_id = e.run_id)
+                          WHERE t.event_date >= {since} AND t.run_id = e.run_id
+                            AND t.status <> 'RUNNING')
+          AND NOT EXISTS (SELECT 1 FROM {q('run_history')} h
+                          WHERE h.run_date >= {since} AND h.run_id = e.run_id)
           AND NOT EXISTS (SELECT 1 FROM {q('pipeline_runs')} p
-                          WHERE p.pipeline_logging_id = e.run_id)
+                          WHERE p.run_date >= {since} AND p.pipeline_logging_id = e.run_id)
     """
     return [r.asDict() for r in store.spark.sql(sql).collect()]
 
