@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import SqlglotError
 
 from lakeguard.errors import UnsafeExpressionError
 
@@ -111,7 +111,7 @@ def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> 
         raise refuse("';' is not allowed: one expression, not statements")
     try:
         parsed = sqlglot.parse(text, read="spark")
-    except ParseError as exc:
+    except SqlglotError as exc:
         raise refuse(f"it does not parse: {str(exc).splitlines()[0]}") from exc
     if len(parsed) != 1 or parsed[0] is None:
         raise refuse("exactly one expression is expected")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.store.ddl import quote, register_table_sql, sql_string
+from lakeguard.store.ddl import quote, sql_string
+from lakeguard.store.registration import register_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,5 +38,5 @@ def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
         f"CREATE DATABASE IF NOT EXISTS {quote(db)} "
         f"LOCATION {sql_string(warehouse.rstrip('/') + '/' + db)}"
     )
-    spark.sql(register_table_sql(f"{quote(db)}.{quote(table)}", location))
+    register_table(spark, db, table, location)
     return True

@@ -62,6 +62,8 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
             fix=f"correct the rule; rule types are {', '.join(RULE_TYPES)}",
         )
 
+    if rule_type not in RULE_TYPES:
+        raise bad(f"unknown rule type {rule_type!r}")
     try:
         params = json.loads(row.get("rule_expression") or "{}")
     except json.JSONDecodeError as exc:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
 from lakeguard.store import ddl
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.registration import forget_if_elsewhere, register_table
 from lakeguard.store.rows import normalize_rows
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ class MetadataStore:
     def _ensure_table(self, table: TableDef) -> list[str]:
         name, location = self.qualified(table.name), self.location(table.name)
         if not delta_table_exists(self.spark, location):
+            forget_if_elsewhere(self.spark, self.namespace, table.name, location)
             try:
                 self.spark.sql(ddl.create_table_sql(table, name, location))
                 return [f"created {self.namespace}.{table.name}"]
@@ -105,7 +107,7 @@ class MetadataStore:
                         where=location,
                         fix="check that LAKETX_HOME is writable",
                     ) from exc
-        self.spark.sql(ddl.register_table_sql(name, location))
+        register_table(self.spark, self.namespace, table.name, location)
         existing = [
             ddl.ExistingColumn(f.name, f.dataType.simpleString(), f.nullable)
             for f in self.spark.table(name).schema.fields

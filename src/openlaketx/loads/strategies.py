@@ -105,10 +105,13 @@ def with_row_hash(frame: DataFrame, keys: list[str]) -> DataFrame:
     return frame.withColumn(ROW_HASH, F.xxhash64(*values) if values else F.lit(0).cast("long"))
 
 
-def merge(frame: DataFrame, path: str, tag: CommitTag, keys: list[str]) -> CommitResult:
+def merge(
+    frame: DataFrame, path: str, tag: CommitTag, keys: list[str], sequence_by: str | None = None
+) -> CommitResult:
     """Upsert on business keys (silver): insert new keys, update keys whose row hash changed.
 
-    `frame` must hold at most one row per key (the runner de-duplicates by `sequence_by`).
+    `frame` must hold at most one row per key (the runner de-duplicates by `sequence_by`). With
+    `sequence_by`, a late row older than the stored one never overwrites it.
     """
     from delta.tables import DeltaTable
 
@@ -117,6 +120,10 @@ def merge(frame: DataFrame, path: str, tag: CommitTag, keys: list[str]) -> Commi
         return append(frame, path, tag)
     condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys)
     updates = {quote(c): f"s.{quote(c)}" for c in frame.columns}
+    changed = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
+    if sequence_by:
+        seq = quote(sequence_by)
+        changed += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
 
     def run() -> None:
         with session_tagging(spark, tag):
@@ -124,9 +131,7 @@ def merge(frame: DataFrame, path: str, tag: CommitTag, keys: list[str]) -> Commi
                 DeltaTable.forPath(spark, path)
                 .alias("t")
                 .merge(frame.alias("s"), condition)
-                .whenMatchedUpdate(
-                    condition=f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}", set=updates
-                )
+                .whenMatchedUpdate(condition=changed, set=updates)
                 .whenNotMatchedInsertAll()
                 .execute()
             )

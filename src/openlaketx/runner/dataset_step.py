@@ -213,7 +213,7 @@ class _GovernedStep:
         tag = CommitTag(ctx.store.tenant, self.dataset_id, self.attempt.run_id, version,
                         batch.fingerprint, batch.upstream_refs)
         if load_type == "merge":
-            commit = strategies.merge(out, self.path, tag, keys)
+            commit = strategies.merge(out, self.path, tag, keys, self.dataset.get("sequence_by"))
         elif load_type == "full":
             commit = strategies.overwrite(out, self.path, tag)
         else:

@@ -1,0 +1,451 @@
+"""Cost of governance: a governed ingest against a bare PySpark job doing the same work.
+
+Both paths read the same TPC-H `lineitem`-like CSV files with the same explicit schema and
+append them to a fresh Delta table, in the same process and the same SparkSession:
+
+* baseline: ``spark.read.csv(...)`` then ``df.write.format("delta").mode("append").save(...)``;
+* governed: ``Lakehouse.run("bench_lineitem")``, i.e. read, evaluate every quality rule and
+  profile metric, record the gate's decision and evidence, one tagged Delta commit, record the
+  version and the run's lifecycle rows.
+
+The data is generated once with Spark (deterministic expressions over ``spark.range``) under
+``bench/data/`` and reused while its marker file names the same row count. Generation, the
+warm-up, ``Lakehouse.open`` and ``apply`` are outside the measured times; only the baseline
+read+write and ``lh.run(...)`` are timed (``time.perf_counter``).
+
+    .venv/bin/python bench/governed_ingest.py                  # 3,000,000 rows, 1 round
+    .venv/bin/python bench/governed_ingest.py --rows 200000 --repeat 3 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from openlaketx.lakehouse import Lakehouse
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DATASET_ID = "bench_lineitem"
+GENERATOR_VERSION = 2
+MARKER = "_bench_meta.json"  # leading "_": Spark ignores it, and "*.csv" does not match it
+DATA_ROOT = Path(__file__).resolve().parent / "data"
+
+# (name, type) in file order; the same list drives the generator, the YAML and the baseline.
+COLUMNS: list[tuple[str, str]] = [
+    ("l_orderkey", "bigint"),
+    ("l_partkey", "bigint"),
+    ("l_suppkey", "bigint"),
+    ("l_linenumber", "int"),
+    ("l_quantity", "double"),
+    ("l_extendedprice", "double"),
+    ("l_discount", "double"),
+    ("l_tax", "double"),
+    ("l_returnflag", "string"),
+    ("l_linestatus", "string"),
+    ("l_shipdate", "date"),
+    ("l_commitdate", "date"),
+    ("l_receiptdate", "date"),
+    ("l_shipinstruct", "string"),
+    ("l_shipmode", "string"),
+    ("l_comment", "string"),
+]
+
+SHIPMODES = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"]
+
+# All FAIL rules hold on the generated data, so the gate allows the batch (COMPLETED).
+RULES: list[dict[str, Any]] = [
+    {"id": "r01_keys_not_null", "type": "NOT_NULL",
+     "columns": ["l_orderkey", "l_partkey", "l_suppkey", "l_linenumber"], "severity": "FAIL"},
+    {"id": "r02_dates_not_null", "type": "NOT_NULL",
+     "columns": ["l_shipdate", "l_commitdate", "l_receiptdate"], "severity": "FAIL"},
+    {"id": "r03_quantity_range", "type": "RANGE", "column": "l_quantity", "min": 1, "max": 50,
+     "severity": "FAIL"},
+    {"id": "r04_discount_range", "type": "RANGE", "column": "l_discount", "min": 0, "max": 0.1,
+     "severity": "FAIL"},
+    {"id": "r05_tax_range", "type": "RANGE", "column": "l_tax", "min": 0, "max": 0.08,
+     "severity": "FAIL"},
+    {"id": "r06_returnflag", "type": "ALLOWED_VALUES", "column": "l_returnflag",
+     "values": ["A", "N", "R"], "severity": "FAIL"},
+    {"id": "r07_linestatus", "type": "ALLOWED_VALUES", "column": "l_linestatus",
+     "values": ["O", "F"], "severity": "FAIL"},
+    {"id": "r08_shipmode_known", "type": "ALLOWED_VALUES", "column": "l_shipmode",
+     "values": SHIPMODES, "severity": "WARN"},
+    {"id": "r09_shipmode_format", "type": "REGEX", "column": "l_shipmode",
+     "pattern": "^[A-Z ]+$", "severity": "WARN"},
+    {"id": "r10_line_unique", "type": "UNIQUE", "columns": ["l_orderkey", "l_linenumber"],
+     "severity": "FAIL"},
+    {"id": "r11_receipt_after_ship", "type": "EXPRESSION",
+     "expression": "l_receiptdate >= l_shipdate", "severity": "WARN"},
+    {"id": "r12_price_positive", "type": "EXPRESSION", "expression": "l_extendedprice > 0",
+     "severity": "FAIL", "threshold": 0.0},
+]
+
+
+# -- data -------------------------------------------------------------------------------------
+def _h(seed: int, key: str = "id") -> str:
+    """A deterministic pseudo-random non-negative bigint for each row (`key`) and `seed`."""
+    return f"abs(xxhash64({key}, {seed}))"
+
+
+def _pick(values: list[str], seed: int) -> str:
+    quoted = ", ".join(f"'{v}'" for v in values)
+    return f"element_at(array({quoted}), CAST(pmod({_h(seed)}, {len(values)}) + 1 AS INT))"
+
+
+def lineitem_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
+    """`rows` lineitem-like rows: 4 lines per order, so (l_orderkey, l_linenumber) is unique."""
+    words = ["carefully", "final", "deposits", "sleep", "quickly", "ironic", "packages",
+             "boost", "furiously", "regular", "requests", "haggle", "blithely", "express"]
+    cutoff = "DATE'1995-06-17'"
+    base = spark.range(0, rows, 1, numPartitions=partitions).selectExpr(
+        "id",
+        "id div 4 + 1 AS l_orderkey",
+        f"pmod({_h(1)}, 200000) + 1 AS l_partkey",
+        f"pmod({_h(2)}, 10000) + 1 AS l_suppkey",
+        "CAST(id % 4 + 1 AS INT) AS l_linenumber",
+        f"CAST(pmod({_h(3)}, 50) + 1 AS DOUBLE) AS l_quantity",
+        f"CAST(pmod({_h(4)}, 100001) AS DOUBLE) / 100 + 900 AS unit_price",
+        f"CAST(pmod({_h(5)}, 11) AS DOUBLE) / 100 AS l_discount",
+        f"CAST(pmod({_h(6)}, 9) AS DOUBLE) / 100 AS l_tax",
+        f"date_add(DATE'1992-01-01', CAST(pmod({_h(7, 'id div 4')}, 2406) AS INT)) AS o_date",
+    )
+    dated = base.selectExpr(
+        "*",
+        f"date_add(o_date, CAST(pmod({_h(8)}, 121) + 1 AS INT)) AS ship",
+        f"date_add(o_date, CAST(pmod({_h(9)}, 61) + 30 AS INT)) AS commit",
+    ).selectExpr("*", f"date_add(ship, CAST(pmod({_h(10)}, 30) + 1 AS INT)) AS receipt")
+    return dated.selectExpr(
+        "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity",
+        "round(l_quantity * unit_price, 2) AS l_extendedprice", "l_discount", "l_tax",
+        f"CASE WHEN receipt <= {cutoff} THEN {_pick(['R', 'A'], 11)} ELSE 'N' END"
+        " AS l_returnflag",
+        f"CASE WHEN ship > {cutoff} THEN 'O' ELSE 'F' END AS l_linestatus",
+        "date_format(ship, 'yyyy-MM-dd') AS l_shipdate",
+        "date_format(commit, 'yyyy-MM-dd') AS l_commitdate",
+        "date_format(receipt, 'yyyy-MM-dd') AS l_receiptdate",
+        f"{_pick(['DELIVER IN PERSON', 'COLLECT COD', 'NONE', 'TAKE BACK RETURN'], 12)}"
+        " AS l_shipinstruct",
+        f"{_pick(SHIPMODES, 13)} AS l_shipmode",
+        f"concat_ws(' ', {_pick(words, 14)}, {_pick(words, 15)}, {_pick(words, 16)})"
+        " AS l_comment",
+    )
+
+
+def _marker_matches(folder: Path, rows: int, partitions: int) -> bool:
+    marker = folder / MARKER
+    if not marker.exists() or not any(folder.glob("*.csv")):
+        return False
+    try:
+        meta = json.loads(marker.read_text())
+    except ValueError:
+        return False
+    wanted = {"rows": rows, "generator": GENERATOR_VERSION, "partitions": partitions}
+    return all(meta.get(k) == v for k, v in wanted.items())
+
+
+def ensure_data(spark: SparkSession, root: Path, rows: int, partitions: int) -> Path:
+    """The CSV folder for `rows` rows, generated (and marked) only if not already there."""
+    folder = root / f"lineitem_{rows}"
+    if _marker_matches(folder, rows, partitions):
+        log(f"reusing {folder}")
+        return folder
+    log(f"generating {rows:,} rows into {folder} ({partitions} files)")
+    started = time.perf_counter()
+    (lineitem_frame(spark, rows, partitions).write.mode("overwrite")
+     .option("header", "true").csv(str(folder)))
+    meta = {"rows": rows, "generator": GENERATOR_VERSION, "partitions": partitions}
+    (folder / MARKER).write_text(json.dumps(meta) + "\n")
+    log(f"generated in {time.perf_counter() - started:.1f}s (not part of the measurement)")
+    return folder
+
+
+def warm_page_cache(folder: Path) -> int:
+    """Read every CSV file once so neither path pays cold disk reads; returns bytes read."""
+    total = 0
+    for path in sorted(folder.glob("*.csv")):
+        with path.open("rb") as handle:
+            while chunk := handle.read(8 << 20):
+                total += len(chunk)
+    return total
+
+
+# -- the two paths ----------------------------------------------------------------------------
+def schema_ddl() -> str:
+    return ", ".join(f"`{name}` {type_.upper()}" for name, type_ in COLUMNS)
+
+
+def run_baseline(spark: SparkSession, folder: Path, target: Path) -> float:
+    """Bare PySpark: CSV read with the explicit schema, one Delta append. Returns seconds."""
+    started = time.perf_counter()
+    frame = (spark.read.format("csv").option("header", "true").schema(schema_ddl())
+             .load(f"{folder}/*.csv"))
+    frame.write.format("delta").mode("append").save(str(target))
+    return time.perf_counter() - started
+
+
+def baseline_rows_written(spark: SparkSession, target: Path) -> int:
+    from delta.tables import DeltaTable
+
+    last = DeltaTable.forPath(spark, str(target)).history(1).collect()[0]
+    return int((last["operationMetrics"] or {}).get("numOutputRows", 0))
+
+
+def metadata_document(folder: Path) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "source_systems": [{"id": "tpch", "kind": "file", "options": {"root": str(folder)}}],
+        "source_objects": [{
+            "id": "lineitem_csv",
+            "system": "tpch",
+            "locator": "*.csv",
+            "format": "csv",
+            "options": {"header": "true"},
+            "dataset": DATASET_ID,
+            "load_type": "append",
+            "columns": [{"name": name, "type": type_} for name, type_ in COLUMNS],
+        }],
+        "datasets": [{"id": DATASET_ID, "layer": "bronze", "table": "bronze.lineitem"}],
+        "rules": [{"dataset": DATASET_ID, **rule} for rule in RULES],
+    }
+
+
+def forget_previous_home(spark: SparkSession) -> None:
+    """Drop this session's catalog entries of an earlier home (external tables: data stays).
+
+    Each round opens a fresh home in the same session. Names registered for the previous home
+    would otherwise keep pointing there (`CREATE TABLE IF NOT EXISTS` keeps an existing entry).
+    """
+    for db in ("lakeguard", "bronze", "quarantine"):
+        if spark.catalog.databaseExists(db):
+            for table in spark.catalog.listTables(db):
+                spark.sql(f"DROP TABLE IF EXISTS `{db}`.`{table.name}`")
+
+
+def open_home(home: Path) -> Lakehouse:
+    """Open a fresh lakehouse at `home` in the running session (or start Spark); not timed."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        forget_previous_home(active)
+    home.mkdir(parents=True, exist_ok=True)
+    lh = Lakehouse.open(home=home)
+    where = lh.sql("DESCRIBE DETAIL lakeguard.step_logs").first()
+    if where is None or str(home.resolve()) not in str(where["location"]):
+        raise SystemExit(f"lakeguard.step_logs points at {where and where['location']}, "
+                         f"not into the fresh home {home}")
+    return lh
+
+
+def apply_document(lh: Lakehouse, folder: Path) -> Path:
+    """Write the metadata document for `folder` into the home and apply it; not timed."""
+    document = lh.config.home / "bench_lineitem.yaml"
+    document.write_text(yaml.safe_dump(metadata_document(folder), sort_keys=False))
+    lh.apply(document)
+    return document
+
+
+@dataclass
+class GovernedRound:
+    seconds: float
+    run_id: str
+    rows_read: int | None
+    rows_written: int | None
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_governed(lh: Lakehouse) -> GovernedRound:
+    """`lh.run` timed on its own; fails loudly unless the gate allowed the batch.
+
+    The progress callback only notes a timestamp per message: it splits the wall time into the
+    segments between the runner's messages, including the parts no step_logs row covers.
+    """
+    marks: list[tuple[float, str]] = []
+    started = time.perf_counter()
+    result = lh.run(DATASET_ID, triggered_by="bench",
+                    progress=lambda msg: marks.append((time.perf_counter(), msg)))
+    ended = time.perf_counter()
+    seconds = ended - started
+    step = result.steps[0] if result.steps else None
+    if result.status != "COMPLETED" or step is None:
+        reason = step.reason if step is not None else result.error
+        raise SystemExit(f"governed run ended {result.status}, not COMPLETED: {reason}")
+    return GovernedRound(seconds, result.run_id, step.rows_read, step.rows_written,
+                         step_phases(lh, result.run_id), timeline(started, marks, ended))
+
+
+def timeline(started: float, marks: list[tuple[float, str]], ended: float) -> list[dict[str, Any]]:
+    """Seconds from each progress message to the next (the first segment starts at the call)."""
+    points = [(started, "(call)"), *marks, (ended, "(return)")]
+    return [{"segment": f"{a[1]} -> {b[1]}", "seconds": round(b[0] - a[0], 3)}
+            for a, b in pairwise(points)]
+
+
+def step_phases(lh: Lakehouse, run_id: str) -> list[dict[str, Any]]:
+    rows = lh.sql(
+        "SELECT step_name, step_type, duration_ms FROM lakeguard.step_logs "
+        f"WHERE pipeline_logging_id = '{run_id}' ORDER BY step_index"
+    ).collect()
+    return [row.asDict() for row in rows]
+
+
+# -- orchestration ----------------------------------------------------------------------------
+@dataclass
+class Figures:
+    rows: int
+    rules: int
+    repeat: int
+    baseline_seconds: list[float]
+    governed_seconds: list[float]
+    baseline_median: float
+    governed_median: float
+    ratio: float
+    overhead_pct: float
+    baseline_rows_written: list[int]
+    governed: list[GovernedRound]
+    environment: dict[str, Any]
+
+
+def environment(spark: SparkSession) -> dict[str, Any]:
+    import pyspark
+
+    return {
+        "pyspark": pyspark.__version__,
+        "delta_spark": importlib.metadata.version("delta-spark"),
+        "spark_runtime": spark.version,
+        "master": spark.sparkContext.master,
+        "default_parallelism": spark.sparkContext.defaultParallelism,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}",
+    }
+
+
+def warm_up(lh: Lakehouse, work: Path, tiny: Path) -> None:
+    """A tiny baseline and a tiny governed run: JVM/JIT/class loading charged to neither path."""
+    apply_document(lh, tiny)
+    run_baseline(lh.spark, tiny, work / "warmup_baseline")
+    run_governed(lh)
+
+
+def measure(args: argparse.Namespace, work: Path) -> Figures:
+    lh = open_home(work / "home_warmup")
+    spark = lh.spark
+    tiny = ensure_data(spark, DATA_ROOT, args.warmup_rows, args.partitions)
+    folder = ensure_data(spark, DATA_ROOT, args.rows, args.partitions)
+    log("warm-up (not measured)")
+    warm_up(lh, work, tiny)
+    log(f"page cache warmed with {warm_page_cache(folder) / 1e6:.0f} MB of CSV")
+    base_s: list[float] = []
+    base_rows: list[int] = []
+    governed: list[GovernedRound] = []
+    for i in range(1, args.repeat + 1):
+        target = work / "baseline" / f"round{i}"
+        base_s.append(run_baseline(spark, folder, target))
+        base_rows.append(baseline_rows_written(spark, target))
+        log(f"round {i}: baseline {base_s[-1]:.2f}s")
+        lh = open_home(work / f"home_round{i}")
+        apply_document(lh, folder)
+        governed.append(run_governed(lh))
+        log(f"round {i}: governed {governed[-1].seconds:.2f}s")
+    base_med = statistics.median(base_s)
+    gov_s = [g.seconds for g in governed]
+    gov_med = statistics.median(gov_s)
+    ratio = gov_med / base_med
+    return Figures(args.rows, len(RULES), args.repeat, base_s, gov_s, base_med, gov_med, ratio,
+                   (ratio - 1.0) * 100.0, base_rows, governed, environment(spark))
+
+
+# -- output -----------------------------------------------------------------------------------
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def print_report(fig: Figures) -> None:
+    env = fig.environment
+    print(f"Spark {env['pyspark']} (runtime {env['spark_runtime']}), delta-spark "
+          f"{env['delta_spark']}, master {env['master']}, {env['cores']} cores, "
+          f"Python {env['python']}, {env['machine']}")
+    print(f"rows: {fig.rows:,}   rules: {fig.rules}   rounds: {fig.repeat}")
+    print(f"rows written: baseline {fig.baseline_rows_written}, "
+          f"governed {[g.rows_written for g in fig.governed]}")
+    print(f"baseline  (read CSV + Delta append):   {fig.baseline_median:8.2f} s   "
+          f"{_rounds(fig.baseline_seconds)}")
+    print(f"governed  (Lakehouse.run):             {fig.governed_median:8.2f} s   "
+          f"{_rounds(fig.governed_seconds)}")
+    print(f"ratio governed/baseline: {fig.ratio:.2f}x   overhead: {fig.overhead_pct:+.0f} %")
+    for i, g in enumerate(fig.governed, 1):
+        print(f"\ngoverned round {i} phases (lakeguard.step_logs, run {g.run_id}):")
+        total_ms = g.seconds * 1000
+        for p in g.phases:
+            ms = p["duration_ms"] or 0
+            print(f"  {p['step_name']:<44} {p['step_type']:<10} {ms:>8} ms "
+                  f"{100 * ms / total_ms:5.1f} %")
+        outside = total_ms - sum(p["duration_ms"] or 0 for p in g.phases)
+        print(f"  {'(outside phases: reaper, definitions, run logs)':<55} {outside:>8.0f} ms "
+              f"{100 * outside / total_ms:5.1f} %")
+        print(f"governed round {i} timeline (progress messages, wall clock):")
+        for seg in g.timeline:
+            print(f"  {seg['segment']:<66} {seg['seconds']:>8.2f} s")
+
+
+def _rounds(values: list[float]) -> str:
+    return "" if len(values) < 2 else "rounds: " + ", ".join(f"{v:.2f}" for v in values)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=3_000_000, help="rows of lineitem")
+    parser.add_argument("--repeat", type=int, default=1, help="alternating rounds of each path")
+    parser.add_argument("--partitions", type=int, default=8, help="CSV files to generate")
+    parser.add_argument("--warmup-rows", type=int, default=10_000, help="rows of the warm-up")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouses")
+    args = parser.parse_args(argv)
+    if args.rows < 1 or args.repeat < 1 or args.partitions < 1 or args.warmup_rows < 1:
+        parser.error("--rows, --repeat, --partitions and --warmup-rows must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="laketx-bench-"))
+    log(f"work dir {work}")
+    try:
+        figures = measure(args, work)
+    finally:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+        if args.keep:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(asdict(figures), indent=2, default=str))
+    else:
+        print_report(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""Shared fixtures: one SparkSession per test process (never stopped by a test), temp homes.
+
+Most tests need no Spark at all; those that do take the `lakehouse` fixture (or `spark`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TEST_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "1",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.driver.memory": "2g",
+}
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from openlaketx.config import LakehouseConfig
+    from openlaketx.spark import get_or_create_session
+
+    home = tmp_path_factory.mktemp("spark-home")
+    cfg = LakehouseConfig.from_env(home=home, master="local[2]", spark_conf=TEST_CONF)
+    return get_or_create_session(cfg)
+
+
+@pytest.fixture(scope="session")
+def template_home(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lakehouse whose empty metadata store was created once for the whole session."""
+    from openlaketx.lakehouse import Lakehouse
+
+    home = tmp_path_factory.mktemp("template") / "lakehouse"
+    Lakehouse.open(home=home, master="local[2]")
+    return home
+
+
+def open_copy(template: Path, home: Path) -> Any:
+    """A fresh lakehouse at `home`, its empty store copied from the template (fast)."""
+    from openlaketx.lakehouse import Lakehouse
+
+    shutil.copytree(template / "metadata", home / "metadata")
+    return Lakehouse.open(home=home, master="local[2]")
+
+
+@pytest.fixture
+def lakehouse(template_home: Path, tmp_path: Path) -> Any:
+    """A fresh lakehouse of its own (own home, same SparkSession)."""
+    return open_copy(template_home, tmp_path / "lakehouse")
+
+
+@pytest.fixture(scope="module")
+def shared_lakehouse(template_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One lakehouse for a whole test module; its tests use distinct dataset and job ids."""
+    return open_copy(template_home, tmp_path_factory.mktemp("shared") / "lakehouse")
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+CELLS_YAML = """
+version: 1
+source_systems:
+  - id: feed{s}
+    options: {{root: feed}}
+source_objects:
+  - id: cells{s}_csv
+    system: feed{s}
+    locator: "incoming/*.csv"
+    options: {{header: "true"}}
+    dataset: bronze_cells{s}
+    max_malformed_ratio: 0.2
+    columns:
+      - {{name: radio, type: string}}
+      - {{name: cell, type: bigint}}
+      - {{name: lat, type: double}}
+      - {{name: updated, type: bigint}}
+datasets:
+  - id: bronze_cells{s}
+    layer: bronze
+    table: bronze.cells{s}
+  - id: silver_cells{s}
+    layer: silver
+    table: silver.cells{s}
+    parents: [bronze_cells{s}]
+    business_keys: [radio, cell]
+    sequence_by: updated
+    filter: "cell IS NOT NULL"
+rules:
+  - {{id: lat_range{s}, dataset: bronze_cells{s}, type: RANGE, column: lat, min: -90, max: 90, severity: FAIL}}
+  - {{id: radio_known{s}, dataset: bronze_cells{s}, type: ALLOWED_VALUES, column: radio, values: [GSM, LTE], severity: WARN}}
+  - {{id: silver_unique{s}, dataset: silver_cells{s}, type: UNIQUE, columns: [radio, cell], severity: FAIL}}
+jobs:
+  - id: cells_job{s}
+    tasks:
+      - {{id: ingest, dataset: bronze_cells{s}}}
+      - {{id: clean, dataset: silver_cells{s}, depends_on: [ingest]}}
+"""
+
+
+def cells_yaml(suffix: str = "") -> str:
+    """The small bronze -> silver project, every id suffixed (tests share one store)."""
+    return CELLS_YAML.format(s=suffix)
+
+
+@dataclass
+class Project:
+    """A small project on disk: its YAML, its ids and a landing folder for deliveries."""
+
+    yaml: Path
+    suffix: str
+
+    @property
+    def bronze(self) -> str:
+        return f"bronze_cells{self.suffix}"
+
+    @property
+    def silver(self) -> str:
+        return f"silver_cells{self.suffix}"
+
+    @property
+    def job(self) -> str:
+        return f"cells_job{self.suffix}"
+
+    def deliver(self, name: str, rows: list[str]) -> Path:
+        """Replace the landing folder's content with one CSV delivery."""
+        incoming = self.yaml.parent / "feed" / "incoming"
+        incoming.mkdir(parents=True, exist_ok=True)
+        for old in incoming.glob("*.csv"):
+            old.unlink()
+        return write(incoming / name, "radio,cell,lat,updated\n" + "\n".join(rows) + "\n")
+
+
+@pytest.fixture
+def project(tmp_path: Path, request: pytest.FixtureRequest) -> Project:
+    """A project whose ids are unique to the requesting test."""
+    suffix = "_" + re.sub(r"[^a-z0-9]", "", request.node.name.lower())[-24:]
+    return Project(write(tmp_path / "project" / "cells.yaml", cells_yaml(suffix)), suffix)
+
+
+@pytest.fixture
+def no_spark_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With LAKETX_TEST_PROGRESS=1, print the runner's progress with timings (slow-test hunts)."""
+    if not os.environ.get("LAKETX_TEST_PROGRESS"):
+        return
+    import time
+
+    from openlaketx.runner import job
+
+    real = job.run
+    last = [time.perf_counter()]
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        def progress(message: str) -> None:
+            now = time.perf_counter()
+            print(f"  +{now - last[0]:6.2f}s {message}", flush=True)
+            last[0] = now
+
+        kwargs["progress"] = progress
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(job, "run", traced)

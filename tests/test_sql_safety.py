@@ -1,0 +1,36 @@
+"""SQL expressions from metadata are parsed and vetted; nothing else ever escapes (no Spark)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lakeguard.errors import UnsafeExpressionError
+from lakeguard.sqlsafety import referenced_columns, vet_expression
+
+
+def test_plain_predicates_pass_and_name_their_columns() -> None:
+    tree = vet_expression("upper(trim(radio)) IN ('GSM', 'LTE') AND lat BETWEEN -90 AND 90",
+                          where="w")
+    assert referenced_columns(tree) == {"radio", "lat"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_either_accepted_or_refused_cleanly(text: str) -> None:
+    try:
+        vet_expression(text, where="fuzz")
+    except UnsafeExpressionError as exc:
+        assert exc.where == "fuzz"
+        assert exc.errors
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["reflect", "java_method", "try_reflect"]), st.text(max_size=20))
+def test_jvm_reflection_is_refused_whatever_the_arguments(name: str, arg: str) -> None:
+    quoted = arg.replace("'", "")
+    try:
+        vet_expression(f"{name}('{quoted}', 'x')", where="w")
+    except UnsafeExpressionError:
+        return
+    raise AssertionError(f"{name} was accepted")
