@@ -17,12 +17,15 @@ runner = CliRunner()
 
 
 def test_validate_reports_every_error_and_writes_nothing(no_spark_home: Path) -> None:
-    bad = write(no_spark_home / "bad.yaml", """
+    bad = write(
+        no_spark_home / "bad.yaml",
+        """
         datasets:
           - {id: b, layer: platinum}
         rules:
           - {id: r, dataset: b, type: NOT_A_RULE}
-        """)
+        """,
+    )
     result = runner.invoke(app, ["validate", str(bad)])
     assert result.exit_code == ValidationError.exit_code
     assert "datasets[0].layer (line 2)" in result.output
@@ -52,19 +55,25 @@ def test_apply_is_idempotent_and_immutable_fields_are_protected(
     assert not again.has_changes
     assert {t: _delta_version(lh, t) for t in versions} == versions  # not even an empty commit
 
-    moved = write(p.yaml.parent / "moved.yaml",
-                  p.yaml.read_text().replace("layer: silver", "layer: bronze", 1)
-                  .replace(f"parents: [bronze_cells{p.suffix}]", "parents: []"))
+    moved = write(
+        p.yaml.parent / "moved.yaml",
+        p.yaml.read_text()
+        .replace("layer: silver", "layer: bronze", 1)
+        .replace(f"parents: [bronze_cells{p.suffix}]", "parents: []"),
+    )
     with pytest.raises(ValidationError):
         lh.apply(moved)
     assert {t: _delta_version(lh, t) for t in versions} == versions
-    rows = lh.sql(f"SELECT layer FROM lakeguard.dataset_registry "
-                  f"WHERE dataset_id = 'silver_cells{p.suffix}'").collect()
+    rows = lh.sql(
+        f"SELECT layer FROM lakeguard.dataset_registry WHERE dataset_id = 'silver_cells{p.suffix}'"
+    ).collect()
     assert [r["layer"] for r in rows] == ["silver"]
 
 
 def _delta_version(lh: Any, table: str) -> int:
-    return int(lh.sql(f"DESCRIBE HISTORY lakeguard.{table}").agg({"version": "max"}).collect()[0][0])
+    return int(
+        lh.sql(f"DESCRIBE HISTORY lakeguard.{table}").agg({"version": "max"}).collect()[0][0]
+    )
 
 
 @pytest.mark.spark
@@ -77,9 +86,16 @@ def test_cli_run_sql_status_explain(shared_lakehouse: Any, project: Project) -> 
     payload = json.loads(blocked.stdout)
     assert payload["status"] == "BLOCKED" and payload["skipped"] == [project.silver]
 
-    listed = runner.invoke(app, ["--home", home, "sql", "--json",
-                                 f"SELECT status FROM lakeguard.run_history "
-                                 f"WHERE dataset_id = '{project.bronze}'"])
+    listed = runner.invoke(
+        app,
+        [
+            "--home",
+            home,
+            "sql",
+            "--json",
+            f"SELECT status FROM lakeguard.run_history WHERE dataset_id = '{project.bronze}'",
+        ],
+    )
     assert listed.exit_code == 0 and json.loads(listed.stdout) == [{"status": "BLOCKED"}]
     explained = runner.invoke(app, ["--home", home, "explain", project.bronze, "--json"])
     assert json.loads(explained.stdout)["allowed"] is False

@@ -12,8 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 def test_import_linter_contract_lakeguard_never_imports_openlaketx() -> None:
     exe = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run([str(exe)], capture_output=True, text=True,
-                            cwd=SRC.parent, check=False)
+    result = subprocess.run([str(exe)], capture_output=True, text=True, cwd=SRC.parent, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 kept, 0 broken" in result.stdout
 

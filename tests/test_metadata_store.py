@@ -27,7 +27,9 @@ def test_ensure_is_idempotent_and_keeps_rows(lakehouse: Any) -> None:
     assert store.read("run_events").count() == 1
 
 
-def test_additive_evolution_applies_on_start_without_losing_rows(spark: Any, tmp_path: Path) -> None:
+def test_additive_evolution_applies_on_start_without_losing_rows(
+    spark: Any, tmp_path: Path
+) -> None:
     root = tmp_path / "meta"
     old = root / "run_history"
     spark.sql(
@@ -38,12 +40,16 @@ def test_additive_evolution_applies_on_start_without_losing_rows(spark: Any, tmp
         "run_date DATE NOT NULL GENERATED ALWAYS AS (CAST(start_time AS DATE))) "
         "USING DELTA PARTITIONED BY (run_date)"
     )
-    spark.sql(f"INSERT INTO delta.`{old}` (run_id, pipeline_logging_id, tenant_id, dataset_id, "
-              "layer, status, start_time, end_time, triggered_by) VALUES ('r1', 'p', 't', 'd', "
-              "'bronze', 'SUCCESS', current_timestamp(), current_timestamp(), 'x')")
+    spark.sql(
+        f"INSERT INTO delta.`{old}` (run_id, pipeline_logging_id, tenant_id, dataset_id, "
+        "layer, status, start_time, end_time, triggered_by) VALUES ('r1', 'p', 't', 'd', "
+        "'bronze', 'SUCCESS', current_timestamp(), current_timestamp(), 'x')"
+    )
     store = MetadataStore(spark, "lg_evolve", str(root), "t")
     changes = store.ensure()
-    assert any(c.startswith("added") and "run_history" in c and "rows_written" in c for c in changes)
+    assert any(
+        c.startswith("added") and "run_history" in c and "rows_written" in c for c in changes
+    )
     cols = set(store.read("run_history").columns)
     assert {"rows_read", "rows_written", "data_version", "error_message"} <= cols
     assert [r["run_id"] for r in store.read("run_history").collect()] == ["r1"]
@@ -52,8 +58,15 @@ def test_additive_evolution_applies_on_start_without_losing_rows(spark: Any, tmp
 def event(status: str = "RUNNING") -> dict[str, Any]:
     from lakeguard.store.store import utcnow
 
-    return {"event_id": "e", "run_id": "r", "pipeline_logging_id": "r", "pipeline_id": "p",
-            "tenant_id": "default", "status": status, "event_time": utcnow()}
+    return {
+        "event_id": "e",
+        "run_id": "r",
+        "pipeline_logging_id": "r",
+        "pipeline_id": "p",
+        "tenant_id": "default",
+        "status": status,
+        "event_time": utcnow(),
+    }
 
 
 def test_runtime_tables_offer_no_update_or_delete(lakehouse: Any) -> None:
@@ -68,10 +81,12 @@ def test_runtime_tables_offer_no_update_or_delete(lakehouse: Any) -> None:
             store.delete(table)
         with pytest.raises(AppendOnlyViolation):
             store.upsert(table, [])
-    for sql in ("DELETE FROM lakeguard.run_events",
-                "UPDATE lakeguard.run_events SET status = 'COMPLETED'",
-                "DELETE FROM lakeguard.data_versions"):
-        with pytest.raises(Exception, match="APPEND_ONLY|append"):
+    for sql in (
+        "DELETE FROM lakeguard.run_events",
+        "UPDATE lakeguard.run_events SET status = 'COMPLETED'",
+        "DELETE FROM lakeguard.data_versions",
+    ):
+        with pytest.raises(Exception, match=r"APPEND_ONLY|append"):
             lakehouse.sql(sql)
     assert store.read("run_events").count() == 1
 

@@ -13,13 +13,19 @@ from lakeguard.quality.rules import compile_rule, compile_rules
 
 
 def rule(rule_type: str, severity: str = "FAIL", **params: object) -> dict[str, object]:
-    return {"rule_id": f"r_{rule_type.lower()}", "rule_type": rule_type, "severity": severity,
-            "rule_expression": json.dumps(params)}
+    return {
+        "rule_id": f"r_{rule_type.lower()}",
+        "rule_type": rule_type,
+        "severity": severity,
+        "rule_expression": json.dumps(params),
+    }
 
 
 def test_each_rule_type_compiles_to_a_violation_predicate() -> None:
-    assert compile_rule(rule("NOT_NULL", columns=["a", "b"])).violation_sql == \
-        "(`a` IS NULL OR `b` IS NULL)"
+    assert (
+        compile_rule(rule("NOT_NULL", columns=["a", "b"])).violation_sql
+        == "(`a` IS NULL OR `b` IS NULL)"
+    )
     rng = compile_rule(rule("RANGE", column="lat", min=-90, max=90)).violation_sql
     assert rng == "(`lat` IS NOT NULL AND NOT (`lat` >= -90.0 AND `lat` <= 90.0))"
     regex = compile_rule(rule("REGEX", column="r", pattern="^it's$")).violation_sql or ""
@@ -33,7 +39,11 @@ def test_each_rule_type_compiles_to_a_violation_predicate() -> None:
 
 
 def test_unknown_rule_types_and_bad_parameters_are_reported_together() -> None:
-    rows = [rule("SOMETIMES"), rule("RANGE", column="x"), rule("EXPRESSION", expression="reflect('a','b')")]
+    rows = [
+        rule("SOMETIMES"),
+        rule("RANGE", column="x"),
+        rule("EXPRESSION", expression="reflect('a','b')"),
+    ]
     rows[1]["rule_id"], rows[2]["rule_id"] = "r2", "r3"
     with pytest.raises(ValidationError) as info:
         compile_rules(rows)
@@ -43,27 +53,36 @@ def test_unknown_rule_types_and_bad_parameters_are_reported_together() -> None:
     assert "reflect" in paths
 
 
-def outcome(rule_id: str, severity: str, failed: int, rows: int = 100,
-            threshold: float = 0.0) -> RuleOutcome:
+def outcome(
+    rule_id: str, severity: str, failed: int, rows: int = 100, threshold: float = 0.0
+) -> RuleOutcome:
     return RuleOutcome(rule_id, "RANGE", severity, ("x",), rows, failed, threshold)
 
 
 @pytest.mark.parametrize(
     "severity, failed, threshold, expected",
-    [("FAIL", 0, 0.0, "PASS"), ("FAIL", 1, 0.0, "FAIL"), ("FAIL", 5, 0.05, "WARN"),
-     ("FAIL", 6, 0.05, "FAIL"), ("WARN", 50, 0.0, "WARN")],
+    [
+        ("FAIL", 0, 0.0, "PASS"),
+        ("FAIL", 1, 0.0, "FAIL"),
+        ("FAIL", 5, 0.05, "WARN"),
+        ("FAIL", 6, 0.05, "FAIL"),
+        ("WARN", 50, 0.0, "WARN"),
+    ],
 )
-def test_outcome_respects_severity_and_tolerance(severity: str, failed: int, threshold: float,
-                                                 expected: str) -> None:
+def test_outcome_respects_severity_and_tolerance(
+    severity: str, failed: int, threshold: float, expected: str
+) -> None:
     assert outcome("r", severity, failed, threshold=threshold).outcome == expected
 
 
 def test_fail_rules_block_and_warn_rules_only_log() -> None:
-    warn_only = decide([outcome("w", "WARN", 10), outcome("p", "FAIL", 0)],
-                       from_layer="source", to_layer="bronze")
+    warn_only = decide(
+        [outcome("w", "WARN", 10), outcome("p", "FAIL", 0)], from_layer="source", to_layer="bronze"
+    )
     assert warn_only.allowed and "WARN w" in warn_only.reason
-    blocked = decide([outcome("w", "WARN", 10), outcome("f", "FAIL", 3)],
-                     from_layer="source", to_layer="bronze")
+    blocked = decide(
+        [outcome("w", "WARN", 10), outcome("f", "FAIL", 3)], from_layer="source", to_layer="bronze"
+    )
     assert not blocked.allowed and "FAIL rule f: 3 of 100 rows" in blocked.reason
     assert blocked.evidence["rules"] == {"w": "WARN", "f": "FAIL"}
 

@@ -10,8 +10,9 @@ from lakeguard.sqlsafety import referenced_columns, vet_expression
 
 
 def test_plain_predicates_pass_and_name_their_columns() -> None:
-    tree = vet_expression("upper(trim(radio)) IN ('GSM', 'LTE') AND lat BETWEEN -90 AND 90",
-                          where="w")
+    tree = vet_expression(
+        "upper(trim(radio)) IN ('GSM', 'LTE') AND lat BETWEEN -90 AND 90", where="w"
+    )
     assert referenced_columns(tree) == {"radio", "lat"}
 
 

@@ -9,14 +9,31 @@ from lakeguard.store import ddl
 from lakeguard.store.definitions import TableKind, load_table_defs
 
 DESIGN_DEFINITIONS = {
-    "source_systems", "source_objects", "source_object_columns", "targets", "dataset_registry",
-    "quality_rules", "policy_rules", "schema_compatibility_rules", "jobs", "job_parameters",
-    "job_tasks", "api_keys",
+    "source_systems",
+    "source_objects",
+    "source_object_columns",
+    "targets",
+    "dataset_registry",
+    "quality_rules",
+    "policy_rules",
+    "schema_compatibility_rules",
+    "jobs",
+    "job_parameters",
+    "job_tasks",
+    "api_keys",
 }
 DESIGN_RUNTIME = {
-    "pipeline_runs", "run_events", "step_logs", "run_history", "data_versions",
-    "promotion_status", "dq_results", "data_quality_results", "data_profiling_results",
-    "schema_history", "schema_change_log",
+    "pipeline_runs",
+    "run_events",
+    "step_logs",
+    "run_history",
+    "data_versions",
+    "promotion_status",
+    "dq_results",
+    "data_quality_results",
+    "data_profiling_results",
+    "schema_history",
+    "schema_change_log",
 }
 
 
@@ -71,9 +88,17 @@ def test_additive_evolution_adds_only_missing_nullable_columns() -> None:
 @pytest.mark.parametrize(
     "existing_change, message",
     [
-        (lambda cols: [*cols, ddl.ExistingColumn("legacy", "string", True)], "not in the definition"),
-        (lambda cols: [ddl.ExistingColumn(c.name, "int" if c.name == "rows_read" else c.type,
-                                          c.nullable) for c in cols], "is int in the table"),
+        (
+            lambda cols: [*cols, ddl.ExistingColumn("legacy", "string", True)],
+            "not in the definition",
+        ),
+        (
+            lambda cols: [
+                ddl.ExistingColumn(c.name, "int" if c.name == "rows_read" else c.type, c.nullable)
+                for c in cols
+            ],
+            "is int in the table",
+        ),
         (lambda cols: [c for c in cols if c.name != "status"], "must be nullable"),
         (lambda cols: [c for c in cols if c.name != "run_date"], "generated column"),
     ],

@@ -22,12 +22,24 @@ def test_a_new_process_queries_metadata_while_a_run_is_in_progress(
     lh.apply(p.yaml)
     p.deliver("d1.csv", ["GSM,1,10.0,1", "LTE,2,20.0,1"])
     laketx = Path(sys.executable).with_name("laketx")
-    query = ("SELECT count(*) AS n FROM lakeguard.run_history "
-             "UNION ALL SELECT count(*) FROM lakeguard.data_versions")
+    query = (
+        "SELECT count(*) AS n FROM lakeguard.run_history "
+        "UNION ALL SELECT count(*) FROM lakeguard.data_versions"
+    )
     other = subprocess.Popen(
-        [str(laketx), "--home", str(lh.config.home), "--master", "local[1]", "sql", query,
-         "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(laketx),
+            "--home",
+            str(lh.config.home),
+            "--master",
+            "local[1]",
+            "sql",
+            query,
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     result = lh.run(p.job)  # runs while the other process starts Spark and reads the store
     out, err = other.communicate(timeout=600)
@@ -37,8 +49,19 @@ def test_a_new_process_queries_metadata_while_a_run_is_in_progress(
     assert result.status == "COMPLETED", result.error
     # and a fresh process sees this run's rows afterwards, by name
     after = subprocess.run(
-        [str(laketx), "--home", str(lh.config.home), "--master", "local[1]", "sql", "--json",
-         f"SELECT status FROM lakeguard.pipeline_runs WHERE pipeline_logging_id = '{result.run_id}'"],
-        capture_output=True, text=True, timeout=600, check=True,
+        [
+            str(laketx),
+            "--home",
+            str(lh.config.home),
+            "--master",
+            "local[1]",
+            "sql",
+            "--json",
+            f"SELECT status FROM lakeguard.pipeline_runs WHERE pipeline_logging_id = '{result.run_id}'",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     )
     assert json.loads(after.stdout) == [{"status": "COMPLETED"}]

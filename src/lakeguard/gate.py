@@ -54,7 +54,9 @@ def decide(
     alerts = [c for c in checks if not c.passed and not c.blocking]
     evidence = {
         "rules": {o.rule_id: o.outcome for o in outcomes},
-        "checks": {c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks},
+        "checks": {
+            c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks
+        },
     }
     if failed or blocking:
         parts = [f"FAIL rule {o.describe()}" for o in failed]
@@ -62,7 +64,9 @@ def decide(
         return Decision(False, "blocked by " + "; ".join(parts), from_layer, to_layer, evidence)
     reason = f"{len(outcomes)} rule(s) evaluated, none breached a FAIL threshold"
     if warned or alerts:
-        notes = [f"WARN {o.describe()}" for o in warned] + [f"ALERT {c.name}: {c.detail}" for c in alerts]
+        notes = [f"WARN {o.describe()}" for o in warned] + [
+            f"ALERT {c.name}: {c.detail}" for c in alerts
+        ]
         reason += "; logged: " + "; ".join(notes)
     return Decision(True, reason, from_layer, to_layer, evidence)
 
@@ -98,7 +102,9 @@ class Gate:
             "evaluated_at": self.store.now(),
         }
 
-    def record(self, decision_row: dict[str, Any], evidence: dict[str, list[dict[str, Any]]]) -> None:
+    def record(
+        self, decision_row: dict[str, Any], evidence: dict[str, list[dict[str, Any]]]
+    ) -> None:
         """Record a decision together with the evidence behind it, before any write happens."""
         self.store.append_many({"promotion_status": [decision_row], **evidence}, _by_gate=True)
 

@@ -16,7 +16,9 @@ def order_tasks(depends_on: dict[str, list[str]]) -> list[str]:
     Ties keep declaration order, so a job without dependencies runs as written.
     """
     position = {task: i for i, task in enumerate(depends_on)}
-    sorter = TopologicalSorter({t: [d for d in deps if d in depends_on] for t, deps in depends_on.items()})
+    sorter = TopologicalSorter(
+        {t: [d for d in deps if d in depends_on] for t, deps in depends_on.items()}
+    )
     try:
         sorter.prepare()
     except _GraphCycle as exc:

@@ -8,6 +8,8 @@ with the Spark dialect; anything it cannot parse is refused too.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -15,7 +17,7 @@ from sqlglot.errors import SqlglotError
 from lakeguard.errors import UnsafeExpressionError
 
 # Nodes that read other data, run statements or escape the expression.
-_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
+_FORBIDDEN_NODES: tuple[type, ...] = (
     exp.Select,
     exp.Subquery,
     exp.Union,
@@ -90,7 +92,7 @@ def _function_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
-def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> exp.Expression:
+def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> Any:
     """Parse `text` as one Spark SQL scalar expression and refuse anything unsafe.
 
     Returns the parsed expression; raises UnsafeExpressionError naming `where` and the reason.
@@ -134,6 +136,6 @@ def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> 
     return tree
 
 
-def referenced_columns(tree: exp.Expression) -> set[str]:
+def referenced_columns(tree: Any) -> set[str]:
     """Names of the columns an expression reads (unqualified, as written)."""
     return {col.name for col in tree.find_all(exp.Column)}

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from lakeguard.errors import ConfigError, LakeTxError, PromotionBlocked, ValidationError
+from lakeguard.errors import LakeTxError, PromotionBlocked, ValidationError
 from openlaketx import render
 
 app = typer.Typer(
@@ -49,10 +49,14 @@ def _options(ctx: typer.Context) -> Options:
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    home: Path | None = typer.Option(None, help="Lakehouse folder (default $LAKETX_HOME or ./lakehouse)."),
+    home: Path | None = typer.Option(
+        None, help="Lakehouse folder (default $LAKETX_HOME or ./lakehouse)."
+    ),
     namespace: str | None = typer.Option(None, help="Metadata namespace (default lakeguard)."),
     tenant: str | None = typer.Option(None, help="Tenant id (default 'default')."),
-    master: str | None = typer.Option(None, help="Spark master, e.g. local[*] or spark://host:7077."),
+    master: str | None = typer.Option(
+        None, help="Spark master, e.g. local[*] or spark://host:7077."
+    ),
     conf: list[str] = typer.Option([], "--conf", help="Spark conf key=value (repeatable)."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
@@ -107,7 +111,10 @@ def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
 
     opts = _options(ctx)
     cfg = LakehouseConfig.from_env(
-        home=opts.home, namespace=opts.namespace, tenant=opts.tenant, master=opts.master,
+        home=opts.home,
+        namespace=opts.namespace,
+        tenant=opts.tenant,
+        master=opts.master,
         spark_conf=parse_conf_flags(opts.conf),
     )
     progress("starting Spark and opening the metadata store")
@@ -129,8 +136,10 @@ def validate(
     from lakeguard.catalog.loader import load_file
 
     doc = _guard(ctx, as_json, lambda: load_file(file))
-    counts = {k: len(getattr(doc, k)) for k in ("source_systems", "source_objects", "datasets",
-                                                 "rules", "jobs")}
+    counts = {
+        k: len(getattr(doc, k))
+        for k in ("source_systems", "source_objects", "datasets", "rules", "jobs")
+    }
     if as_json:
         _print_json({"valid": True, "file": str(file), "counts": counts})
     else:
@@ -150,6 +159,7 @@ def schema() -> None:
 @app.command()
 def init(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Create (or evolve) the metadata store under the lakehouse folder."""
+
     def action() -> Any:
         with _spinner("starting", as_json) as progress:
             return _open(ctx, progress)
@@ -157,11 +167,18 @@ def init(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> N
     lh = _guard(ctx, as_json, action)
     tables = sorted(lh.store.spark.catalog.listTables(lh.store.namespace), key=lambda t: t.name)
     if as_json:
-        _print_json({"namespace": lh.store.namespace, "home": str(lh.config.home),
-                     "tables": [t.name for t in tables]})
+        _print_json(
+            {
+                "namespace": lh.store.namespace,
+                "home": str(lh.config.home),
+                "tables": [t.name for t in tables],
+            }
+        )
     else:
-        out.print(f"metadata store [bold]{lh.store.namespace}[/] ready at {lh.config.home} "
-                  f"({len(tables)} tables)")
+        out.print(
+            f"metadata store [bold]{lh.store.namespace}[/] ready at {lh.config.home} "
+            f"({len(tables)} tables)"
+        )
 
 
 def _plan_command(ctx: typer.Context, file: Path, as_json: bool, do_apply: bool) -> None:
@@ -207,10 +224,13 @@ def run(
     triggered_by: str = typer.Option("cli", help="Who or what triggered the run."),
 ) -> None:
     """Run a job (or one dataset) through the governed write path."""
+
     def action() -> Any:
         with _spinner("starting", as_json) as progress:
             lh = _open(ctx, progress)
-            return lh.run(target, trigger_type="manual", triggered_by=triggered_by, progress=progress)
+            return lh.run(
+                target, trigger_type="manual", triggered_by=triggered_by, progress=progress
+            )
 
     result = _guard(ctx, as_json, action)
     if as_json:
@@ -223,8 +243,9 @@ def run(
         raise typer.Exit(1)
 
 
-def _query_command(ctx: typer.Context, as_json: bool, title: str,
-                   fetch: Callable[[Any], list[dict[str, Any]]]) -> None:
+def _query_command(
+    ctx: typer.Context, as_json: bool, title: str, fetch: Callable[[Any], list[dict[str, Any]]]
+) -> None:
     def action() -> list[dict[str, Any]]:
         with _spinner("starting", as_json) as progress:
             return fetch(_open(ctx, progress))
@@ -239,17 +260,25 @@ def _query_command(ctx: typer.Context, as_json: bool, title: str,
 @app.command()
 def sql(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help="A Spark SQL query; metadata tables are <namespace>.<table>."),
+    query: str = typer.Argument(
+        ..., help="A Spark SQL query; metadata tables are <namespace>.<table>."
+    ),
     as_json: bool = typer.Option(False, "--json"),
     limit: int = typer.Option(1000, help="At most this many rows are printed."),
 ) -> None:
     """Run a SQL query against the lakehouse (metadata, datasets, quarantine)."""
-    _query_command(ctx, as_json, "", lambda lh: [r.asDict(recursive=True)
-                                                  for r in lh.sql(query).limit(limit).collect()])
+    _query_command(
+        ctx,
+        as_json,
+        "",
+        lambda lh: [r.asDict(recursive=True) for r in lh.sql(query).limit(limit).collect()],
+    )
 
 
 @app.command()
-def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: bool = typer.Option(False, "--json")) -> None:
+def runs(
+    ctx: typer.Context, limit: int = typer.Option(20), as_json: bool = typer.Option(False, "--json")
+) -> None:
     """The latest job runs with their terminal status."""
     _query_command(ctx, as_json, "runs", lambda lh: render.run_rows(lh.runs(limit)))
 
@@ -269,16 +298,25 @@ def read(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Rows of the latest approved snapshot of a dataset (never an unapproved commit)."""
-    _query_command(ctx, as_json, dataset, lambda lh: [
-        r.asDict(recursive=True) for r in lh.read(dataset, version).limit(limit).collect()])
+    _query_command(
+        ctx,
+        as_json,
+        dataset,
+        lambda lh: [
+            r.asDict(recursive=True) for r in lh.read(dataset, version).limit(limit).collect()
+        ],
+    )
 
 
 app.command("show", help="Alias of `read`.")(read)
 
 
 @app.command()
-def explain(ctx: typer.Context, dataset: str, as_json: bool = typer.Option(False, "--json")) -> None:
+def explain(
+    ctx: typer.Context, dataset: str, as_json: bool = typer.Option(False, "--json")
+) -> None:
     """Why the latest promotion of a dataset was allowed or blocked."""
+
     def action() -> dict[str, Any]:
         with _spinner("starting", as_json) as progress:
             return dict(_open(ctx, progress).explain(dataset))
@@ -293,6 +331,7 @@ def explain(ctx: typer.Context, dataset: str, as_json: bool = typer.Option(False
 @app.command()
 def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Record runs whose process died in flight as FAILED."""
+
     def action() -> list[str]:
         with _spinner("starting", as_json) as progress:
             return list(_open(ctx, progress).reap())
@@ -328,7 +367,4 @@ def demo(
 
 def main() -> None:
     """Console entry point: a missing prerequisite is one line, not a traceback."""
-    if sys.version_info < (3, 11):  # pragma: no cover - guarded by requires-python too
-        err.print("error: laketx needs Python 3.11+")
-        raise SystemExit(ConfigError.exit_code)
     app()

@@ -82,7 +82,9 @@ class LakehouseConfig(BaseModel):
         try:
             return cls.model_validate(values)
         except Exception as exc:
-            raise ConfigError(f"invalid lakehouse settings: {exc}", fix="check LAKETX_* values") from exc
+            raise ConfigError(
+                f"invalid lakehouse settings: {exc}", fix="check LAKETX_* values"
+            ) from exc
 
 
 def parse_conf_flags(flags: list[str]) -> dict[str, str]:

@@ -84,8 +84,13 @@ class Lakehouse:
         progress("checking for abandoned runs")
         reap(self.store)
         return job_runner.run(
-            self.spark, self.store, self.warehouse, target,
-            trigger_type=trigger_type, triggered_by=triggered_by, progress=progress,
+            self.spark,
+            self.store,
+            self.warehouse,
+            target,
+            trigger_type=trigger_type,
+            triggered_by=triggered_by,
+            progress=progress,
         )
 
     def reap(self) -> list[str]:
@@ -136,16 +141,17 @@ class Lakehouse:
         q = self.store.qualified
         tenant = sql_string(self.store.tenant)
         sql = f"""
-          WITH v AS (SELECT dataset_id, max_by(struct(version, snapshot_ref, row_count, promoted_at),
-                                              version) AS v
-                     FROM {q('data_versions')} WHERE tenant_id = {tenant} GROUP BY dataset_id),
-               h AS (SELECT dataset_id, max_by(struct(status, end_time, error_message), end_time) AS h
-                     FROM {q('run_history')} WHERE tenant_id = {tenant} GROUP BY dataset_id)
+          WITH v AS (SELECT dataset_id,
+                   max_by(struct(version, snapshot_ref, row_count, promoted_at), version) AS v
+                     FROM {q("data_versions")} WHERE tenant_id = {tenant} GROUP BY dataset_id),
+               h AS (SELECT dataset_id,
+                            max_by(struct(status, end_time, error_message), end_time) AS h
+                     FROM {q("run_history")} WHERE tenant_id = {tenant} GROUP BY dataset_id)
           SELECT d.dataset_id, d.layer, d.table_name, v.v.version AS version,
                  v.v.snapshot_ref AS snapshot_ref, v.v.row_count AS row_count,
                  v.v.promoted_at AS promoted_at, h.h.status AS last_status,
                  h.h.end_time AS last_run_at, h.h.error_message AS last_error
-          FROM {q('dataset_registry')} d
+          FROM {q("dataset_registry")} d
           LEFT JOIN v ON v.dataset_id = d.dataset_id
           LEFT JOIN h ON h.dataset_id = d.dataset_id
           WHERE d.tenant_id = {tenant} AND d.active
@@ -158,7 +164,9 @@ class Lakehouse:
         self.dataset(dataset_id)
         decisions = (
             self.store.tenant_rows("promotion_status", f"dataset_id = {sql_string(dataset_id)}")
-            .orderBy("evaluated_at", ascending=False).limit(1).collect()
+            .orderBy("evaluated_at", ascending=False)
+            .limit(1)
+            .collect()
         )
         if not decisions:
             raise NotRegisteredError(
@@ -168,8 +176,11 @@ class Lakehouse:
             )
         decision = decisions[0].asDict()
         rules = (
-            self.store.tenant_rows("data_quality_results", f"run_id = {sql_string(decision['run_id'])}")
-            .orderBy("rule_id").collect()
+            self.store.tenant_rows(
+                "data_quality_results", f"run_id = {sql_string(decision['run_id'])}"
+            )
+            .orderBy("rule_id")
+            .collect()
         )
         decision["rules"] = [r.asDict() for r in rules]
         return decision

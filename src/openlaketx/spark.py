@@ -127,7 +127,7 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
         raise ConfigError(
             f"Spark could not start: {str(exc).splitlines()[0] if str(exc) else exc!r}",
             where=f"master {cfg.master}",
-            fix="check Java, network access to Maven Central for the first start, and --conf values",
+            fix="check Java, access to Maven Central on the first start, and --conf values",
             transient=resolving,
         ) from exc
     if cfg.quiet:

@@ -14,7 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 ColumnName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
-SparkType = Annotated[str, Field(pattern=r"^(string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\))$")]
+SparkType = Annotated[
+    str,
+    Field(
+        pattern=r"^(string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\))$"
+    ),
+]
 
 
 class Strict(BaseModel):

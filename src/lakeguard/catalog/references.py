@@ -170,7 +170,9 @@ def _check_sources(doc: MetadataDocument) -> list[Problem]:
     datasets = {d.id for d in doc.datasets}
     for i, obj in enumerate(doc.source_objects):
         if obj.system not in systems:
-            problems.append(Problem(("source_objects", i, "system"), f"unknown system {obj.system!r}"))
+            problems.append(
+                Problem(("source_objects", i, "system"), f"unknown system {obj.system!r}")
+            )
         if obj.dataset not in datasets:
             problems.append(
                 Problem(("source_objects", i, "dataset"), f"unknown dataset {obj.dataset!r}")
@@ -186,7 +188,9 @@ def _check_jobs(doc: MetadataDocument) -> list[Problem]:
     for i, job in enumerate(doc.jobs):
         loc: tuple[Any, ...] = ("jobs", i)
         if job.schedule and not croniter.is_valid(job.schedule):
-            problems.append(Problem((*loc, "schedule"), f"invalid cron expression {job.schedule!r}"))
+            problems.append(
+                Problem((*loc, "schedule"), f"invalid cron expression {job.schedule!r}")
+            )
         problems += _duplicates(f"jobs[{i}].tasks", [t.id for t in job.tasks])
         task_ids = {t.id for t in job.tasks}
         for j, task in enumerate(job.tasks):

@@ -75,9 +75,7 @@ def document_rows(
         )
         for ordinal, col in enumerate(obj.columns):
             rule_ids = [
-                r.id
-                for r in doc.rules
-                if r.dataset == obj.dataset and col.name in _columns_of(r)
+                r.id for r in doc.rules if r.dataset == obj.dataset and col.name in _columns_of(r)
             ]
             rows["source_object_columns"].append(
                 _with_hash(

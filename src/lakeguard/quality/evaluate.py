@@ -17,8 +17,18 @@ from lakeguard.store.ddl import quote
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-_PROFILABLE = ("string", "int", "bigint", "smallint", "tinyint", "double", "float", "date",
-               "timestamp", "boolean")
+_PROFILABLE = (
+    "string",
+    "int",
+    "bigint",
+    "smallint",
+    "tinyint",
+    "double",
+    "float",
+    "date",
+    "timestamp",
+    "boolean",
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,11 @@ def _evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOut
         .count()
         .where(F.col("count") > 1)
         .withColumn("__sample", F.expr(rule.sample_sql or "NULL"))
-        .agg(F.sum("count").alias("failed"), F.min("__sample").alias("a"), F.max("__sample").alias("b"))
+        .agg(
+            F.sum("count").alias("failed"),
+            F.min("__sample").alias("a"),
+            F.max("__sample").alias("b"),
+        )
         .collect()[0]
     )
     return outcome_for(rule, rows, int(dupes["failed"] or 0), [dupes["a"], dupes["b"]])

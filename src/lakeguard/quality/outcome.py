@@ -46,7 +46,9 @@ class RuleOutcome:
         return text
 
 
-def outcome_for(rule: CompiledRule, rows: int, failed: int, samples: list[str]) -> RuleOutcome:
+def outcome_for(
+    rule: CompiledRule, rows: int, failed: int, samples: list[str | None]
+) -> RuleOutcome:
     return RuleOutcome(
         rule_id=rule.rule_id,
         rule_type=rule.rule_type,

@@ -74,21 +74,32 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
     if severity not in ("WARN", "FAIL"):
         raise bad(f"severity must be WARN or FAIL, not {severity!r}")
     threshold = float(params.get("threshold", 0.0))
-    common = {"rule_id": rule_id, "rule_type": rule_type, "severity": severity, "threshold": threshold}
+    common = {
+        "rule_id": rule_id,
+        "rule_type": rule_type,
+        "severity": severity,
+        "threshold": threshold,
+    }
 
     if rule_type in ("NOT_NULL", "UNIQUE"):
         cols = params.get("columns") or []
         if not cols or not all(isinstance(c, str) for c in cols):
             raise bad("needs a non-empty list 'columns'")
         if rule_type == "UNIQUE":
-            return CompiledRule(**common, columns=tuple(cols), violation_sql=None,
-                                sample_sql=_as_text(cols), unique_keys=tuple(cols))
+            return CompiledRule(
+                **common,
+                columns=tuple(cols),
+                violation_sql=None,
+                sample_sql=_as_text(cols),
+                unique_keys=tuple(cols),
+            )
         predicate = " OR ".join(f"{quote(c)} IS NULL" for c in cols)
-        return CompiledRule(**common, columns=tuple(cols), violation_sql=f"({predicate})",
-                            sample_sql=_as_text(cols))
+        return CompiledRule(
+            **common, columns=tuple(cols), violation_sql=f"({predicate})", sample_sql=_as_text(cols)
+        )
 
-    column = params.get("column")
-    if rule_type != "EXPRESSION" and not isinstance(column, str):
+    column = str(params.get("column") or "")
+    if rule_type != "EXPRESSION" and not column:
         raise bad("needs 'column'")
     if rule_type == "RANGE":
         low, high = params.get("min"), params.get("max")
@@ -123,7 +134,9 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
         return CompiledRule(**common, columns=(), violation_sql=pred, sample_sql=None)
     else:
         raise bad(f"unknown rule type {rule_type!r}")
-    return CompiledRule(**common, columns=(column,), violation_sql=pred, sample_sql=_as_text([column]))
+    return CompiledRule(
+        **common, columns=(column,), violation_sql=pred, sample_sql=_as_text([column])
+    )
 
 
 def compile_rules(rows: list[dict[str, Any]]) -> list[CompiledRule]:

@@ -58,7 +58,9 @@ def create_table_sql(table: TableDef, qualified_name: str, location: str) -> str
 
 def register_table_sql(qualified_name: str, location: str) -> str:
     """Register an existing Delta table by name; its schema comes from the Delta log."""
-    return f"CREATE TABLE IF NOT EXISTS {qualified_name} USING DELTA LOCATION {sql_string(location)}"
+    return (
+        f"CREATE TABLE IF NOT EXISTS {qualified_name} USING DELTA LOCATION {sql_string(location)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,17 @@ def plan_additive_evolution(table: TableDef, existing: list[ExistingColumn]) -> 
             continue
         wanted = spark_type(table.column(name).type)
         if col.type != wanted:
-            problems.append(f"column {name!r} is {col.type} in the table, {wanted} in the definition")
+            problems.append(
+                f"column {name!r} is {col.type} in the table, {wanted} in the definition"
+            )
     added = [c for c in table.columns if c.name not in have]
-    for col in added:
-        if col.generated:
-            problems.append(f"generated column {col.name!r} cannot be added to an existing table")
-        elif not col.nullable:
-            problems.append(f"new column {col.name!r} must be nullable to be added to existing rows")
+    for new in added:
+        if new.generated:
+            problems.append(f"generated column {new.name!r} cannot be added to an existing table")
+        elif not new.nullable:
+            problems.append(
+                f"new column {new.name!r} must be nullable to be added to existing rows"
+            )
     if problems:
         raise MetadataStoreError(
             f"table {table.name} needs a non-additive change: " + "; ".join(problems),

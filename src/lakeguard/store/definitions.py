@@ -30,7 +30,9 @@ class ColumnDef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    type: Literal["string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>"]
+    type: Literal[
+        "string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>"
+    ]
     nullable: bool = True
     comment: str | None = None
     generated: str | None = None

@@ -28,7 +28,7 @@ def registered_location(spark: SparkSession, db: str, table: str) -> str | None:
 
 
 def forget_if_elsewhere(spark: SparkSession, db: str, table: str, location: str) -> bool:
-    """Drop the catalog entry of `db.table` if it names another location; True if it names this one."""
+    """Drop `db.table`'s catalog entry if it names another location; True if it names this one."""
     current = registered_location(spark, db, table)
     if current == _normal(location):
         return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
 from lakeguard.errors import MetadataStoreError
 from lakeguard.store.definitions import TableDef
@@ -46,7 +46,7 @@ def normalize_rows(table: TableDef, rows: Iterable[Mapping[str, Any]]) -> list[t
             )
         values: list[Any] = []
         for col in cols:
-            value = row.get(col.name)
+            value: Any = row.get(col.name)
             if value is None:
                 if not col.nullable:
                     raise MetadataStoreError(
@@ -64,9 +64,9 @@ def normalize_rows(table: TableDef, rows: Iterable[Mapping[str, Any]]) -> list[t
                         where=f"metadata table {table.name}",
                     )
                 if col.type == "array<string>":
-                    value = [str(v) for v in value]
+                    value = [str(v) for v in cast("list[Any]", value)]
                 elif col.type == "double":
-                    value = float(value)
+                    value = float(cast("float", value))
             values.append(value)
         out.append(tuple(values))
     return out

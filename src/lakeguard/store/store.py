@@ -19,7 +19,7 @@ from lakeguard.store.registration import forget_if_elsewhere, register_table
 from lakeguard.store.rows import normalize_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 
@@ -204,7 +204,9 @@ class MetadataStore:
             .collect()
         }
         changed = [
-            r for r in incoming if stored.get(tuple(r[k] for k in tdef.keys)) != r["definition_hash"]
+            r
+            for r in incoming
+            if stored.get(tuple(r[k] for k in tdef.keys)) != r["definition_hash"]
         ]
         if not changed:
             return 0
@@ -212,7 +214,7 @@ class MetadataStore:
 
         source = self.spark.createDataFrame(normalize_rows(tdef, changed), struct_type(tdef))
         cond = " AND ".join(f"t.{ddl.quote(k)} = s.{ddl.quote(k)}" for k in tdef.keys)
-        updates = {
+        updates: dict[str, str | Column] = {
             ddl.quote(c.name): f"s.{ddl.quote(c.name)}"
             for c in tdef.writable_columns
             if c.name not in (*tdef.keys, "created_at")

@@ -11,12 +11,31 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-HEADER = ["radio", "mcc", "net", "area", "cell", "lon", "lat", "range", "samples",
-          "changeable", "created", "updated"]
+HEADER = [
+    "radio",
+    "mcc",
+    "net",
+    "area",
+    "cell",
+    "lon",
+    "lat",
+    "range",
+    "samples",
+    "changeable",
+    "created",
+    "updated",
+]
 RADIOS = ["GSM", "UMTS", "LTE", "LTE", "LTE", "NR", "CDMA"]
 # (mcc, lon, lat) centres of a few countries, so positions look plausible.
-COUNTRIES = [(262, 10.4, 51.1), (208, 2.2, 46.2), (234, -1.5, 52.4), (310, -98.5, 39.8),
-             (440, 138.2, 36.2), (505, 134.5, -25.7), (724, -51.9, -14.2)]
+COUNTRIES = [
+    (262, 10.4, 51.1),
+    (208, 2.2, 46.2),
+    (234, -1.5, 52.4),
+    (310, -98.5, 39.8),
+    (440, 138.2, 36.2),
+    (505, 134.5, -25.7),
+    (724, -51.9, -14.2),
+]
 EPOCH_START = 1_420_070_400  # 2015-01-01
 
 
@@ -32,18 +51,35 @@ def _cell(rng: random.Random, key: tuple[str, int, int, int, int], updated: int)
     radio, mcc, net, area, cell = key
     _, lon0, lat0 = next(c for c in COUNTRIES if c[0] == mcc)
     created = updated - rng.randint(86_400, 86_400 * 900)
-    return [radio, str(mcc), str(net), str(area), str(cell),
-            f"{lon0 + rng.uniform(-4, 4):.6f}", f"{lat0 + rng.uniform(-3, 3):.6f}",
-            str(rng.randint(100, 12_000)), str(rng.randint(1, 400)), "1",
-            str(created), str(updated)]
+    return [
+        radio,
+        str(mcc),
+        str(net),
+        str(area),
+        str(cell),
+        f"{lon0 + rng.uniform(-4, 4):.6f}",
+        f"{lat0 + rng.uniform(-3, 3):.6f}",
+        str(rng.randint(100, 12_000)),
+        str(rng.randint(1, 400)),
+        "1",
+        str(created),
+        str(updated),
+    ]
 
 
 def make_keys(rng: random.Random, count: int) -> list[tuple[str, int, int, int, int]]:
-    keys = set()
+    keys: set[tuple[str, int, int, int, int]] = set()
     while len(keys) < count:
         mcc = rng.choice(COUNTRIES)[0]
-        keys.add((rng.choice(RADIOS), mcc, rng.randint(1, 30), rng.randint(1, 5000),
-                  rng.randint(1, 268_435_455)))
+        keys.add(
+            (
+                rng.choice(RADIOS),
+                mcc,
+                rng.randint(1, 30),
+                rng.randint(1, 5000),
+                rng.randint(1, 268_435_455),
+            )
+        )
     return sorted(keys)
 
 

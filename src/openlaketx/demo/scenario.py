@@ -47,6 +47,10 @@ def _deliver(incoming: Path, archive: Path, name: str) -> Path:
     return incoming / name
 
 
+def _prefixed(progress: Callable[[str], None], label: str) -> Callable[[str], None]:
+    return lambda message: progress(f"{label}: {message}")
+
+
 def run_demo(
     lakehouse: Lakehouse,
     *,
@@ -62,21 +66,28 @@ def run_demo(
     lakehouse.apply(yaml_path)
 
     keys = make_keys(random.Random(seed), rows)
-    first, second = keys[: int(rows * 0.7)], keys[int(rows * 0.4):]
+    first, second = keys[: int(rows * 0.7)], keys[int(rows * 0.4) :]
     broken = random.Random(seed + 3).sample(keys, max(10, rows // 20))
     t0 = 1_750_000_000
     plan = [
         ("delivery 1", first, {"seed": seed + 1, "updated_at": t0}),
         ("delivery 2 (overlaps 1)", second, {"seed": seed + 2, "updated_at": t0 + 7 * DAY}),
-        ("delivery 3 (broken)", broken, {"seed": seed + 3, "updated_at": t0 + 14 * DAY,
-                                          "bad_lat_share": 0.35}),
+        (
+            "delivery 3 (broken)",
+            broken,
+            {"seed": seed + 3, "updated_at": t0 + 14 * DAY, "bad_lat_share": 0.35},
+        ),
     ]
     runs = []
     for index, (label, subset, options) in enumerate(plan, start=1):
         progress(f"{label}: generating {len(subset):,} rows")
         path = _deliver(incoming, archive, f"cells_{index:03d}.csv")
         stats = write_delivery(path, subset, **options)  # type: ignore[arg-type]
-        result = lakehouse.run(JOB_ID, trigger_type="manual", triggered_by="laketx demo",
-                               progress=lambda m, label=label: progress(f"{label}: {m}"))
+        result = lakehouse.run(
+            JOB_ID,
+            trigger_type="manual",
+            triggered_by="laketx demo",
+            progress=_prefixed(progress, label),
+        )
         runs.append(DemoRun(label, stats, result))
     return runs

@@ -10,7 +10,7 @@ from lakeguard.store.ddl import quote
 from openlaketx.loads.commit import CommitTag, TaggedCommit, find_commit, session_tagging
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 ROW_HASH = "_laketx_row_hash"
 
@@ -50,10 +50,15 @@ def _committed(frame: DataFrame, path: str, tag: CommitTag) -> CommitResult:
 
 def _is_conflict(exc: Exception) -> bool:
     # Delta's conflict exceptions do not share a Python base class; match them by name.
-    names = ("ConcurrentAppendException", "ConcurrentDeleteReadException",
-             "ConcurrentDeleteDeleteException", "MetadataChangedException",
-             "ConcurrentTransactionException", "ProtocolChangedException",
-             "DELTA_CONCURRENT")
+    names = (
+        "ConcurrentAppendException",
+        "ConcurrentDeleteReadException",
+        "ConcurrentDeleteDeleteException",
+        "MetadataChangedException",
+        "ConcurrentTransactionException",
+        "ProtocolChangedException",
+        "DELTA_CONCURRENT",
+    )
     text = f"{type(exc).__name__} {exc}"
     return any(n in text for n in names)
 
@@ -101,7 +106,9 @@ def with_row_hash(frame: DataFrame, keys: list[str]) -> DataFrame:
     """Add a hash of the non-key columns, so unchanged rows are not rewritten by a merge."""
     from pyspark.sql import functions as F
 
-    values = [F.col(quote(c)) for c in frame.columns if c not in keys and not c.startswith("_laketx")]
+    values = [
+        F.col(quote(c)) for c in frame.columns if c not in keys and not c.startswith("_laketx")
+    ]
     return frame.withColumn(ROW_HASH, F.xxhash64(*values) if values else F.lit(0).cast("long"))
 
 
@@ -119,7 +126,7 @@ def merge(
     if not DeltaTable.isDeltaTable(spark, path):
         return append(frame, path, tag)
     condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys)
-    updates = {quote(c): f"s.{quote(c)}" for c in frame.columns}
+    updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in frame.columns}
     changed = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
     if sequence_by:
         seq = quote(sequence_by)

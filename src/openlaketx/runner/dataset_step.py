@@ -87,13 +87,23 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
         attempt.finish("FAILED", rows_read=step.rows_read, error=message)
         if not isinstance(exc, Exception):
             raise
-        return StepResult(dataset_id, attempt.run_id, "FAILED", step.rows_read,
-                          reason=message, error=wrapped or LakeTxError(message))
+        return StepResult(
+            dataset_id,
+            attempt.run_id,
+            "FAILED",
+            step.rows_read,
+            reason=message,
+            error=wrapped or LakeTxError(message),
+        )
     finally:
         step.release()
-    attempt.finish(result.status, rows_read=result.rows_read, rows_written=result.rows_written,
-                   data_version=result.data_version,
-                   error=result.reason if result.status == "BLOCKED" else None)
+    attempt.finish(
+        result.status,
+        rows_read=result.rows_read,
+        rows_written=result.rows_written,
+        data_version=result.data_version,
+        error=result.reason if result.status == "BLOCKED" else None,
+    )
     return result
 
 
@@ -133,8 +143,9 @@ class _GovernedStep:
         next_version = (own_latest.version if own_latest else 0) + 1
         if batch.frame is None:
             self._done(timer, rows=0, metadata={"note": batch.note})
-            return StepResult(self.dataset_id, self.attempt.run_id, "SUCCESS", 0, 0,
-                              reason=batch.note)
+            return StepResult(
+                self.dataset_id, self.attempt.run_id, "SUCCESS", 0, 0, reason=batch.note
+            )
 
         pending = find_commit(ctx.spark, self.path, next_version)
         if pending is not None:
@@ -155,24 +166,40 @@ class _GovernedStep:
         all_rules = [*batch.builtin_rules, *rules]
         result = evaluate_batch(frame, all_rules, profile=self._profile())
         self.rows_read = result.rows
-        self._done(timer, rows=result.rows,
-                   metadata={"outcomes": {o.rule_id: o.outcome for o in result.outcomes}})
+        self._done(
+            timer,
+            rows=result.rows,
+            metadata={"outcomes": {o.rule_id: o.outcome for o in result.outcomes}},
+        )
 
         timer = self._phase("gate", "gate")
-        decision = decide(result.outcomes, from_layer=batch.from_layer,
-                          to_layer=self.dataset["layer"])
+        decision = decide(
+            result.outcomes, from_layer=batch.from_layer, to_layer=self.dataset["layer"]
+        )
         decision_row = gate.decision_row(self.dataset_id, self.attempt.run_id, decision)
-        gate.record(decision_row, evidence.rows(ctx, self.dataset, self.attempt, result,
-                                                 columns, decision_row))
-        self._done(timer, "COMPLETED" if decision.allowed else "BLOCKED",
-                   metadata={"allowed": decision.allowed, "reason": decision.reason})
+        gate.record(
+            decision_row,
+            evidence.rows(ctx, self.dataset, self.attempt, result, columns, decision_row),
+        )
+        self._done(
+            timer,
+            "COMPLETED" if decision.allowed else "BLOCKED",
+            metadata={"allowed": decision.allowed, "reason": decision.reason},
+        )
 
         if not decision.allowed:
             timer = self._phase("quarantine", "quarantine")
             kept = quarantine(ctx, self.dataset_id, frame, all_rules, self.attempt.run_id)
             self._done(timer, rows=kept)
-            return StepResult(self.dataset_id, self.attempt.run_id, "BLOCKED", result.rows, 0,
-                              reason=decision.reason, outcomes=result.outcomes)
+            return StepResult(
+                self.dataset_id,
+                self.attempt.run_id,
+                "BLOCKED",
+                result.rows,
+                0,
+                reason=decision.reason,
+                outcomes=result.outcomes,
+            )
         return self._publish(frame, batch, result, decision, own_latest, next_version, all_rules)
 
     def _input(self, own_latest: ApprovedVersion | None) -> InputBatch:
@@ -180,15 +207,23 @@ class _GovernedStep:
         if self.dataset["layer"] == "bronze":
             return bronze_input(ctx.spark, ctx.defs, self.dataset)
         parent_latest = ctx.gate.latest(self.dataset["parents"][0])
-        return derived_input(ctx.spark, ctx.defs, self.dataset, parent_latest, own_latest,
-                             ctx.warehouse)
+        return derived_input(
+            ctx.spark, ctx.defs, self.dataset, parent_latest, own_latest, ctx.warehouse
+        )
 
     def _profile(self) -> bool:
         return bool(self.ctx.defs.transform(self.dataset).get("profile", True))
 
-    def _publish(self, frame: DataFrame, batch: InputBatch, result: BatchEvaluation,
-                 decision: Decision, own_latest: ApprovedVersion | None, version: int,
-                 rules: list[Any]) -> StepResult:
+    def _publish(
+        self,
+        frame: DataFrame,
+        batch: InputBatch,
+        result: BatchEvaluation,
+        decision: Decision,
+        own_latest: ApprovedVersion | None,
+        version: int,
+        rules: list[Any],
+    ) -> StepResult:
         from pyspark.sql import functions as F
 
         ctx = self.ctx
@@ -196,22 +231,36 @@ class _GovernedStep:
         out = frame
         malformed = 0
         if batch.has_corrupt_column:
-            malformed = next((o.failed_rows for o in result.outcomes
-                              if o.rule_id == "_malformed_rows"), 0)
+            malformed = next(
+                (o.failed_rows for o in result.outcomes if o.rule_id == "_malformed_rows"), 0
+            )
             if malformed:
-                quarantine(ctx, self.dataset_id, frame.where(F.col(CORRUPT_COLUMN).isNotNull()),
-                           rules, self.attempt.run_id)
+                quarantine(
+                    ctx,
+                    self.dataset_id,
+                    frame.where(F.col(CORRUPT_COLUMN).isNotNull()),
+                    rules,
+                    self.attempt.run_id,
+                )
                 out = frame.where(F.col(CORRUPT_COLUMN).isNull())
             out = out.drop(CORRUPT_COLUMN)
         keys = list(self.dataset.get("business_keys") or [])
         load_type = self.dataset.get("load_type") or "append"
         if load_type == "merge":
             out = strategies.with_row_hash(out, keys)
-        out = (out.withColumn(VERSION_COL, F.lit(version).cast("long"))
-               .withColumn(RUN_COL, F.lit(self.attempt.run_id))
-               .withColumn(LOADED_COL, F.current_timestamp()))
-        tag = CommitTag(ctx.store.tenant, self.dataset_id, self.attempt.run_id, version,
-                        batch.fingerprint, batch.upstream_refs)
+        out = (
+            out.withColumn(VERSION_COL, F.lit(version).cast("long"))
+            .withColumn(RUN_COL, F.lit(self.attempt.run_id))
+            .withColumn(LOADED_COL, F.current_timestamp())
+        )
+        tag = CommitTag(
+            ctx.store.tenant,
+            self.dataset_id,
+            self.attempt.run_id,
+            version,
+            batch.fingerprint,
+            batch.upstream_refs,
+        )
         if load_type == "merge":
             commit = strategies.merge(out, self.path, tag, keys, self.dataset.get("sequence_by"))
         elif load_type == "full":
@@ -219,35 +268,60 @@ class _GovernedStep:
         else:
             commit = strategies.append(out, self.path, tag)
         register(ctx.spark, ctx.warehouse, self.dataset["table_name"])
-        self._done(timer, rows=commit.rows_written,
-                   metadata={"delta_version": commit.commit_version, "malformed_set_aside": malformed})
+        self._done(
+            timer,
+            rows=commit.rows_written,
+            metadata={"delta_version": commit.commit_version, "malformed_set_aside": malformed},
+        )
 
         timer = self._phase("record version", "record")
         row_count = _row_count(own_latest, commit.commit, load_type)
         ctx.gate.record_version(
-            dataset_id=self.dataset_id, version=version, snapshot_ref=str(commit.commit_version),
-            schema_hash=schema_hash(capture(out.schema)), row_count=row_count,
-            rows_written=commit.rows_written, upstream_refs=batch.upstream_refs,
-            run_id=self.attempt.run_id, promoted_by=ctx.job.pipeline_id, previous=own_latest,
+            dataset_id=self.dataset_id,
+            version=version,
+            snapshot_ref=str(commit.commit_version),
+            schema_hash=schema_hash(capture(out.schema)),
+            row_count=row_count,
+            rows_written=commit.rows_written,
+            upstream_refs=batch.upstream_refs,
+            run_id=self.attempt.run_id,
+            promoted_by=ctx.job.pipeline_id,
+            previous=own_latest,
         )
         self._done(timer, metadata={"version": version})
-        return StepResult(self.dataset_id, self.attempt.run_id, "SUCCESS", result.rows,
-                          commit.rows_written, version, decision.reason, outcomes=result.outcomes)
+        return StepResult(
+            self.dataset_id,
+            self.attempt.run_id,
+            "SUCCESS",
+            result.rows,
+            commit.rows_written,
+            version,
+            decision.reason,
+            outcomes=result.outcomes,
+        )
 
     # -- crash recovery -------------------------------------------------------------------
     def _table_schema_hash(self, commit_version: int) -> str:
-        frame = self.ctx.spark.read.format("delta").option("versionAsOf", commit_version).load(self.path)
+        frame = (
+            self.ctx.spark.read.format("delta")
+            .option("versionAsOf", commit_version)
+            .load(self.path)
+        )
         return schema_hash(capture(frame.schema))
 
     def _record_commit(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> None:
         load_type = self.dataset.get("load_type") or "append"
         self.ctx.gate.record_version(
-            dataset_id=self.dataset_id, version=commit.data_version,
+            dataset_id=self.dataset_id,
+            version=commit.data_version,
             snapshot_ref=str(commit.commit_version),
             schema_hash=self._table_schema_hash(commit.commit_version),
             row_count=_row_count(latest, commit, load_type),
-            rows_written=strategies.rows_written(commit), upstream_refs=commit.upstream,
-            run_id=commit.run_id, promoted_by=self.ctx.job.pipeline_id, previous=latest,
+            rows_written=strategies.rows_written(commit),
+            upstream_refs=commit.upstream,
+            run_id=commit.run_id,
+            promoted_by=self.ctx.job.pipeline_id,
+            previous=latest,
         )
 
     def _adopt(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> StepResult:
@@ -255,12 +329,19 @@ class _GovernedStep:
         timer = self._phase("record recovered version", "record")
         self._record_commit(commit, latest)
         self._done(timer, metadata={"recovered_commit": commit.commit_version})
-        return StepResult(self.dataset_id, self.attempt.run_id, "SUCCESS", None,
-                          strategies.rows_written(commit), commit.data_version,
-                          reason=f"recovered commit {commit.commit_version} of run {commit.run_id}")
+        return StepResult(
+            self.dataset_id,
+            self.attempt.run_id,
+            "SUCCESS",
+            None,
+            strategies.rows_written(commit),
+            commit.data_version,
+            reason=f"recovered commit {commit.commit_version} of run {commit.run_id}",
+        )
 
-    def _adopt_foreign(self, commit: TaggedCommit,
-                       latest: ApprovedVersion | None) -> ApprovedVersion | None:
+    def _adopt_foreign(
+        self, commit: TaggedCommit, latest: ApprovedVersion | None
+    ) -> ApprovedVersion | None:
         """Another batch was committed (approved) but never recorded: record it first."""
         self._record_commit(commit, latest)
         return self.ctx.gate.latest(self.dataset_id)
@@ -275,5 +356,7 @@ def _row_count(latest: ApprovedVersion | None, commit: TaggedCommit | None, load
     if load_type == "full":
         return int(m.get("numOutputRows", 0))
     if "numTargetRowsInserted" in m:
-        return before + int(m.get("numTargetRowsInserted", 0)) - int(m.get("numTargetRowsDeleted", 0))
+        return (
+            before + int(m.get("numTargetRowsInserted", 0)) - int(m.get("numTargetRowsDeleted", 0))
+        )
     return before + int(m.get("numOutputRows", 0))

@@ -75,7 +75,9 @@ class Definitions:
 
     def columns(self, source_object_id: str) -> list[dict[str, Any]]:
         return [
-            c for c in self.rows["source_object_columns"] if c["source_object_id"] == source_object_id
+            c
+            for c in self.rows["source_object_columns"]
+            if c["source_object_id"] == source_object_id
         ]
 
     def job(self, job_id: str) -> dict[str, Any] | None:

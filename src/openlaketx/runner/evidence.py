@@ -28,7 +28,9 @@ def rows(
     outcomes = result.outcomes
     failed = [o for o in outcomes if o.outcome != "PASS"]
     rule_set = hashlib.sha256(
-        to_json(sorted((o.rule_id, o.rule_type, o.severity, o.threshold) for o in outcomes)).encode()
+        to_json(
+            sorted((o.rule_id, o.rule_type, o.severity, o.threshold) for o in outcomes)
+        ).encode()
     ).hexdigest()[:16]
     summary = {
         "dq_result_id": new_id(),
@@ -44,8 +46,13 @@ def rows(
         "expectations_failed": len(failed),
         "failed_expectations": to_json(
             [
-                {"rule_id": o.rule_id, "outcome": o.outcome, "failed_rows": o.failed_rows,
-                 "severity": o.severity, "samples": list(o.samples)}
+                {
+                    "rule_id": o.rule_id,
+                    "outcome": o.outcome,
+                    "failed_rows": o.failed_rows,
+                    "severity": o.severity,
+                    "samples": list(o.samples),
+                }
                 for o in failed
             ]
         ),

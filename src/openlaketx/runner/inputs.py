@@ -67,8 +67,9 @@ def bronze_input(spark: SparkSession, defs: Definitions, dataset: dict[str, Any]
                 sample_sql=f"substring({quote(CORRUPT_COLUMN)}, 1, 200)",
             )
         )
-    return InputBatch(frame, "+".join(sorted(prints)), "source", builtin_rules=rules,
-                      has_corrupt_column=corrupt)
+    return InputBatch(
+        frame, "+".join(sorted(prints)), "source", builtin_rules=rules, has_corrupt_column=corrupt
+    )
 
 
 def derived_input(
@@ -82,10 +83,11 @@ def derived_input(
     """Rows of the parent's approved versions this dataset has not consumed yet (invariant 8)."""
     parent_id = dataset["parents"][0]
     parent = defs.dataset(parent_id)
-    consumed = (own_latest.upstream_refs.get(parent_id, 0) if own_latest else 0)
+    consumed = own_latest.upstream_refs.get(parent_id, 0) if own_latest else 0
     if parent_latest is None or parent_latest.version <= consumed:
-        return InputBatch(None, "none", parent["layer"],
-                          note=f"no new approved version of {parent_id}")
+        return InputBatch(
+            None, "none", parent["layer"], note=f"no new approved version of {parent_id}"
+        )
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -114,7 +116,11 @@ def derived_input(
         window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(
             F.col(quote(dataset["sequence_by"])).desc_nulls_last()
         )
-        frame = frame.withColumn("__rank", F.row_number().over(window)).where("__rank = 1").drop("__rank")
+        frame = (
+            frame.withColumn("__rank", F.row_number().over(window))
+            .where("__rank = 1")
+            .drop("__rank")
+        )
     elif keys:
         rules.append(
             CompiledRule(
@@ -124,11 +130,17 @@ def derived_input(
                 threshold=0.0,
                 columns=tuple(keys),
                 violation_sql=None,
-                sample_sql="concat_ws('|', " + ", ".join(
-                    f"coalesce(CAST({quote(k)} AS STRING), 'NULL')" for k in keys) + ")",
+                sample_sql="concat_ws('|', "
+                + ", ".join(f"coalesce(CAST({quote(k)} AS STRING), 'NULL')" for k in keys)
+                + ")",
                 unique_keys=tuple(keys),
             )
         )
     fingerprint = json.dumps({parent_id: [consumed, parent_latest.version]}, sort_keys=True)
-    return InputBatch(frame, fingerprint, parent["layer"],
-                      upstream_refs={parent_id: parent_latest.version}, builtin_rules=rules)
+    return InputBatch(
+        frame,
+        fingerprint,
+        parent["layer"],
+        upstream_refs={parent_id: parent_latest.version},
+        builtin_rules=rules,
+    )

@@ -1,4 +1,4 @@
-"""Run a job (its tasks in dependency order) or a single dataset, with retries of transient errors."""
+"""Run a job (tasks in dependency order) or one dataset, retrying transient errors."""
 
 from __future__ import annotations
 
@@ -43,8 +43,10 @@ def plan(defs: Definitions, target: str) -> tuple[str, list[PlannedTask], int, i
     if job is not None:
         tasks = {t["task_id"]: t for t in defs.job_tasks(target)}
         order = order_tasks({tid: list(t["depends_on"] or []) for tid, t in tasks.items()})
-        planned = [PlannedTask(tid, tasks[tid]["dataset_id"], list(tasks[tid]["depends_on"] or []))
-                   for tid in order]
+        planned = [
+            PlannedTask(tid, tasks[tid]["dataset_id"], list(tasks[tid]["depends_on"] or []))
+            for tid in order
+        ]
         return target, planned, int(job["max_retries"] or 0), int(job["retry_delay_seconds"] or 0)
     try:
         defs.dataset(target)
@@ -71,8 +73,14 @@ def run(
     defs = Definitions.load(store)
     pipeline_id, tasks, retries, delay = plan(defs, target)
     params = defs.job_parameters(pipeline_id) if defs.job(pipeline_id) else {}
-    job = JobRun(store, pipeline_id, trigger_type=trigger_type, triggered_by=triggered_by,
-                 parameters=params, config_version=defs.config_version)
+    job = JobRun(
+        store,
+        pipeline_id,
+        trigger_type=trigger_type,
+        triggered_by=triggered_by,
+        parameters=params,
+        config_version=defs.config_version,
+    )
     job.start()
     ctx = RunContext(spark, store, Gate(store), defs, warehouse, job, progress)
     result = JobResult(job.run_id, pipeline_id, "COMPLETED")
@@ -85,7 +93,12 @@ def run(
                 continue
             step = run_dataset(ctx, task.dataset_id)
             attempts = 1
-            while step.status == "FAILED" and step.error and step.error.transient and attempts <= retries:
+            while (
+                step.status == "FAILED"
+                and step.error
+                and step.error.transient
+                and attempts <= retries
+            ):
                 progress(f"{task.dataset_id}: transient failure, retry {attempts}/{retries}")
                 time.sleep(delay)
                 result.steps.append(step)

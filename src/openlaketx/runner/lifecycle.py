@@ -66,8 +66,14 @@ class JobRun:
         self.start_time = store.now()
         self.finished = False
 
-    def event(self, status: str, message: str | None = None, *, run_id: str | None = None,
-              dataset_id: str | None = None) -> dict[str, Any]:
+    def event(
+        self,
+        status: str,
+        message: str | None = None,
+        *,
+        run_id: str | None = None,
+        dataset_id: str | None = None,
+    ) -> dict[str, Any]:
         return {
             "event_id": new_id(),
             "run_id": run_id or self.run_id,
@@ -104,9 +110,7 @@ class JobRun:
             "error_message": error,
             "parameters": to_json(self.parameters),
         }
-        self.store.append_many(
-            {"pipeline_runs": [row], "run_events": [self.event(status, error)]}
-        )
+        self.store.append_many({"pipeline_runs": [row], "run_events": [self.event(status, error)]})
         self.finished = True
         return row
 

@@ -47,14 +47,14 @@ def in_flight(store: MetadataStore, window_days: int = 30) -> list[dict[str, Any
     q = store.qualified
     since = f"date_sub(current_date(), {int(window_days)})"
     sql = f"""
-        SELECT e.* FROM {q('run_events')} e
+        SELECT e.* FROM {q("run_events")} e
         WHERE e.tenant_id = {tenant} AND e.status = 'RUNNING' AND e.event_date >= {since}
-          AND NOT EXISTS (SELECT 1 FROM {q('run_events')} t
+          AND NOT EXISTS (SELECT 1 FROM {q("run_events")} t
                           WHERE t.event_date >= {since} AND t.run_id = e.run_id
                             AND t.status <> 'RUNNING')
-          AND NOT EXISTS (SELECT 1 FROM {q('run_history')} h
+          AND NOT EXISTS (SELECT 1 FROM {q("run_history")} h
                           WHERE h.run_date >= {since} AND h.run_id = e.run_id)
-          AND NOT EXISTS (SELECT 1 FROM {q('pipeline_runs')} p
+          AND NOT EXISTS (SELECT 1 FROM {q("pipeline_runs")} p
                           WHERE p.run_date >= {since} AND p.pipeline_logging_id = e.run_id)
     """
     return [r.asDict() for r in store.spark.sql(sql).collect()]
@@ -63,35 +63,69 @@ def in_flight(store: MetadataStore, window_days: int = 30) -> list[dict[str, Any
 def reap(store: MetadataStore, stale_after: timedelta = timedelta(hours=12)) -> list[str]:
     """Record every abandoned run FAILED; returns the run ids reaped."""
     now = store.now()
-    runs = [r for r in in_flight(store)
-            if is_abandoned(r["worker_instance"], now - r["event_time"], stale_after)]
+    runs = [
+        r
+        for r in in_flight(store)
+        if is_abandoned(r["worker_instance"], now - r["event_time"], stale_after)
+    ]
     if not runs:
         return []
     layers = {d["dataset_id"]: d["layer"] for d in store.active_definitions("dataset_registry")}
     history, pipelines, events = [], [], []
     for r in runs:
-        message = (f"abandoned: worker {r['worker_instance']} stopped without finishing "
-                   f"(found by {worker_instance()})")
+        message = (
+            f"abandoned: worker {r['worker_instance']} stopped without finishing "
+            f"(found by {worker_instance()})"
+        )
         if r["dataset_id"]:
-            history.append({
-                "run_id": r["run_id"], "pipeline_logging_id": r["pipeline_logging_id"],
-                "tenant_id": store.tenant, "dataset_id": r["dataset_id"],
-                "layer": layers.get(r["dataset_id"], "unknown"), "status": "FAILED",
-                "start_time": r["event_time"], "end_time": now, "error_message": message,
-                "triggered_by": "reaper",
-            })
+            history.append(
+                {
+                    "run_id": r["run_id"],
+                    "pipeline_logging_id": r["pipeline_logging_id"],
+                    "tenant_id": store.tenant,
+                    "dataset_id": r["dataset_id"],
+                    "layer": layers.get(r["dataset_id"], "unknown"),
+                    "status": "FAILED",
+                    "start_time": r["event_time"],
+                    "end_time": now,
+                    "error_message": message,
+                    "triggered_by": "reaper",
+                }
+            )
         else:
-            pipelines.append({
-                "pipeline_logging_id": r["run_id"], "pipeline_id": r["pipeline_id"],
-                "tenant_id": store.tenant, "status": "FAILED", "trigger_type": "unknown",
-                "triggered_by": "reaper", "start_time": r["event_time"], "end_time": now,
-                "duration_ms": int((now - r["event_time"]).total_seconds() * 1000),
-                "worker_instance": r["worker_instance"], "error_message": message,
-            })
-        events.append({**{k: r[k] for k in ("run_id", "pipeline_logging_id", "pipeline_id",
-                                             "dataset_id", "tenant_id")},
-                       "event_id": new_id(), "status": "FAILED",
-                       "worker_instance": worker_instance(), "message": message,
-                       "event_time": now})
+            pipelines.append(
+                {
+                    "pipeline_logging_id": r["run_id"],
+                    "pipeline_id": r["pipeline_id"],
+                    "tenant_id": store.tenant,
+                    "status": "FAILED",
+                    "trigger_type": "unknown",
+                    "triggered_by": "reaper",
+                    "start_time": r["event_time"],
+                    "end_time": now,
+                    "duration_ms": int((now - r["event_time"]).total_seconds() * 1000),
+                    "worker_instance": r["worker_instance"],
+                    "error_message": message,
+                }
+            )
+        events.append(
+            {
+                **{
+                    k: r[k]
+                    for k in (
+                        "run_id",
+                        "pipeline_logging_id",
+                        "pipeline_id",
+                        "dataset_id",
+                        "tenant_id",
+                    )
+                },
+                "event_id": new_id(),
+                "status": "FAILED",
+                "worker_instance": worker_instance(),
+                "message": message,
+                "event_time": now,
+            }
+        )
     store.append_many({"run_history": history, "pipeline_runs": pipelines, "run_events": events})
     return [r["run_id"] for r in runs]

@@ -64,7 +64,9 @@ def read_files(
     text_format = fmt in ("csv", "json")
     reader = spark.read.format(fmt).options(**options)
     if text_format:
-        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+        reader = reader.option("mode", "PERMISSIVE").option(
+            "columnNameOfCorruptRecord", CORRUPT_COLUMN
+        )
     reader = reader.schema(declared_schema_ddl(columns, with_corrupt=text_format))
     try:
         frame = reader.load(path)
