@@ -70,30 +70,89 @@ SHIPMODES = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"]
 
 # All FAIL rules hold on the generated data, so the gate allows the batch (COMPLETED).
 RULES: list[dict[str, Any]] = [
-    {"id": "r01_keys_not_null", "type": "NOT_NULL",
-     "columns": ["l_orderkey", "l_partkey", "l_suppkey", "l_linenumber"], "severity": "FAIL"},
-    {"id": "r02_dates_not_null", "type": "NOT_NULL",
-     "columns": ["l_shipdate", "l_commitdate", "l_receiptdate"], "severity": "FAIL"},
-    {"id": "r03_quantity_range", "type": "RANGE", "column": "l_quantity", "min": 1, "max": 50,
-     "severity": "FAIL"},
-    {"id": "r04_discount_range", "type": "RANGE", "column": "l_discount", "min": 0, "max": 0.1,
-     "severity": "FAIL"},
-    {"id": "r05_tax_range", "type": "RANGE", "column": "l_tax", "min": 0, "max": 0.08,
-     "severity": "FAIL"},
-    {"id": "r06_returnflag", "type": "ALLOWED_VALUES", "column": "l_returnflag",
-     "values": ["A", "N", "R"], "severity": "FAIL"},
-    {"id": "r07_linestatus", "type": "ALLOWED_VALUES", "column": "l_linestatus",
-     "values": ["O", "F"], "severity": "FAIL"},
-    {"id": "r08_shipmode_known", "type": "ALLOWED_VALUES", "column": "l_shipmode",
-     "values": SHIPMODES, "severity": "WARN"},
-    {"id": "r09_shipmode_format", "type": "REGEX", "column": "l_shipmode",
-     "pattern": "^[A-Z ]+$", "severity": "WARN"},
-    {"id": "r10_line_unique", "type": "UNIQUE", "columns": ["l_orderkey", "l_linenumber"],
-     "severity": "FAIL"},
-    {"id": "r11_receipt_after_ship", "type": "EXPRESSION",
-     "expression": "l_receiptdate >= l_shipdate", "severity": "WARN"},
-    {"id": "r12_price_positive", "type": "EXPRESSION", "expression": "l_extendedprice > 0",
-     "severity": "FAIL", "threshold": 0.0},
+    {
+        "id": "r01_keys_not_null",
+        "type": "NOT_NULL",
+        "columns": ["l_orderkey", "l_partkey", "l_suppkey", "l_linenumber"],
+        "severity": "FAIL",
+    },
+    {
+        "id": "r02_dates_not_null",
+        "type": "NOT_NULL",
+        "columns": ["l_shipdate", "l_commitdate", "l_receiptdate"],
+        "severity": "FAIL",
+    },
+    {
+        "id": "r03_quantity_range",
+        "type": "RANGE",
+        "column": "l_quantity",
+        "min": 1,
+        "max": 50,
+        "severity": "FAIL",
+    },
+    {
+        "id": "r04_discount_range",
+        "type": "RANGE",
+        "column": "l_discount",
+        "min": 0,
+        "max": 0.1,
+        "severity": "FAIL",
+    },
+    {
+        "id": "r05_tax_range",
+        "type": "RANGE",
+        "column": "l_tax",
+        "min": 0,
+        "max": 0.08,
+        "severity": "FAIL",
+    },
+    {
+        "id": "r06_returnflag",
+        "type": "ALLOWED_VALUES",
+        "column": "l_returnflag",
+        "values": ["A", "N", "R"],
+        "severity": "FAIL",
+    },
+    {
+        "id": "r07_linestatus",
+        "type": "ALLOWED_VALUES",
+        "column": "l_linestatus",
+        "values": ["O", "F"],
+        "severity": "FAIL",
+    },
+    {
+        "id": "r08_shipmode_known",
+        "type": "ALLOWED_VALUES",
+        "column": "l_shipmode",
+        "values": SHIPMODES,
+        "severity": "WARN",
+    },
+    {
+        "id": "r09_shipmode_format",
+        "type": "REGEX",
+        "column": "l_shipmode",
+        "pattern": "^[A-Z ]+$",
+        "severity": "WARN",
+    },
+    {
+        "id": "r10_line_unique",
+        "type": "UNIQUE",
+        "columns": ["l_orderkey", "l_linenumber"],
+        "severity": "FAIL",
+    },
+    {
+        "id": "r11_receipt_after_ship",
+        "type": "EXPRESSION",
+        "expression": "l_receiptdate >= l_shipdate",
+        "severity": "WARN",
+    },
+    {
+        "id": "r12_price_positive",
+        "type": "EXPRESSION",
+        "expression": "l_extendedprice > 0",
+        "severity": "FAIL",
+        "threshold": 0.0,
+    },
 ]
 
 
@@ -110,8 +169,22 @@ def _pick(values: list[str], seed: int) -> str:
 
 def lineitem_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
     """`rows` lineitem-like rows: 4 lines per order, so (l_orderkey, l_linenumber) is unique."""
-    words = ["carefully", "final", "deposits", "sleep", "quickly", "ironic", "packages",
-             "boost", "furiously", "regular", "requests", "haggle", "blithely", "express"]
+    words = [
+        "carefully",
+        "final",
+        "deposits",
+        "sleep",
+        "quickly",
+        "ironic",
+        "packages",
+        "boost",
+        "furiously",
+        "regular",
+        "requests",
+        "haggle",
+        "blithely",
+        "express",
+    ]
     cutoff = "DATE'1995-06-17'"
     base = spark.range(0, rows, 1, numPartitions=partitions).selectExpr(
         "id",
@@ -131,10 +204,15 @@ def lineitem_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame
         f"date_add(o_date, CAST(pmod({_h(9)}, 61) + 30 AS INT)) AS commit",
     ).selectExpr("*", f"date_add(ship, CAST(pmod({_h(10)}, 30) + 1 AS INT)) AS receipt")
     return dated.selectExpr(
-        "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity",
-        "round(l_quantity * unit_price, 2) AS l_extendedprice", "l_discount", "l_tax",
-        f"CASE WHEN receipt <= {cutoff} THEN {_pick(['R', 'A'], 11)} ELSE 'N' END"
-        " AS l_returnflag",
+        "l_orderkey",
+        "l_partkey",
+        "l_suppkey",
+        "l_linenumber",
+        "l_quantity",
+        "round(l_quantity * unit_price, 2) AS l_extendedprice",
+        "l_discount",
+        "l_tax",
+        f"CASE WHEN receipt <= {cutoff} THEN {_pick(['R', 'A'], 11)} ELSE 'N' END AS l_returnflag",
         f"CASE WHEN ship > {cutoff} THEN 'O' ELSE 'F' END AS l_linestatus",
         "date_format(ship, 'yyyy-MM-dd') AS l_shipdate",
         "date_format(commit, 'yyyy-MM-dd') AS l_commitdate",
@@ -142,8 +220,7 @@ def lineitem_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame
         f"{_pick(['DELIVER IN PERSON', 'COLLECT COD', 'NONE', 'TAKE BACK RETURN'], 12)}"
         " AS l_shipinstruct",
         f"{_pick(SHIPMODES, 13)} AS l_shipmode",
-        f"concat_ws(' ', {_pick(words, 14)}, {_pick(words, 15)}, {_pick(words, 16)})"
-        " AS l_comment",
+        f"concat_ws(' ', {_pick(words, 14)}, {_pick(words, 15)}, {_pick(words, 16)}) AS l_comment",
     )
 
 
@@ -167,8 +244,12 @@ def ensure_data(spark: SparkSession, root: Path, rows: int, partitions: int) -> 
         return folder
     log(f"generating {rows:,} rows into {folder} ({partitions} files)")
     started = time.perf_counter()
-    (lineitem_frame(spark, rows, partitions).write.mode("overwrite")
-     .option("header", "true").csv(str(folder)))
+    (
+        lineitem_frame(spark, rows, partitions)
+        .write.mode("overwrite")
+        .option("header", "true")
+        .csv(str(folder))
+    )
     meta = {"rows": rows, "generator": GENERATOR_VERSION, "partitions": partitions}
     (folder / MARKER).write_text(json.dumps(meta) + "\n")
     log(f"generated in {time.perf_counter() - started:.1f}s (not part of the measurement)")
@@ -193,8 +274,12 @@ def schema_ddl() -> str:
 def run_baseline(spark: SparkSession, folder: Path, target: Path) -> float:
     """Bare PySpark: CSV read with the explicit schema, one Delta append. Returns seconds."""
     started = time.perf_counter()
-    frame = (spark.read.format("csv").option("header", "true").schema(schema_ddl())
-             .load(f"{folder}/*.csv"))
+    frame = (
+        spark.read.format("csv")
+        .option("header", "true")
+        .schema(schema_ddl())
+        .load(f"{folder}/*.csv")
+    )
     frame.write.format("delta").mode("append").save(str(target))
     return time.perf_counter() - started
 
@@ -210,46 +295,33 @@ def metadata_document(folder: Path) -> dict[str, Any]:
     return {
         "version": 1,
         "source_systems": [{"id": "tpch", "kind": "file", "options": {"root": str(folder)}}],
-        "source_objects": [{
-            "id": "lineitem_csv",
-            "system": "tpch",
-            "locator": "*.csv",
-            "format": "csv",
-            "options": {"header": "true"},
-            "dataset": DATASET_ID,
-            "load_type": "append",
-            "columns": [{"name": name, "type": type_} for name, type_ in COLUMNS],
-        }],
+        "source_objects": [
+            {
+                "id": "lineitem_csv",
+                "system": "tpch",
+                "locator": "*.csv",
+                "format": "csv",
+                "options": {"header": "true"},
+                "dataset": DATASET_ID,
+                "load_type": "append",
+                "columns": [{"name": name, "type": type_} for name, type_ in COLUMNS],
+            }
+        ],
         "datasets": [{"id": DATASET_ID, "layer": "bronze", "table": "bronze.lineitem"}],
         "rules": [{"dataset": DATASET_ID, **rule} for rule in RULES],
     }
 
 
-def forget_previous_home(spark: SparkSession) -> None:
-    """Drop this session's catalog entries of an earlier home (external tables: data stays).
-
-    Each round opens a fresh home in the same session. Names registered for the previous home
-    would otherwise keep pointing there (`CREATE TABLE IF NOT EXISTS` keeps an existing entry).
-    """
-    for db in ("lakeguard", "bronze", "quarantine"):
-        if spark.catalog.databaseExists(db):
-            for table in spark.catalog.listTables(db):
-                spark.sql(f"DROP TABLE IF EXISTS `{db}`.`{table.name}`")
-
-
 def open_home(home: Path) -> Lakehouse:
     """Open a fresh lakehouse at `home` in the running session (or start Spark); not timed."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        forget_previous_home(active)
     home.mkdir(parents=True, exist_ok=True)
     lh = Lakehouse.open(home=home)
     where = lh.sql("DESCRIBE DETAIL lakeguard.step_logs").first()
     if where is None or str(home.resolve()) not in str(where["location"]):
-        raise SystemExit(f"lakeguard.step_logs points at {where and where['location']}, "
-                         f"not into the fresh home {home}")
+        raise SystemExit(
+            f"lakeguard.step_logs points at {where and where['location']}, "
+            f"not into the fresh home {home}"
+        )
     return lh
 
 
@@ -279,23 +351,34 @@ def run_governed(lh: Lakehouse) -> GovernedRound:
     """
     marks: list[tuple[float, str]] = []
     started = time.perf_counter()
-    result = lh.run(DATASET_ID, triggered_by="bench",
-                    progress=lambda msg: marks.append((time.perf_counter(), msg)))
+    result = lh.run(
+        DATASET_ID,
+        triggered_by="bench",
+        progress=lambda msg: marks.append((time.perf_counter(), msg)),
+    )
     ended = time.perf_counter()
     seconds = ended - started
     step = result.steps[0] if result.steps else None
     if result.status != "COMPLETED" or step is None:
         reason = step.reason if step is not None else result.error
         raise SystemExit(f"governed run ended {result.status}, not COMPLETED: {reason}")
-    return GovernedRound(seconds, result.run_id, step.rows_read, step.rows_written,
-                         step_phases(lh, result.run_id), timeline(started, marks, ended))
+    return GovernedRound(
+        seconds,
+        result.run_id,
+        step.rows_read,
+        step.rows_written,
+        step_phases(lh, result.run_id),
+        timeline(started, marks, ended),
+    )
 
 
 def timeline(started: float, marks: list[tuple[float, str]], ended: float) -> list[dict[str, Any]]:
     """Seconds from each progress message to the next (the first segment starts at the call)."""
     points = [(started, "(call)"), *marks, (ended, "(return)")]
-    return [{"segment": f"{a[1]} -> {b[1]}", "seconds": round(b[0] - a[0], 3)}
-            for a, b in pairwise(points)]
+    return [
+        {"segment": f"{a[1]} -> {b[1]}", "seconds": round(b[0] - a[0], 3)}
+        for a, b in pairwise(points)
+    ]
 
 
 def step_phases(lh: Lakehouse, run_id: str) -> list[dict[str, Any]]:
@@ -369,8 +452,20 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
     gov_s = [g.seconds for g in governed]
     gov_med = statistics.median(gov_s)
     ratio = gov_med / base_med
-    return Figures(args.rows, len(RULES), args.repeat, base_s, gov_s, base_med, gov_med, ratio,
-                   (ratio - 1.0) * 100.0, base_rows, governed, environment(spark))
+    return Figures(
+        args.rows,
+        len(RULES),
+        args.repeat,
+        base_s,
+        gov_s,
+        base_med,
+        gov_med,
+        ratio,
+        (ratio - 1.0) * 100.0,
+        base_rows,
+        governed,
+        environment(spark),
+    )
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -380,27 +475,39 @@ def log(message: str) -> None:
 
 def print_report(fig: Figures) -> None:
     env = fig.environment
-    print(f"Spark {env['pyspark']} (runtime {env['spark_runtime']}), delta-spark "
-          f"{env['delta_spark']}, master {env['master']}, {env['cores']} cores, "
-          f"Python {env['python']}, {env['machine']}")
+    print(
+        f"Spark {env['pyspark']} (runtime {env['spark_runtime']}), delta-spark "
+        f"{env['delta_spark']}, master {env['master']}, {env['cores']} cores, "
+        f"Python {env['python']}, {env['machine']}"
+    )
     print(f"rows: {fig.rows:,}   rules: {fig.rules}   rounds: {fig.repeat}")
-    print(f"rows written: baseline {fig.baseline_rows_written}, "
-          f"governed {[g.rows_written for g in fig.governed]}")
-    print(f"baseline  (read CSV + Delta append):   {fig.baseline_median:8.2f} s   "
-          f"{_rounds(fig.baseline_seconds)}")
-    print(f"governed  (Lakehouse.run):             {fig.governed_median:8.2f} s   "
-          f"{_rounds(fig.governed_seconds)}")
+    print(
+        f"rows written: baseline {fig.baseline_rows_written}, "
+        f"governed {[g.rows_written for g in fig.governed]}"
+    )
+    print(
+        f"baseline  (read CSV + Delta append):   {fig.baseline_median:8.2f} s   "
+        f"{_rounds(fig.baseline_seconds)}"
+    )
+    print(
+        f"governed  (Lakehouse.run):             {fig.governed_median:8.2f} s   "
+        f"{_rounds(fig.governed_seconds)}"
+    )
     print(f"ratio governed/baseline: {fig.ratio:.2f}x   overhead: {fig.overhead_pct:+.0f} %")
     for i, g in enumerate(fig.governed, 1):
         print(f"\ngoverned round {i} phases (lakeguard.step_logs, run {g.run_id}):")
         total_ms = g.seconds * 1000
         for p in g.phases:
             ms = p["duration_ms"] or 0
-            print(f"  {p['step_name']:<44} {p['step_type']:<10} {ms:>8} ms "
-                  f"{100 * ms / total_ms:5.1f} %")
+            print(
+                f"  {p['step_name']:<44} {p['step_type']:<10} {ms:>8} ms "
+                f"{100 * ms / total_ms:5.1f} %"
+            )
         outside = total_ms - sum(p["duration_ms"] or 0 for p in g.phases)
-        print(f"  {'(outside phases: reaper, definitions, run logs)':<55} {outside:>8.0f} ms "
-              f"{100 * outside / total_ms:5.1f} %")
+        print(
+            f"  {'(outside phases: reaper, definitions, run logs)':<55} {outside:>8.0f} ms "
+            f"{100 * outside / total_ms:5.1f} %"
+        )
         print(f"governed round {i} timeline (progress messages, wall clock):")
         for seg in g.timeline:
             print(f"  {seg['segment']:<66} {seg['seconds']:>8.2f} s")

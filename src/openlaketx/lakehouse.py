@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,18 +81,26 @@ class Lakehouse:
         triggered_by: str = "cli",
         progress: Callable[[str], None] = lambda _: None,
     ) -> job_runner.JobResult:
-        """Run a job or a single dataset through the governed write path."""
-        progress("checking for abandoned runs")
-        reap(self.store)
-        return job_runner.run(
-            self.spark,
-            self.store,
-            self.warehouse,
-            target,
-            trigger_type=trigger_type,
-            triggered_by=triggered_by,
-            progress=progress,
-        )
+        """Run a job or a single dataset through the governed write path.
+
+        Abandoned runs are reaped alongside (this run's own worker is alive, so it is never a
+        candidate); a reaper failure is reported, and the next run tries again.
+        """
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            reaping = pool.submit(reap, self.store)
+            try:
+                return job_runner.run(
+                    self.spark,
+                    self.store,
+                    self.warehouse,
+                    target,
+                    trigger_type=trigger_type,
+                    triggered_by=triggered_by,
+                    progress=progress,
+                )
+            finally:
+                if (failure := reaping.exception()) is not None:
+                    progress(f"reaping abandoned runs failed: {failure}")
 
     def reap(self) -> list[str]:
         return reap(self.store)

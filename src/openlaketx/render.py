@@ -259,6 +259,15 @@ def _outcomes_with_run(lh: Lakehouse, in_runs: str) -> list[tuple[str, Any]]:
     return [(r["run_id"], r) for r in rows]
 
 
+def short_reason(reason: str) -> str:
+    """A decision's reason without the list of logged warnings (those are in the rule table)."""
+    head, _, logged = reason.partition("; logged: ")
+    if not logged:
+        return head
+    warned = logged.count("WARN ") + logged.count("ALERT ")
+    return f"{head}; {warned} warning(s) logged"
+
+
 def print_demo(console: Console, summary: dict[str, Any]) -> None:
     runs = Table(title="runs")
     for col in ("delivery", "file rows", "job", "bronze", "silver"):
@@ -310,7 +319,7 @@ def print_demo(console: Console, summary: dict[str, Any]) -> None:
             d["delivery"],
             d["dataset"],
             "[green]yes[/]" if d["allowed"] else "[yellow]no[/]",
-            d["reason"],
+            short_reason(d["reason"]),
         )
     console.print(decisions)
     console.print(rows_table(summary["versions"], title="approved versions"))

@@ -184,11 +184,7 @@ class MetadataStore:
         self._require_ready()
         tdef = table_def(table)
         if tdef.append_only:
-            raise AppendOnlyViolation(
-                f"{table} is append-only; rows can be appended, never upserted",
-                where=f"metadata table {table}",
-                fix="use append()",
-            )
+            self._refuse_change(table, "upsert")
         now = utcnow()
         incoming = []
         for row in rows:

@@ -76,30 +76,26 @@ def _guarded(run: object, tag: CommitTag, path: str) -> None:
         raise
 
 
-def append(frame: DataFrame, path: str, tag: CommitTag) -> CommitResult:
-    """Blind append (bronze): creates the table on the first promotion."""
+def _tagged_write(frame: DataFrame, path: str, tag: CommitTag, mode: str) -> CommitResult:
     writer = (
         frame.write.format("delta")
-        .mode("append")
+        .mode(mode)
         .option("txnAppId", tag.app_id)
         .option("txnVersion", str(tag.data_version))
         .option("userMetadata", tag.user_metadata())
     )
     _guarded(lambda: writer.save(path), tag, path)
     return _committed(frame, path, tag)
+
+
+def append(frame: DataFrame, path: str, tag: CommitTag) -> CommitResult:
+    """Blind append (bronze): creates the table on the first promotion."""
+    return _tagged_write(frame, path, tag, "append")
 
 
 def overwrite(frame: DataFrame, path: str, tag: CommitTag) -> CommitResult:
     """Full refresh: the table becomes exactly this batch, in one commit."""
-    writer = (
-        frame.write.format("delta")
-        .mode("overwrite")
-        .option("txnAppId", tag.app_id)
-        .option("txnVersion", str(tag.data_version))
-        .option("userMetadata", tag.user_metadata())
-    )
-    _guarded(lambda: writer.save(path), tag, path)
-    return _committed(frame, path, tag)
+    return _tagged_write(frame, path, tag, "overwrite")
 
 
 def with_row_hash(frame: DataFrame, keys: list[str]) -> DataFrame:

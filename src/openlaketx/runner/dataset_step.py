@@ -177,10 +177,10 @@ class _GovernedStep:
             result.outcomes, from_layer=batch.from_layer, to_layer=self.dataset["layer"]
         )
         decision_row = gate.decision_row(self.dataset_id, self.attempt.run_id, decision)
-        gate.record(
-            decision_row,
-            evidence.rows(ctx, self.dataset, self.attempt, result, columns, decision_row),
+        self.attempt.evidence = evidence.rows(
+            ctx, self.dataset, self.attempt, result, columns, decision_row
         )
+        gate.record(decision_row)
         self._done(
             timer,
             "COMPLETED" if decision.allowed else "BLOCKED",

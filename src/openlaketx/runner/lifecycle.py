@@ -65,6 +65,7 @@ class JobRun:
         self.config_version = config_version
         self.start_time = store.now()
         self.finished = False
+        self.pending_events: list[dict[str, Any]] = []
 
     def event(
         self,
@@ -88,7 +89,12 @@ class JobRun:
         }
 
     def start(self) -> None:
-        self.store.append("run_events", [self.event("RUNNING", f"trigger={self.trigger_type}")])
+        """Announce the run; the event is committed with the first attempt's (one commit)."""
+        self.pending_events.append(self.event("RUNNING", f"trigger={self.trigger_type}"))
+
+    def take_pending_events(self) -> list[dict[str, Any]]:
+        events, self.pending_events = self.pending_events, []
+        return events
 
     def finish(self, status: str, error: str | None = None) -> dict[str, Any]:
         """Write the terminal `pipeline_runs` row (once)."""
@@ -110,7 +116,8 @@ class JobRun:
             "error_message": error,
             "parameters": to_json(self.parameters),
         }
-        self.store.append_many({"pipeline_runs": [row], "run_events": [self.event(status, error)]})
+        events = [*self.take_pending_events(), self.event(status, error)]
+        self.store.append_many({"pipeline_runs": [row], "run_events": events})
         self.finished = True
         return row
 
@@ -126,13 +133,12 @@ class DatasetAttempt:
         self.run_id = new_id()
         self.start_time = self.store.now()
         self.steps: list[dict[str, Any]] = []
+        self.evidence: dict[str, list[dict[str, Any]]] = {}
         self.finished = False
 
     def start(self) -> None:
-        self.store.append(
-            "run_events",
-            [self.job.event("RUNNING", None, run_id=self.run_id, dataset_id=self.dataset_id)],
-        )
+        event = self.job.event("RUNNING", None, run_id=self.run_id, dataset_id=self.dataset_id)
+        self.store.append("run_events", [*self.job.take_pending_events(), event])
 
     def timer(self, name: str, step_type: str) -> StepTimer:
         return StepTimer(name, step_type, len(self.steps), self.store.now())
@@ -175,7 +181,7 @@ class DatasetAttempt:
         data_version: int | None = None,
         error: str | None = None,
     ) -> dict[str, Any]:
-        """Write the terminal `run_history` row with the attempt's step logs (once)."""
+        """Write the terminal `run_history` row with step logs and evidence (once)."""
         if self.finished:
             raise RuntimeError("a dataset attempt finishes once")
         row = {
@@ -195,7 +201,7 @@ class DatasetAttempt:
         }
         event = self.job.event(status, error, run_id=self.run_id, dataset_id=self.dataset_id)
         self.store.append_many(
-            {"run_history": [row], "step_logs": self.steps, "run_events": [event]}
+            {"run_history": [row], "step_logs": self.steps, "run_events": [event], **self.evidence}
         )
         self.finished = True
         return row
