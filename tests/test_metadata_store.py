@@ -105,3 +105,14 @@ def test_bad_rows_are_refused_before_anything_is_written(lakehouse: Any) -> None
     with pytest.raises(MetadataStoreError, match="unknown columns"):
         store.append("run_events", [{**event(), "colour": "blue"}])
     assert store.read("run_events").count() == 0
+
+
+def test_optimize_clusters_runtime_tables_without_changing_rows(lakehouse: Any) -> None:
+    store: MetadataStore = lakehouse.store
+    for i in range(3):
+        store.append("run_events", [{**event(), "event_id": f"e{i}"}])
+    assert store.optimize(["run_events"]) == ["run_events"]
+    assert sorted(r["event_id"] for r in store.read("run_events").collect()) == ["e0", "e1", "e2"]
+    last = lakehouse.sql("DESCRIBE HISTORY lakeguard.run_events LIMIT 1").collect()[0]
+    assert last["operation"] == "OPTIMIZE"
+    assert "tenant_id" in last["operationParameters"]["zOrderBy"]

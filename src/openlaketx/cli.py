@@ -344,6 +344,23 @@ def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> N
 
 
 @app.command()
+def optimize(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Compact the runtime metadata tables and cluster them by their usual filters."""
+
+    def action() -> list[str]:
+        with _spinner("starting", as_json) as progress:
+            lh = _open(ctx, progress)
+            progress("optimizing the metadata tables")
+            return list(lh.store.optimize())
+
+    tables = _guard(ctx, as_json, action)
+    if as_json:
+        _print_json({"optimized": tables})
+    else:
+        out.print(f"optimized {len(tables)} metadata tables")
+
+
+@app.command()
 def demo(
     ctx: typer.Context,
     rows: int = typer.Option(20_000, min=100, help="Cells in the generated feed."),

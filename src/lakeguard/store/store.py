@@ -247,6 +247,23 @@ class MetadataStore:
             fix="re-apply the definition (upsert), or deactivate it for a soft delete",
         )
 
+    def optimize(self, tables: Iterable[str] | None = None) -> list[str]:
+        """Compact runtime tables and co-locate rows by their usual filters (`cluster_by`).
+
+        OPTIMIZE rewrites files without changing data (allowed on append-only tables).
+        """
+        self._require_ready()
+        done = []
+        for name in tables or [n for n, t in load_table_defs().items() if t.append_only]:
+            tdef = table_def(name)
+            zorder = [c for c in tdef.cluster_by if c not in tdef.partitioned_by]
+            sql = f"OPTIMIZE {self.qualified(name)}"
+            if zorder:
+                sql += f" ZORDER BY ({', '.join(ddl.quote(c) for c in zorder)})"
+            self.spark.sql(sql)
+            done.append(name)
+        return done
+
     # -- reads ----------------------------------------------------------------------------
     def read(self, table: str) -> DataFrame:
         """The whole table (all tenants) as a DataFrame."""

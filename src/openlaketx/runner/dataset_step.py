@@ -157,7 +157,7 @@ class _GovernedStep:
 
         from pyspark import StorageLevel
 
-        frame = batch.frame.persist(StorageLevel.MEMORY_AND_DISK)
+        frame = batch.frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         self._persisted = frame
         columns = capture(frame.schema)
         self._done(timer, metadata={"fingerprint": batch.fingerprint})
