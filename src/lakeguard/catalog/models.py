@@ -64,7 +64,10 @@ class SourceObject(Strict):
     options: dict[str, str] = Field(default_factory=dict)
     dataset: Identifier
     load_type: Literal["append", "full", "merge"] = "append"
-    fail_behavior: Literal["quarantine", "block"] = "quarantine"
+    fail_behavior: Literal["quarantine"] = Field(
+        default="quarantine",
+        description="A blocked batch is kept in quarantine.<dataset> with its run id",
+    )
     schema_profile: str = "additive"
     max_malformed_ratio: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Share of unparseable rows tolerated"
