@@ -121,6 +121,18 @@ def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
     return Lakehouse.open(cfg)
 
 
+def _with_lakehouse(
+    ctx: typer.Context, as_json: bool, work: Callable[[Any, Callable[[str], None]], T]
+) -> T:
+    """Open the lakehouse under a spinner and run `work(lakehouse, progress)`, errors handled."""
+
+    def action() -> T:
+        with _spinner("starting", as_json) as progress:
+            return work(_open(ctx, progress), progress)
+
+    return _guard(ctx, as_json, action)
+
+
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, default=str, indent=2) + "\n")
 
@@ -160,11 +172,7 @@ def schema() -> None:
 def init(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Create (or evolve) the metadata store under the lakehouse folder."""
 
-    def action() -> Any:
-        with _spinner("starting", as_json) as progress:
-            return _open(ctx, progress)
-
-    lh = _guard(ctx, as_json, action)
+    lh = _with_lakehouse(ctx, as_json, lambda lh, _: lh)
     tables = sorted(lh.store.spark.catalog.listTables(lh.store.namespace), key=lambda t: t.name)
     if as_json:
         _print_json(
@@ -186,13 +194,11 @@ def _plan_command(ctx: typer.Context, file: Path, as_json: bool, do_apply: bool)
 
     _guard(ctx, as_json, lambda: load_file(file))  # fail fast, before Spark starts
 
-    def action() -> Any:
-        with _spinner("starting", as_json) as progress:
-            lh = _open(ctx, progress)
-            progress("applying" if do_apply else "planning")
-            return lh.apply(file) if do_apply else lh.plan(file)
+    def work(lh: Any, progress: Callable[[str], None]) -> Any:
+        progress("applying" if do_apply else "planning")
+        return lh.apply(file) if do_apply else lh.plan(file)
 
-    plan = _guard(ctx, as_json, action)
+    plan = _with_lakehouse(ctx, as_json, work)
     if as_json:
         _print_json({"applied": do_apply, "summary": plan.summary(), "conflicts": plan.conflicts})
         return
@@ -225,14 +231,13 @@ def run(
 ) -> None:
     """Run a job (or one dataset) through the governed write path."""
 
-    def action() -> Any:
-        with _spinner("starting", as_json) as progress:
-            lh = _open(ctx, progress)
-            return lh.run(
-                target, trigger_type="manual", triggered_by=triggered_by, progress=progress
-            )
-
-    result = _guard(ctx, as_json, action)
+    result = _with_lakehouse(
+        ctx,
+        as_json,
+        lambda lh, progress: lh.run(
+            target, trigger_type="manual", triggered_by=triggered_by, progress=progress
+        ),
+    )
     if as_json:
         _print_json(render.job_result_dict(result))
     else:
@@ -246,11 +251,7 @@ def run(
 def _query_command(
     ctx: typer.Context, as_json: bool, title: str, fetch: Callable[[Any], list[dict[str, Any]]]
 ) -> None:
-    def action() -> list[dict[str, Any]]:
-        with _spinner("starting", as_json) as progress:
-            return fetch(_open(ctx, progress))
-
-    rows = _guard(ctx, as_json, action)
+    rows = _with_lakehouse(ctx, as_json, lambda lh, _: fetch(lh))
     if as_json:
         _print_json(rows)
     else:
@@ -317,11 +318,7 @@ def explain(
 ) -> None:
     """Why the latest promotion of a dataset was allowed or blocked."""
 
-    def action() -> dict[str, Any]:
-        with _spinner("starting", as_json) as progress:
-            return dict(_open(ctx, progress).explain(dataset))
-
-    decision = _guard(ctx, as_json, action)
+    decision = _with_lakehouse(ctx, as_json, lambda lh, _: dict(lh.explain(dataset)))
     if as_json:
         _print_json(decision)
     else:
@@ -332,11 +329,7 @@ def explain(
 def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Record runs whose process died in flight as FAILED."""
 
-    def action() -> list[str]:
-        with _spinner("starting", as_json) as progress:
-            return list(_open(ctx, progress).reap())
-
-    reaped = _guard(ctx, as_json, action)
+    reaped = _with_lakehouse(ctx, as_json, lambda lh, _: list(lh.reap()))
     if as_json:
         _print_json({"reaped": reaped})
     else:
@@ -347,13 +340,11 @@ def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> N
 def optimize(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Compact the runtime metadata tables and cluster them by their usual filters."""
 
-    def action() -> list[str]:
-        with _spinner("starting", as_json) as progress:
-            lh = _open(ctx, progress)
-            progress("optimizing the metadata tables")
-            return list(lh.store.optimize())
+    def work(lh: Any, progress: Callable[[str], None]) -> list[str]:
+        progress("optimizing the metadata tables")
+        return list(lh.store.optimize())
 
-    tables = _guard(ctx, as_json, action)
+    tables = _with_lakehouse(ctx, as_json, work)
     if as_json:
         _print_json({"optimized": tables})
     else:
@@ -369,12 +360,9 @@ def demo(
     """Generate an OpenCellID-like feed, declare it, and run it through bronze and silver."""
     from openlaketx.demo.scenario import run_demo
 
-    def action() -> tuple[Any, Any]:
-        with _spinner("starting", as_json) as progress:
-            lh = _open(ctx, progress)
-            return lh, run_demo(lh, rows=rows, progress=progress)
-
-    lh, demo_runs = _guard(ctx, as_json, action)
+    lh, demo_runs = _with_lakehouse(
+        ctx, as_json, lambda lh, progress: (lh, run_demo(lh, rows=rows, progress=progress))
+    )
     summary = _guard(ctx, as_json, lambda: render.demo_summary(lh, demo_runs))
     if as_json:
         _print_json(summary)
