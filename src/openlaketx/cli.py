@@ -98,8 +98,11 @@ def _guard(ctx: typer.Context, as_json: bool, action: Callable[[], T]) -> T:
 
 @contextmanager
 def _spinner(message: str, quiet: bool) -> Iterator[Callable[[str], None]]:
-    if quiet or not err.is_terminal:
+    if quiet:
         yield lambda _m: None
+        return
+    if not err.is_terminal:  # logs and pipes get one plain line per step instead of a spinner
+        yield lambda m: err.print(f"… {m}", highlight=False, markup=False)
         return
     with err.status(message) as status:
         yield lambda m: status.update(m)
