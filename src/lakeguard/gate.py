@@ -110,14 +110,12 @@ class Gate:
         """
         self.store.append("promotion_status", [decision_row], _by_gate=True)
 
-    def latest(self, dataset_id: str) -> ApprovedVersion | None:
-        """The latest approved version of a dataset, or None before its first promotion."""
-        rows = (
-            self.store.tenant_rows("data_versions", f"dataset_id = {sql_string(dataset_id)}")
-            .orderBy("version", ascending=False)
-            .limit(1)
-            .collect()
-        )
+    def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
+        """The latest approved version of a dataset (or approved `version`); None if none."""
+        approved = self.store.tenant_rows("data_versions", f"dataset_id = {sql_string(dataset_id)}")
+        if version is not None:
+            approved = approved.where(f"version = {int(version)}")
+        rows = approved.orderBy("version", ascending=False).limit(1).collect()
         if not rows:
             return None
         r = rows[0]

@@ -121,11 +121,8 @@ class Lakehouse:
     def read(self, dataset_id: str, version: int | None = None) -> DataFrame:
         """The latest approved snapshot of a dataset (or an older approved version)."""
         ds = self.dataset(dataset_id)
-        approved = self.store.tenant_rows("data_versions", f"dataset_id = {sql_string(dataset_id)}")
-        if version is not None:
-            approved = approved.where(f"version = {int(version)}")
-        rows = approved.orderBy("version", ascending=False).limit(1).collect()
-        if not rows:
+        approved = self.gate.latest(dataset_id, version)
+        if approved is None:
             raise NotRegisteredError(
                 f"dataset {dataset_id!r} has no approved version"
                 + (f" {version}" if version is not None else ""),
@@ -134,7 +131,7 @@ class Lakehouse:
             )
         return (
             self.spark.read.format("delta")
-            .option("versionAsOf", int(rows[0]["snapshot_ref"]))
+            .option("versionAsOf", int(approved.snapshot_ref))
             .load(dataset_location(self.warehouse, ds["table_name"]))
         )
 
