@@ -325,6 +325,28 @@ def open_home(home: Path) -> Lakehouse:
     return lh
 
 
+def step_overhead(work: Path, rounds: int = 5) -> tuple[float, list[float], list[float]]:
+    """Median over `rounds` of (governed run of a one-row batch) - (bare append of that row).
+
+    Each governed round opens a fresh home (open and apply not timed), so every run promotes
+    exactly the one row, as a daily job with one small delivery does.
+    """
+    one = work / "one_row"
+    one.mkdir(parents=True, exist_ok=True)
+    header = ",".join(name for name, _ in COLUMNS)
+    row = "1,1,1,1,1.0,100.0,0.05,0.01,N,O,1996-01-01,1996-01-02,1996-01-03,NONE,AIR,one row"
+    (one / "part-0.csv").write_text(f"{header}\n{row}\n")
+    bare: list[float] = []
+    governed: list[float] = []
+    for i in range(rounds):
+        lh = open_home(work / f"home_one_{i}")
+        bare.append(run_baseline(lh.spark, one, work / "one_row_baseline" / f"r{i}"))
+        apply_document(lh, one)
+        governed.append(run_governed(lh).seconds)
+    overhead = statistics.median(g - b for g, b in zip(governed, bare, strict=True))
+    return overhead, bare, governed
+
+
 def apply_document(lh: Lakehouse, folder: Path) -> Path:
     """Write the metadata document for `folder` into the home and apply it; not timed."""
     document = lh.config.home / "bench_lineitem.yaml"
@@ -382,11 +404,11 @@ def timeline(started: float, marks: list[tuple[float, str]], ended: float) -> li
 
 
 def step_phases(lh: Lakehouse, run_id: str) -> list[dict[str, Any]]:
-    rows = lh.sql(
-        "SELECT step_name, step_type, duration_ms FROM lakeguard.step_logs "
-        f"WHERE pipeline_logging_id = '{run_id}' ORDER BY step_index"
-    ).collect()
-    return [row.asDict() for row in rows]
+    rows = lh.store.rows("step_logs", filters=[("pipeline_logging_id", "=", run_id)])
+    return [
+        {k: row[k] for k in ("step_name", "step_type", "duration_ms")}
+        for row in sorted(rows, key=lambda r: r["step_index"])
+    ]
 
 
 # -- orchestration ----------------------------------------------------------------------------
@@ -397,10 +419,13 @@ class Figures:
     repeat: int
     baseline_seconds: list[float]
     governed_seconds: list[float]
-    baseline_median: float
-    governed_median: float
-    ratio: float
+    baseline_s: float  # median
+    governed_s: float  # median
+    ratio: float  # governed_s / baseline_s
     overhead_pct: float
+    step_overhead_s: float  # median of (governed one-row run - bare one-row append)
+    one_row_baseline_seconds: list[float]
+    one_row_governed_seconds: list[float]
     baseline_rows_written: list[int]
     governed: list[GovernedRound]
     environment: dict[str, Any]
@@ -412,6 +437,7 @@ def environment(spark: SparkSession) -> dict[str, Any]:
     return {
         "pyspark": pyspark.__version__,
         "delta_spark": importlib.metadata.version("delta-spark"),
+        "deltalake": importlib.metadata.version("deltalake"),
         "spark_runtime": spark.version,
         "master": spark.sparkContext.master,
         "default_parallelism": spark.sparkContext.defaultParallelism,
@@ -452,19 +478,25 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
     gov_s = [g.seconds for g in governed]
     gov_med = statistics.median(gov_s)
     ratio = gov_med / base_med
+    log("step overhead: one-row batches (5 rounds)")
+    overhead, one_bare, one_governed = step_overhead(work)
+    log(f"step overhead {overhead:.2f}s")
     return Figures(
-        args.rows,
-        len(RULES),
-        args.repeat,
-        base_s,
-        gov_s,
-        base_med,
-        gov_med,
-        ratio,
-        (ratio - 1.0) * 100.0,
-        base_rows,
-        governed,
-        environment(spark),
+        rows=args.rows,
+        rules=len(RULES),
+        repeat=args.repeat,
+        baseline_seconds=base_s,
+        governed_seconds=gov_s,
+        baseline_s=base_med,
+        governed_s=gov_med,
+        ratio=ratio,
+        overhead_pct=(ratio - 1.0) * 100.0,
+        step_overhead_s=overhead,
+        one_row_baseline_seconds=one_bare,
+        one_row_governed_seconds=one_governed,
+        baseline_rows_written=base_rows,
+        governed=governed,
+        environment=environment(spark),
     )
 
 
@@ -486,14 +518,20 @@ def print_report(fig: Figures) -> None:
         f"governed {[g.rows_written for g in fig.governed]}"
     )
     print(
-        f"baseline  (read CSV + Delta append):   {fig.baseline_median:8.2f} s   "
+        f"baseline  (read CSV + Delta append):   {fig.baseline_s:8.2f} s   "
         f"{_rounds(fig.baseline_seconds)}"
     )
     print(
-        f"governed  (Lakehouse.run):             {fig.governed_median:8.2f} s   "
+        f"governed  (Lakehouse.run):             {fig.governed_s:8.2f} s   "
         f"{_rounds(fig.governed_seconds)}"
     )
     print(f"ratio governed/baseline: {fig.ratio:.2f}x   overhead: {fig.overhead_pct:+.0f} %")
+    print(
+        f"step overhead (one-row batch, governed - bare, median of "
+        f"{len(fig.one_row_governed_seconds)}): {fig.step_overhead_s:.2f} s   "
+        f"governed {_rounds(fig.one_row_governed_seconds)}; "
+        f"bare {_rounds(fig.one_row_baseline_seconds)}"
+    )
     for i, g in enumerate(fig.governed, 1):
         print(f"\ngoverned round {i} phases (lakeguard.step_logs, run {g.run_id}):")
         total_ms = g.seconds * 1000
@@ -505,7 +543,7 @@ def print_report(fig: Figures) -> None:
             )
         outside = total_ms - sum(p["duration_ms"] or 0 for p in g.phases)
         print(
-            f"  {'(outside phases: reaper, definitions, run logs)':<55} {outside:>8.0f} ms "
+            f"  {'(outside phases: lease, reaper, definitions, run logs)':<55} {outside:>8.0f} ms "
             f"{100 * outside / total_ms:5.1f} %"
         )
         print(f"governed round {i} timeline (progress messages, wall clock):")

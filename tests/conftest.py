@@ -37,7 +37,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture(scope="session")
-def template_home(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lakehouse whose empty metadata store was created once for the whole session."""
     from openlaketx.lakehouse import Lakehouse
 
@@ -55,13 +55,15 @@ def open_copy(template: Path, home: Path) -> Any:
 
 
 @pytest.fixture
-def lakehouse(template_home: Path, tmp_path: Path) -> Any:
+def lakehouse(spark: Any, template_home: Path, tmp_path: Path) -> Any:
     """A fresh lakehouse of its own (own home, same SparkSession)."""
     return open_copy(template_home, tmp_path / "lakehouse")
 
 
 @pytest.fixture(scope="module")
-def shared_lakehouse(template_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def shared_lakehouse(
+    spark: Any, template_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
     """One lakehouse for a whole test module; its tests use distinct dataset and job ids."""
     return open_copy(template_home, tmp_path_factory.mktemp("shared") / "lakehouse")
 

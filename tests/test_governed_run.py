@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from lakeguard.errors import NotRegisteredError
-from openlaketx.loads import strategies
-from openlaketx.runner import reaper
+from lakeguard.store import StoreReader
+from openlaketx.runner import dataset_step, reaper
 from tests.conftest import Project
 
 pytestmark = pytest.mark.spark
@@ -124,7 +124,7 @@ def test_two_overlapping_deliveries_flow_to_silver_with_full_audit(
         f"WHERE run_id = '{first.steps[0].run_id}'",
     )
     assert summary == [{"overall_status": "WARNING", "expectations_failed": 1}]
-    assert reaper.in_flight(lh.store) == []
+    assert StoreReader(lh.store).in_flight() == []
 
 
 def test_fail_rule_blocks_leaves_target_untouched_and_quarantines(
@@ -164,7 +164,7 @@ def test_fail_rule_blocks_leaves_target_untouched_and_quarantines(
         {"status": "BLOCKED"}
     ]
     explained = lh.explain(p.bronze)
-    assert not explained["allowed"] and explained["rules"]
+    assert not explained.allowed and explained.rules
 
 
 def test_crash_in_the_write_ends_failed_and_records_nothing(
@@ -177,7 +177,7 @@ def test_crash_in_the_write_ends_failed_and_records_nothing(
     def explode(*_: Any, **__: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(strategies, "append", explode)
+    monkeypatch.setattr(dataset_step, "publish", explode)
     result = lh.run(p.job)
     assert result.status == "FAILED"
     history = q(
@@ -191,7 +191,7 @@ def test_crash_in_the_write_ends_failed_and_records_nothing(
         f"SELECT status FROM lakeguard.pipeline_runs WHERE pipeline_logging_id = '{result.run_id}'",
     ) == [{"status": "FAILED"}]
     assert q(lh, f"SELECT * FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'") == []
-    assert reaper.in_flight(lh.store) == []
+    assert StoreReader(lh.store).in_flight() == []
 
 
 def test_crash_between_commit_and_version_is_recovered_without_duplicates(
@@ -273,12 +273,12 @@ def test_missing_source_files_fail_with_a_clear_message(
 def test_unregistered_targets_do_not_exist(shared_lakehouse: Any) -> None:
     """Invariant 1: nothing runs, nothing is written for an unknown id."""
     lh = shared_lakehouse
-    before = lh.store.read("run_events").count()
+    before = len(lh.store.rows("run_events"))
     with pytest.raises(NotRegisteredError, match="neither a registered job nor"):
         lh.run("no_such_dataset")
     with pytest.raises(NotRegisteredError):
         lh.read("no_such_dataset")
-    assert lh.store.read("run_events").count() == before
+    assert len(lh.store.rows("run_events")) == before
 
 
 def test_a_run_whose_process_died_is_reaped_as_failed(shared_lakehouse: Any) -> None:

@@ -1,65 +1,35 @@
-"""The metadata store on real Spark + Delta: creation, evolution, append-only runtime tables."""
+"""The metadata store on delta-rs: creation, evolution, append-only tables, bad tables (no Spark
+except where Spark's view of the same tables is the point)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
-from lakeguard.store import MetadataStore, load_table_defs
+from lakeguard.store import MetadataStore, deltars, load_table_defs
+from lakeguard.store.arrow import delta_schema_json
 from lakeguard.store.definitions import TableKind
-
-pytestmark = pytest.mark.spark
-
-
-def test_every_table_is_created_and_queryable_by_name(lakehouse: Any) -> None:
-    names = {t.name for t in lakehouse.spark.catalog.listTables("lakeguard")}
-    assert names == set(load_table_defs())
-    assert lakehouse.sql("SELECT * FROM lakeguard.run_history").count() == 0
+from lakeguard.store.store import utcnow
 
 
-def test_ensure_is_idempotent_and_keeps_rows(lakehouse: Any) -> None:
-    store: MetadataStore = lakehouse.store
-    store.append("run_events", [event()])
-    assert store.ensure() == []
-    assert store.read("run_events").count() == 1
+@pytest.fixture
+def store(tmp_path: Path) -> MetadataStore:
+    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
+    s.ensure()
+    return s
 
 
-def test_additive_evolution_applies_on_start_without_losing_rows(
-    spark: Any, tmp_path: Path
-) -> None:
-    root = tmp_path / "meta"
-    old = root / "run_history"
-    spark.sql(
-        f"CREATE TABLE delta.`{old}` (run_id STRING NOT NULL, pipeline_logging_id STRING NOT NULL, "
-        "tenant_id STRING NOT NULL, dataset_id STRING NOT NULL, layer STRING NOT NULL, "
-        "status STRING NOT NULL, start_time TIMESTAMP NOT NULL, end_time TIMESTAMP NOT NULL, "
-        "triggered_by STRING NOT NULL, "
-        "run_date DATE NOT NULL GENERATED ALWAYS AS (CAST(start_time AS DATE))) "
-        "USING DELTA PARTITIONED BY (run_date)"
-    )
-    spark.sql(
-        f"INSERT INTO delta.`{old}` (run_id, pipeline_logging_id, tenant_id, dataset_id, "
-        "layer, status, start_time, end_time, triggered_by) VALUES ('r1', 'p', 't', 'd', "
-        "'bronze', 'SUCCESS', current_timestamp(), current_timestamp(), 'x')"
-    )
-    store = MetadataStore(spark, "lg_evolve", str(root), "t")
-    changes = store.ensure()
-    assert any(
-        c.startswith("added") and "run_history" in c and "rows_written" in c for c in changes
-    )
-    cols = set(store.read("run_history").columns)
-    assert {"rows_read", "rows_written", "data_version", "error_message"} <= cols
-    assert [r["run_id"] for r in store.read("run_history").collect()] == ["r1"]
-
-
-def event(status: str = "RUNNING") -> dict[str, Any]:
-    from lakeguard.store.store import utcnow
-
+def event(event_id: str = "e", status: str = "RUNNING") -> dict[str, Any]:
     return {
-        "event_id": "e",
+        "event_id": event_id,
         "run_id": "r",
         "pipeline_logging_id": "r",
         "pipeline_id": "p",
@@ -69,9 +39,73 @@ def event(status: str = "RUNNING") -> dict[str, Any]:
     }
 
 
-def test_runtime_tables_offer_no_update_or_delete(lakehouse: Any) -> None:
-    """Invariant 3 (and 4): the store API refuses, and Delta itself refuses raw SQL too."""
-    store: MetadataStore = lakehouse.store
+def _version(store: MetadataStore, table: str) -> int:
+    return int(deltars.load(table, store.location(table)).version())
+
+
+def test_every_table_is_created_as_delta_with_its_properties(store: MetadataStore) -> None:
+    for name, table in load_table_defs().items():
+        dt = deltars.load(name, store.location(name))
+        config = dt.metadata().configuration
+        assert config["laketx.kind"] == table.kind.value
+        assert config["delta.appendOnly"] == str(table.append_only).lower()
+        assert dt.metadata().partition_columns == list(table.partitioned_by)
+
+
+def test_ensure_is_idempotent_and_keeps_rows(store: MetadataStore) -> None:
+    store.append("run_events", [event()])
+    assert store.ensure() == []
+    assert [r["event_id"] for r in store.rows("run_events")] == ["e"]
+    # the generated date column is computed by the writer, in UTC
+    assert (
+        store.rows("run_events")[0]["event_date"]
+        == store.rows("run_events")[0]["event_time"].date()
+    )
+
+
+def test_rows_are_scoped_to_the_tenant(store: MetadataStore) -> None:
+    other = MetadataStore("lg", store.root, "acme")
+    other.ensure()
+    other.append("run_events", [{**event("x"), "tenant_id": "acme"}])
+    store.append("run_events", [event("mine")])
+    assert [r["event_id"] for r in store.rows("run_events")] == ["mine"]
+    assert len(store.rows("run_events", all_tenants=True)) == 2
+
+
+def test_additive_evolution_applies_on_start_without_losing_rows(tmp_path: Path) -> None:
+    from deltalake import DeltaTable, Schema
+
+    table = load_table_defs()["run_history"]
+    old = json.loads(delta_schema_json(table))
+    old["fields"] = [f for f in old["fields"] if f["name"] not in ("rows_read", "rows_written")]
+    root = tmp_path / "meta"
+    DeltaTable.create(
+        str(root / "run_history"),
+        Schema.from_json(json.dumps(old)),
+        partition_by=["run_date"],
+        configuration={"delta.appendOnly": "true"},
+    )
+    store = MetadataStore("lg", str(root), "t")
+    changes = store.ensure()
+    assert any("rows_read, rows_written to lg.run_history" in c for c in changes)
+    row = {
+        "run_id": "r1",
+        "pipeline_logging_id": "p",
+        "tenant_id": "t",
+        "dataset_id": "d",
+        "layer": "bronze",
+        "status": "SUCCESS",
+        "start_time": utcnow(),
+        "end_time": utcnow(),
+        "triggered_by": "x",
+        "rows_read": 3,
+    }
+    store.append("run_history", [row])
+    assert [(r["run_id"], r["rows_read"]) for r in store.rows("run_history")] == [("r1", 3)]
+
+
+def test_runtime_tables_offer_no_update_or_delete(store: MetadataStore) -> None:
+    """Invariant 3 (and 4): the store API has no way to change a runtime row."""
     store.append("run_events", [event()])
     runtime = [n for n, t in load_table_defs().items() if t.kind is TableKind.APPEND_ONLY]
     for table in runtime:
@@ -81,38 +115,179 @@ def test_runtime_tables_offer_no_update_or_delete(lakehouse: Any) -> None:
             store.delete(table)
         with pytest.raises(AppendOnlyViolation):
             store.upsert(table, [])
-    for sql in (
-        "DELETE FROM lakeguard.run_events",
-        "UPDATE lakeguard.run_events SET status = 'COMPLETED'",
-        "DELETE FROM lakeguard.data_versions",
-    ):
-        with pytest.raises(Exception, match=r"APPEND_ONLY|append"):
-            lakehouse.sql(sql)
-    assert store.read("run_events").count() == 1
+    with pytest.raises(MetadataStoreError, match="only through apply"):
+        store.append("jobs", [{"job_id": "j"}])
+    assert len(store.rows("run_events")) == 1
 
 
-def test_decisions_and_versions_are_written_by_the_gate_only(lakehouse: Any) -> None:
+def test_delta_itself_refuses_to_delete_runtime_rows(store: MetadataStore) -> None:
+    from deltalake import DeltaTable
+
+    store.append("run_events", [event()])
+    with pytest.raises(Exception, match=r"(?i)append"):
+        DeltaTable(store.location("run_events")).delete("status = 'RUNNING'")
+    assert len(store.rows("run_events")) == 1
+
+
+def test_decisions_and_versions_are_written_by_the_gate_only(store: MetadataStore) -> None:
     with pytest.raises(MetadataStoreError, match="gate only"):
-        lakehouse.store.append("data_versions", [{}])
+        store.append("data_versions", [{}])
     with pytest.raises(MetadataStoreError, match="gate only"):
-        lakehouse.store.append_many({"promotion_status": [{}]})
+        store.append_many({"promotion_status": [{}], "run_events": [event()]})
 
 
-def test_bad_rows_are_refused_before_anything_is_written(lakehouse: Any) -> None:
-    store: MetadataStore = lakehouse.store
+def test_bad_rows_are_refused_before_anything_is_written(store: MetadataStore) -> None:
+    before = _version(store, "run_events")
     with pytest.raises(MetadataStoreError, match="misses required column 'status'"):
-        store.append("run_events", [{**event(), "status": None}])
+        store.append("run_events", [event("ok"), {**event(), "status": None}])
     with pytest.raises(MetadataStoreError, match="unknown columns"):
         store.append("run_events", [{**event(), "colour": "blue"}])
-    assert store.read("run_events").count() == 0
+    assert store.rows("run_events") == [] and _version(store, "run_events") == before
 
 
-def test_optimize_clusters_runtime_tables_without_changing_rows(lakehouse: Any) -> None:
-    store: MetadataStore = lakehouse.store
+def test_upsert_changes_only_changed_definitions(store: MetadataStore) -> None:
+    row = {"source_system_id": "s", "kind": "file", "enabled": True, "definition_hash": "h1"}
+    assert store.upsert("source_systems", [row]) == 1
+    version = _version(store, "source_systems")
+    assert store.upsert("source_systems", [row]) == 0
+    assert _version(store, "source_systems") == version  # not even an empty commit
+    assert store.upsert("source_systems", [{**row, "definition_hash": "h2", "name": "n"}]) == 1
+    (stored,) = store.rows("source_systems")
+    assert stored["name"] == "n" and stored["created_at"] < stored["updated_at"]
+
+
+def test_the_store_compacts_its_own_tables(store: MetadataStore) -> None:
+    for i in range(deltars.COMPACT_EVERY + 1):
+        store.append("run_events", [event(f"e{i}")])
+    files = deltars.load("run_events", store.location("run_events")).file_uris()
+    assert len(files) < deltars.COMPACT_EVERY  # delta-rs ignores autoCompact; the store does it
+    assert len(store.rows("run_events")) == deltars.COMPACT_EVERY + 1
+
+
+def test_optimize_clusters_tables_without_changing_rows(store: MetadataStore) -> None:
     for i in range(3):
-        store.append("run_events", [{**event(), "event_id": f"e{i}"}])
+        store.append("run_events", [event(f"e{i}")])
     assert store.optimize(["run_events"]) == ["run_events"]
-    assert sorted(r["event_id"] for r in store.read("run_events").collect()) == ["e0", "e1", "e2"]
-    last = lakehouse.sql("DESCRIBE HISTORY lakeguard.run_events LIMIT 1").collect()[0]
-    assert last["operation"] == "OPTIMIZE"
-    assert "tenant_id" in last["operationParameters"]["zOrderBy"]
+    assert sorted(r["event_id"] for r in store.rows("run_events")) == ["e0", "e1", "e2"]
+    table = deltars.load("run_events", store.location("run_events"))
+    assert table.history(1)[0]["operation"] == "OPTIMIZE"
+    assert len(table.file_uris()) == 1
+
+
+def test_a_corrupt_metadata_table_gets_a_clear_error_and_nothing_is_written(
+    store: MetadataStore,
+) -> None:
+    store.append("run_events", [event()])
+    log = Path(store.location("run_events")) / "_delta_log"
+    latest = sorted(log.glob("*.json"))[-1]
+    latest.write_text("{not json")
+    with pytest.raises(MetadataStoreError) as info:
+        store.rows("run_events")
+    assert "run_events" in info.value.what and "corrupt" in (info.value.fix or "")
+    with pytest.raises(MetadataStoreError):
+        store.append("run_events", [event("second")])
+    assert latest.read_text() == "{not json"
+    assert sorted(log.glob("*.json"))[-1] == latest  # no commit after the corrupt one
+
+
+def test_a_missing_metadata_table_is_named(store: MetadataStore) -> None:
+    shutil.rmtree(store.location("run_history"))
+    with pytest.raises(MetadataStoreError, match="run_history") as info:
+        store.rows("run_history")
+    assert "laketx init" in (info.value.fix or "")
+    assert store.ensure() == ["created lg.run_history"]  # init recreates it
+
+
+def test_compare_and_set_appends_never_both_win(store: MetadataStore) -> None:
+    """Two processes try to take the same lease at the same moment: exactly one gets it."""
+    code = (
+        "import sys, json\n"
+        "from datetime import timedelta\n"
+        "from lakeguard.store import MetadataStore, RunWriter\n"
+        "from lakeguard.errors import WriteConflict\n"
+        f"s = MetadataStore('lg', {store.root!r}, 'default'); s.ensure()\n"
+        "try:\n"
+        "    RunWriter(s).acquire_lease('ds', sys.argv[1], ttl=timedelta(minutes=5))\n"
+        "    print('won', flush=True)\n"
+        "except WriteConflict:\n"
+        "    print('lost', flush=True)\n"
+        "sys.stdin.read()  # a winner stays alive (a dead holder's lease is free)\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, f"run{i}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    outcomes = sorted(p.stdout.readline().strip() for p in procs if p.stdout)
+    for p in procs:
+        p.communicate("", timeout=60)
+    assert outcomes == ["lost", "lost", "won"]
+
+
+def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: MetadataStore) -> None:
+    from lakeguard.errors import WriteConflict
+    from lakeguard.store import RunWriter, StoreReader
+    from lakeguard.store.leases import live_lease
+
+    writer, reader = RunWriter(store), StoreReader(store)
+    lease = writer.acquire_lease("ds", "run1", ttl=timedelta(minutes=5))
+    assert reader.lease("ds") == lease
+    with pytest.raises(WriteConflict, match="being written by run run1"):
+        writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
+    renewed = writer.renew_lease(lease, timedelta(minutes=10))
+    assert renewed.expires_at > lease.expires_at
+    writer.release_lease(renewed)
+    assert reader.lease("ds") is None
+    second = writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
+    with pytest.raises(WriteConflict):
+        writer.renew_lease(lease, timedelta(minutes=5))  # run1's lease is long gone
+
+    events = store.rows("dataset_leases")
+    later = second.expires_at + timedelta(seconds=1)
+    assert live_lease(events, later) is None  # expired
+    assert live_lease(events, store.now(), is_dead=lambda holder: True) is None  # holder died
+
+
+def test_store_and_reader_need_no_spark() -> None:
+    code = (
+        "import sys\n"
+        "import lakeguard.store, lakeguard.gate, lakeguard.store.leases, lakeguard.catalog.apply\n"
+        "assert 'pyspark' not in sys.modules, [m for m in sys.modules if 'pyspark' in m]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.spark
+def test_spark_reads_the_tables_delta_rs_writes_by_name(lakehouse: Any) -> None:
+    lakehouse.store.append("run_events", [event("seen")])
+    names = {t.name for t in lakehouse.spark.catalog.listTables("lakeguard")}
+    assert names == set(load_table_defs())
+    rows = lakehouse.sql("SELECT event_id, event_date FROM lakeguard.run_events").collect()
+    assert [r["event_id"] for r in rows] == ["seen"]
+    with pytest.raises(Exception, match=r"APPEND_ONLY|append"):
+        lakehouse.sql("DELETE FROM lakeguard.run_events")
+
+
+@pytest.mark.spark
+def test_a_table_with_a_feature_delta_rs_cannot_write_is_refused_by_name(
+    spark: Any, tmp_path: Path
+) -> None:
+    root = tmp_path / "meta"
+    store = MetadataStore("lg_feat", str(root), "t")
+    store.ensure()
+    location = store.location("step_logs")
+    shutil.rmtree(location)
+    spark.sql(
+        f"CREATE TABLE delta.`{location}` (step_logging_id STRING, tenant_id STRING) "
+        "USING DELTA CLUSTER BY (tenant_id)"
+    )
+    before = sorted((Path(location) / "_delta_log").glob("*.json"))
+    with pytest.raises(MetadataStoreError) as info:
+        MetadataStore("lg_feat", str(root), "t").ensure()
+    assert "step_logs" in info.value.what and "CLUSTER BY" in info.value.what
+    assert info.value.details["table"] == "step_logs"
+    assert sorted((Path(location) / "_delta_log").glob("*.json")) == before

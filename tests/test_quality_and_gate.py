@@ -10,15 +10,19 @@ from lakeguard.errors import ValidationError
 from lakeguard.gate import Check, decide
 from lakeguard.quality.outcome import RuleOutcome, overall_status
 from lakeguard.quality.rules import compile_rule, compile_rules
+from lakeguard.store.records import RuleDef
 
 
-def rule(rule_type: str, severity: str = "FAIL", **params: object) -> dict[str, object]:
-    return {
-        "rule_id": f"r_{rule_type.lower()}",
-        "rule_type": rule_type,
-        "severity": severity,
-        "rule_expression": json.dumps(params),
-    }
+def rule(
+    rule_type: str, severity: str = "FAIL", rule_id: str | None = None, **params: object
+) -> RuleDef:
+    return RuleDef(
+        rule_id=rule_id or f"r_{rule_type.lower()}",
+        dataset_id="d",
+        rule_type=rule_type,
+        severity=severity,
+        rule_expression=json.dumps(params),
+    )
 
 
 def test_each_rule_type_compiles_to_a_violation_predicate() -> None:
@@ -41,10 +45,9 @@ def test_each_rule_type_compiles_to_a_violation_predicate() -> None:
 def test_unknown_rule_types_and_bad_parameters_are_reported_together() -> None:
     rows = [
         rule("SOMETIMES"),
-        rule("RANGE", column="x"),
-        rule("EXPRESSION", expression="reflect('a','b')"),
+        rule("RANGE", rule_id="r2", column="x"),
+        rule("EXPRESSION", rule_id="r3", expression="reflect('a','b')"),
     ]
-    rows[1]["rule_id"], rows[2]["rule_id"] = "r2", "r3"
     with pytest.raises(ValidationError) as info:
         compile_rules(rows)
     paths = " ".join(e["path"] + e["message"] for e in info.value.errors)

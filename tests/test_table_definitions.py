@@ -1,12 +1,16 @@
-"""The shipped metadata table definitions and the DDL/evolution logic (no Spark)."""
+"""The shipped metadata table definitions, their Delta schemas and evolution logic (no Spark)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from lakeguard.errors import MetadataStoreError
 from lakeguard.store import ddl
+from lakeguard.store.arrow import arrow_schema, delta_schema_json, to_arrow, to_rows
 from lakeguard.store.definitions import TableKind, load_table_defs
+from lakeguard.store.features import UNWRITABLE_FEATURES, unwritable_features
 
 DESIGN_DEFINITIONS = {
     "source_systems",
@@ -34,6 +38,7 @@ DESIGN_RUNTIME = {
     "data_profiling_results",
     "schema_history",
     "schema_change_log",
+    "dataset_leases",
 }
 
 
@@ -57,21 +62,50 @@ def test_runtime_tables_are_partitioned_by_a_generated_date_and_clustered() -> N
             assert "tenant_id" in [c.name for c in table.columns]
 
 
-def test_create_sql_marks_runtime_tables_append_only() -> None:
-    table = load_table_defs()["run_history"]
-    sql = ddl.create_table_sql(table, "`lakeguard`.`run_history`", "/x/run_history")
-    assert "'delta.appendOnly' = 'true'" in sql
-    assert "GENERATED ALWAYS AS (CAST(start_time AS DATE))" in sql
-    assert "PARTITIONED BY (`run_date`)" in sql
-    assert "`status` STRING NOT NULL" in sql
-    definition = ddl.create_table_sql(load_table_defs()["jobs"], "`lg`.`jobs`", "/x/jobs")
-    assert "'delta.appendOnly' = 'false'" in definition
+def test_delta_schema_keeps_generated_columns_types_and_nullability() -> None:
+    fields = {
+        f["name"]: f
+        for f in json.loads(delta_schema_json(load_table_defs()["run_history"]))["fields"]
+    }
+    assert (
+        fields["run_date"]["metadata"]["delta.generationExpression"] == "CAST(start_time AS DATE)"
+    )
+    assert fields["status"]["nullable"] is False and fields["status"]["type"] == "string"
+    assert fields["rows_read"]["type"] == "long"
+    api = {f["name"]: f for f in json.loads(delta_schema_json(load_table_defs()["jobs"]))["fields"]}
+    assert api["max_retries"]["type"] == "integer"
+    assert api["trigger_sources"]["type"] == {
+        "type": "array",
+        "elementType": "string",
+        "containsNull": True,
+    }
+    # writers never provide generated columns: delta-rs computes them
+    assert "run_date" not in arrow_schema(load_table_defs()["run_history"]).names
+
+
+def test_rows_round_trip_through_arrow_as_naive_utc() -> None:
+    from datetime import datetime
+
+    table = load_table_defs()["run_events"]
+    when = datetime(2026, 1, 2, 3, 4, 5, 6)
+    row = {
+        "event_id": "e",
+        "run_id": "r",
+        "pipeline_logging_id": "r",
+        "pipeline_id": "p",
+        "tenant_id": "t",
+        "status": "RUNNING",
+        "event_time": when,
+    }
+    (back,) = to_rows(to_arrow(table, [row]))
+    assert back["event_time"] == when and back["event_time"].tzinfo is None
+    assert back["dataset_id"] is None
 
 
 def _existing(table_name: str, drop: str | None = None) -> list[ddl.ExistingColumn]:
     table = load_table_defs()[table_name]
     return [
-        ddl.ExistingColumn(c.name, ddl.spark_type(c.type), c.nullable)
+        ddl.ExistingColumn(c.name, ddl.definition_type(c), c.nullable)
         for c in table.columns
         if c.name != drop
     ]
@@ -82,7 +116,6 @@ def test_additive_evolution_adds_only_missing_nullable_columns() -> None:
     assert ddl.plan_additive_evolution(table, _existing("run_history")) == []
     added = ddl.plan_additive_evolution(table, _existing("run_history", drop="rows_written"))
     assert [c.name for c in added] == ["rows_written"]
-    assert "ADD COLUMNS (`rows_written` BIGINT" in ddl.add_columns_sql("t", added)
 
 
 @pytest.mark.parametrize(
@@ -94,10 +127,12 @@ def test_additive_evolution_adds_only_missing_nullable_columns() -> None:
         ),
         (
             lambda cols: [
-                ddl.ExistingColumn(c.name, "int" if c.name == "rows_read" else c.type, c.nullable)
+                ddl.ExistingColumn(
+                    c.name, "integer" if c.name == "rows_read" else c.type, c.nullable
+                )
                 for c in cols
             ],
-            "is int in the table",
+            "is integer in the table",
         ),
         (lambda cols: [c for c in cols if c.name != "status"], "must be nullable"),
         (lambda cols: [c for c in cols if c.name != "run_date"], "generated column"),
@@ -109,3 +144,53 @@ def test_non_additive_change_is_refused_not_applied(existing_change, message) ->
         ddl.plan_additive_evolution(table, existing_change(_existing("run_history")))
     assert message in info.value.what
     assert "migration" in (info.value.fix or "")
+
+
+@pytest.mark.parametrize(
+    "protocol, expected",
+    [
+        (
+            {"min_writer_version": 7, "writer_features": ["identityColumns", "appendOnly"]},
+            ["identity columns"],
+        ),
+        (
+            {"min_writer_version": 7, "writer_features": ["clustering", "domainMetadata"]},
+            ["CLUSTER BY (liquid clustering)", "domain metadata"],
+        ),
+        ({"min_writer_version": 6, "writer_features": None}, ["identity columns"]),
+        (
+            {
+                "min_writer_version": 4,
+                "writer_features": None,
+                "configuration": {"delta.enableRowTracking": "true"},
+            },
+            ["row tracking"],
+        ),
+        (
+            {
+                "min_writer_version": 2,
+                "writer_features": None,
+                "field_metadata": [{"delta.identity.start": 1}],
+            },
+            ["identity columns"],
+        ),
+        (
+            {
+                "min_writer_version": 7,
+                "writer_features": ["appendOnly", "generatedColumns", "invariants"],
+            },
+            [],
+        ),
+    ],
+)
+def test_features_delta_rs_cannot_write_are_named(protocol: dict, expected: list[str]) -> None:  # type: ignore[type-arg]
+    args = {"configuration": {}, **protocol}
+    assert unwritable_features(**args) == expected
+    assert set(UNWRITABLE_FEATURES.values()) >= set(expected)
+
+
+def test_no_shipped_definition_asks_for_a_feature_delta_rs_cannot_write() -> None:
+    """Clustering is done by Z-order in `optimize`, never with CLUSTER BY on the table."""
+    for table in load_table_defs().values():
+        fields = json.loads(delta_schema_json(table))["fields"]
+        assert not any(k.startswith("delta.identity") for f in fields for k in f["metadata"])

@@ -62,6 +62,21 @@ class LakeTxError(Exception):
         }
 
 
+def first_line(exc: BaseException, limit: int = 2000) -> str:
+    """One line that names an exception: its message (first line) or its type."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """How an error is recorded in run rows: a LakeTxError's message, else type and first line."""
+    if isinstance(exc, LakeTxError):
+        return exc.message
+    if not str(exc).strip():
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {first_line(exc)}"[:2000]
+
+
 class ConfigError(LakeTxError):
     """Bad settings or a missing prerequisite (Java, Python, a credential)."""
 

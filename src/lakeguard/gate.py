@@ -6,18 +6,18 @@ in `promotion_status` and approved versions in `data_versions`; OpenLakeTx asks,
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import MetadataStoreError, WriteConflict
+from lakeguard.hashing import to_json
 from lakeguard.quality.outcome import RuleOutcome
-from lakeguard.store.ddl import sql_string
-from lakeguard.store.rows import to_json
+from lakeguard.store.reader import StoreReader
+from lakeguard.store.records import ApprovedVersion
 
 if TYPE_CHECKING:
-    from lakeguard.store import MetadataStore
+    from lakeguard.store.store import MetadataStore
 
 
 @dataclass(frozen=True)
@@ -71,21 +71,12 @@ def decide(
     return Decision(True, reason, from_layer, to_layer, evidence)
 
 
-@dataclass(frozen=True)
-class ApprovedVersion:
-    dataset_id: str
-    version: int
-    snapshot_ref: str
-    run_id: str
-    upstream_refs: dict[str, int]
-    row_count: int
-
-
 class Gate:
-    """Records decisions and versions for one tenant's store."""
+    """Records decisions and versions for one tenant's store (the only writer of both)."""
 
     def __init__(self, store: MetadataStore) -> None:
         self.store = store
+        self.reader = StoreReader(store)
 
     def decision_row(self, dataset_id: str, run_id: str, decision: Decision) -> dict[str, Any]:
         """The `promotion_status` row for a decision (recorded with `record`)."""
@@ -112,21 +103,7 @@ class Gate:
 
     def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
         """The latest approved version of a dataset (or approved `version`); None if none."""
-        approved = self.store.tenant_rows("data_versions", f"dataset_id = {sql_string(dataset_id)}")
-        if version is not None:
-            approved = approved.where(f"version = {int(version)}")
-        rows = approved.orderBy("version", ascending=False).limit(1).collect()
-        if not rows:
-            return None
-        r = rows[0]
-        return ApprovedVersion(
-            dataset_id,
-            int(r["version"]),
-            r["snapshot_ref"],
-            r["run_id"],
-            json.loads(r["upstream_refs"] or "{}"),
-            int(r["row_count"]),
-        )
+        return self.reader.approved(dataset_id, version)
 
     def record_version(
         self,
@@ -144,9 +121,9 @@ class Gate:
     ) -> None:
         """Append an approved version; it must be exactly one above `previous` (the latest).
 
-        Two writers racing for the same version are serialised by Delta's idempotent-write
-        check on (app id = dataset, txn version = version): the loser's append is skipped,
-        detected here, and reported as a transient conflict.
+        Two writers racing for the same version are serialised by a Delta application
+        transaction (app id = the dataset, txn version = the data version): the store refuses
+        the loser's append, before or during its commit, as a transient conflict.
         """
         expected = (previous.version if previous else 0) + 1
         if version != expected:
@@ -169,11 +146,11 @@ class Gate:
             "promoted_by": promoted_by,
         }
         app_id = f"laketx.data_versions.{self.store.tenant}.{dataset_id}"
-        self.store.append("data_versions", [row], txn=(app_id, version), _by_gate=True)
-        recorded = self.latest(dataset_id)
-        if recorded is None or recorded.version != version or recorded.run_id != run_id:
+        try:
+            self.store.append("data_versions", [row], txn=(app_id, version), _by_gate=True)
+        except WriteConflict as exc:
             raise WriteConflict(
                 f"another run recorded version {version} of {dataset_id} first",
                 where="data_versions",
                 fix="retry the run; it will promote on top of the newer version",
-            )
+            ) from exc

@@ -10,14 +10,14 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
-from lakeguard.errors import LakeTxError, PromotionBlocked, ValidationError
+from lakeguard.errors import LakeTxError, ValidationError, first_line
 from openlaketx import render
 
 app = typer.Typer(
@@ -30,6 +30,7 @@ app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 T = TypeVar("T")
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
 @dataclass
@@ -70,7 +71,7 @@ def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
         payload, code = exc.to_dict(), exc.exit_code
         text = exc.message
     else:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        first = first_line(exc)
         payload = {"error": type(exc).__name__, "what": first}
         text, code = f"{type(exc).__name__}: {first} (run with --debug for the traceback)", 1
     if as_json:
@@ -120,7 +121,7 @@ def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
         master=opts.master,
         spark_conf=parse_conf_flags(opts.conf),
     )
-    progress("starting Spark and opening the metadata store")
+    progress("opening the metadata store")
     return Lakehouse.open(cfg)
 
 
@@ -145,7 +146,7 @@ def _print_json(value: Any) -> None:
 def validate(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="YAML metadata document."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonFlag = False,
 ) -> None:
     """Validate a metadata document; reports every error with its path. Writes nothing."""
     from lakeguard.catalog.loader import load_file
@@ -172,18 +173,14 @@ def schema() -> None:
 
 # -- store and catalog ---------------------------------------------------------------------
 @app.command()
-def init(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Create (or evolve) the metadata store under the lakehouse folder."""
 
     lh = _with_lakehouse(ctx, as_json, lambda lh, _: lh)
-    tables = sorted(lh.store.spark.catalog.listTables(lh.store.namespace), key=lambda t: t.name)
+    tables = lh.store.tables()
     if as_json:
         _print_json(
-            {
-                "namespace": lh.store.namespace,
-                "home": str(lh.config.home),
-                "tables": [t.name for t in tables],
-            }
+            {"namespace": lh.store.namespace, "home": str(lh.config.home), "tables": tables}
         )
     else:
         out.print(
@@ -213,13 +210,13 @@ def _plan_command(ctx: typer.Context, file: Path, as_json: bool, do_apply: bool)
 
 
 @app.command()
-def plan(ctx: typer.Context, file: Path, as_json: bool = typer.Option(False, "--json")) -> None:
+def plan(ctx: typer.Context, file: Path, as_json: JsonFlag = False) -> None:
     """Show what `apply` would change. Writes nothing."""
     _plan_command(ctx, file, as_json, do_apply=False)
 
 
 @app.command()
-def apply(ctx: typer.Context, file: Path, as_json: bool = typer.Option(False, "--json")) -> None:
+def apply(ctx: typer.Context, file: Path, as_json: JsonFlag = False) -> None:
     """Upsert a document's definitions into the control tables (idempotent)."""
     _plan_command(ctx, file, as_json, do_apply=True)
 
@@ -229,26 +226,29 @@ def apply(ctx: typer.Context, file: Path, as_json: bool = typer.Option(False, "-
 def run(
     ctx: typer.Context,
     target: str = typer.Argument(..., help="A job id or a dataset id."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonFlag = False,
     triggered_by: str = typer.Option("cli", help="Who or what triggered the run."),
+    wait: float = typer.Option(
+        0.0,
+        min=0.0,
+        help="Seconds to wait for another run holding a dataset of this one (default: exit 9).",
+    ),
 ) -> None:
     """Run a job (or one dataset) through the governed write path."""
 
-    result = _with_lakehouse(
-        ctx,
-        as_json,
-        lambda lh, progress: lh.run(
-            target, trigger_type="manual", triggered_by=triggered_by, progress=progress
-        ),
-    )
+    def work(lh: Any, progress: Callable[[str], None]) -> Any:
+        progress("starting Spark")
+        return lh.run(
+            target, trigger_type="manual", triggered_by=triggered_by, progress=progress, wait=wait
+        )
+
+    result = _with_lakehouse(ctx, as_json, work)
     if as_json:
         _print_json(render.job_result_dict(result))
     else:
         out.print(render.job_result_table(result))
-    if result.status == "BLOCKED":
-        raise typer.Exit(PromotionBlocked.exit_code)
-    if result.status == "FAILED":
-        raise typer.Exit(1)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 def _query_command(
@@ -267,7 +267,7 @@ def sql(
     query: str = typer.Argument(
         ..., help="A Spark SQL query; metadata tables are <namespace>.<table>."
     ),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonFlag = False,
     limit: int = typer.Option(1000, help="At most this many rows are printed."),
 ) -> None:
     """Run a SQL query against the lakehouse (metadata, datasets, quarantine)."""
@@ -280,17 +280,15 @@ def sql(
 
 
 @app.command()
-def runs(
-    ctx: typer.Context, limit: int = typer.Option(20), as_json: bool = typer.Option(False, "--json")
-) -> None:
-    """The latest job runs with their terminal status."""
-    _query_command(ctx, as_json, "runs", lambda lh: render.run_rows(lh.runs(limit)))
+def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: JsonFlag = False) -> None:
+    """The latest job runs with their terminal status. Reads metadata only: no Spark."""
+    _query_command(ctx, as_json, "runs", lambda lh: [asdict(r) for r in lh.runs(limit)])
 
 
 @app.command()
-def status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Each registered dataset with its approved version and last attempt."""
-    _query_command(ctx, as_json, "datasets", lambda lh: lh.status())
+def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Each registered dataset with its approved version and last attempt. No Spark."""
+    _query_command(ctx, as_json, "datasets", lambda lh: [asdict(s) for s in lh.status()])
 
 
 @app.command()
@@ -299,7 +297,7 @@ def read(
     dataset: str,
     version: int | None = typer.Option(None, help="An approved data version (default: latest)."),
     limit: int = typer.Option(20),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonFlag = False,
 ) -> None:
     """Rows of the latest approved snapshot of a dataset (never an unapproved commit)."""
     _query_command(
@@ -316,21 +314,19 @@ app.command("show", help="Alias of `read`.")(read)
 
 
 @app.command()
-def explain(
-    ctx: typer.Context, dataset: str, as_json: bool = typer.Option(False, "--json")
-) -> None:
-    """Why the latest promotion of a dataset was allowed or blocked."""
+def explain(ctx: typer.Context, dataset: str, as_json: JsonFlag = False) -> None:
+    """Why the latest promotion of a dataset was allowed or blocked. No Spark."""
 
-    decision = _with_lakehouse(ctx, as_json, lambda lh, _: dict(lh.explain(dataset)))
+    decision = _with_lakehouse(ctx, as_json, lambda lh, _: lh.explain(dataset))
     if as_json:
-        _print_json(decision)
+        _print_json(asdict(decision))
     else:
         out.print(render.explain_panel(decision))
 
 
 @app.command()
-def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Record runs whose process died in flight as FAILED."""
+def reap(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Record runs whose process died in flight as FAILED. No Spark."""
 
     reaped = _with_lakehouse(ctx, as_json, lambda lh, _: list(lh.reap()))
     if as_json:
@@ -340,12 +336,12 @@ def reap(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> N
 
 
 @app.command()
-def optimize(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Compact the runtime metadata tables and cluster them by their usual filters."""
+def optimize(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Compact the metadata tables and cluster them by their usual filters. No Spark."""
 
     def work(lh: Any, progress: Callable[[str], None]) -> list[str]:
         progress("optimizing the metadata tables")
-        return list(lh.store.optimize())
+        return list(lh.optimize())
 
     tables = _with_lakehouse(ctx, as_json, work)
     if as_json:
@@ -358,15 +354,15 @@ def optimize(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) 
 def demo(
     ctx: typer.Context,
     rows: int = typer.Option(20_000, min=100, help="Cells in the generated feed."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonFlag = False,
 ) -> None:
     """Generate an OpenCellID-like feed, declare it, and run it through bronze and silver."""
-    from openlaketx.demo.scenario import run_demo
+    from openlaketx.demo.scenario import run_demo, summarize
 
     lh, demo_runs = _with_lakehouse(
         ctx, as_json, lambda lh, progress: (lh, run_demo(lh, rows=rows, progress=progress))
     )
-    summary = _guard(ctx, as_json, lambda: render.demo_summary(lh, demo_runs))
+    summary = _guard(ctx, as_json, lambda: summarize(lh, demo_runs))
     if as_json:
         _print_json(summary)
     else:

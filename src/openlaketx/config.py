@@ -44,6 +44,9 @@ class LakehouseConfig(BaseModel):
     jar_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "laketx" / "ivy")
     app_name: str = "laketx"
     quiet: bool = True
+    lease_ttl_seconds: int = Field(
+        default=600, ge=5, description="How long a run's lease on a dataset lasts unrenewed"
+    )
 
     @field_validator("home", "jar_cache")
     @classmethod
@@ -69,6 +72,7 @@ class LakehouseConfig(BaseModel):
             "LAKETX_TENANT": "tenant",
             "LAKETX_MASTER": "master",
             "LAKETX_JAR_CACHE": "jar_cache",
+            "LAKETX_LEASE_TTL": "lease_ttl_seconds",
         }
         for var, field in mapping.items():
             if env.get(var):

@@ -1,9 +1,15 @@
-"""The `Lakehouse` facade: what the CLI, the HTTP API and Python users call."""
+"""The `Lakehouse` facade: what the CLI, the HTTP API and Python users call.
+
+Opening a lakehouse opens its metadata store (delta-rs, milliseconds) and nothing else. Spark
+starts the first time something moves or queries data (`run`, `read`, `sql`, or `.spark`),
+and then registers the metadata, dataset and quarantine tables by name in its session.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,37 +19,50 @@ from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.plan import Plan
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
-from lakeguard.store import MetadataStore
-from lakeguard.store.ddl import sql_string
+from lakeguard.store import MetadataStore, StoreReader
+from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from openlaketx.config import LakehouseConfig
 from openlaketx.runner import job as job_runner
 from openlaketx.runner.reaper import reap
-from openlaketx.spark import get_or_create_session
-from openlaketx.tables import dataset_location, quarantine_name, register
+from openlaketx.tables import dataset_location, quarantine_name, register, register_metadata
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
 class Lakehouse:
-    """One lakehouse: a Spark session, the LakeGuard store of one namespace and tenant."""
+    """One lakehouse: the LakeGuard store of one namespace and tenant, and Spark when needed."""
 
-    def __init__(self, config: LakehouseConfig, spark: SparkSession, store: MetadataStore) -> None:
+    def __init__(self, config: LakehouseConfig, store: MetadataStore) -> None:
         self.config = config
-        self.spark = spark
         self.store = store
         self.gate = Gate(store)
+        self.reader = StoreReader(store)
+        self._spark: SparkSession | None = None
 
     @classmethod
     def open(cls, config: LakehouseConfig | None = None, **overrides: Any) -> Lakehouse:
-        """Start (or reuse) Spark, create/evolve the metadata tables, register datasets by name."""
+        """Open (creating or evolving) the metadata store. Does not start Spark."""
         cfg = config or LakehouseConfig.from_env(**overrides)
-        spark = get_or_create_session(cfg)
-        store = MetadataStore(spark, cfg.namespace, str(cfg.metadata_root), cfg.tenant)
+        store = MetadataStore(cfg.namespace, str(cfg.metadata_root), cfg.tenant)
         store.ensure()
-        lakehouse = cls(cfg, spark, store)
-        lakehouse.register_datasets()
-        return lakehouse
+        return cls(cfg, store)
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session (started on first use), with every table registered by name."""
+        if self._spark is None:
+            from openlaketx.spark import get_or_create_session
+
+            spark = get_or_create_session(self.config)
+            register_metadata(spark, self.store)
+            self._spark = spark
+            self.register_datasets()
+        return self._spark
+
+    @property
+    def spark_started(self) -> bool:
+        return self._spark is not None
 
     @property
     def warehouse(self) -> str:
@@ -51,12 +70,14 @@ class Lakehouse:
 
     def register_datasets(self) -> list[str]:
         """Register every registered dataset's table (and its quarantine) that exists."""
-        names = []
-        for ds in self.store.active_definitions("dataset_registry"):
-            for name in (ds["table_name"], quarantine_name(ds["dataset_id"])):
-                if register(self.spark, self.warehouse, name):
-                    names.append(name)
-        return names
+        names = [
+            name
+            for ds in self.reader.datasets()
+            for name in (ds.table_name, quarantine_name(ds.dataset_id))
+        ]
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            found = pool.map(lambda n: register(self.spark, self.warehouse, n), names)
+            return [n for n, ok in zip(names, found, strict=True) if ok]
 
     # -- metadata as code -----------------------------------------------------------------
     @staticmethod
@@ -69,7 +90,8 @@ class Lakehouse:
 
     def apply(self, path: str | Path) -> Plan:
         plan = apply_file(self.store, path, self.warehouse)
-        self.register_datasets()
+        if self.spark_started:
+            self.register_datasets()
         return plan
 
     # -- execution ------------------------------------------------------------------------
@@ -80,11 +102,14 @@ class Lakehouse:
         trigger_type: str = "manual",
         triggered_by: str = "cli",
         progress: Callable[[str], None] = lambda _: None,
+        wait: float = 0.0,
     ) -> job_runner.JobResult:
         """Run a job or a single dataset through the governed write path.
 
-        Abandoned runs are reaped alongside (this run's own worker is alive, so it is never a
-        candidate); a reaper failure is reported, and the next run tries again.
+        `wait` is how long a run waits for another run holding one of its datasets before it
+        gives up with a write conflict. Abandoned runs are reaped alongside (this run's own
+        worker is alive, so it is never a candidate); a reaper failure is reported, and the
+        next run tries again.
         """
         with ThreadPoolExecutor(max_workers=1) as pool:
             reaping = pool.submit(reap, self.store)
@@ -97,6 +122,8 @@ class Lakehouse:
                     trigger_type=trigger_type,
                     triggered_by=triggered_by,
                     progress=progress,
+                    lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
+                    lease_wait=timedelta(seconds=wait),
                 )
             finally:
                 if (failure := reaping.exception()) is not None:
@@ -105,18 +132,13 @@ class Lakehouse:
     def reap(self) -> list[str]:
         return reap(self.store)
 
+    def optimize(self) -> list[str]:
+        """Compact the metadata tables and cluster them by their usual filters."""
+        return self.store.optimize()
+
     # -- reading --------------------------------------------------------------------------
-    def dataset(self, dataset_id: str) -> dict[str, Any]:
-        rows = self.store.active_definitions(
-            "dataset_registry", f"dataset_id = {sql_string(dataset_id)}"
-        )
-        if not rows:
-            raise NotRegisteredError(
-                f"dataset {dataset_id!r} is not registered",
-                where="dataset_registry",
-                fix="apply a metadata document that declares it",
-            )
-        return rows[0]
+    def dataset(self, dataset_id: str) -> DatasetDef:
+        return self.reader.dataset(dataset_id)
 
     def read(self, dataset_id: str, version: int | None = None) -> DataFrame:
         """The latest approved snapshot of a dataset (or an older approved version)."""
@@ -132,61 +154,27 @@ class Lakehouse:
         return (
             self.spark.read.format("delta")
             .option("versionAsOf", int(approved.snapshot_ref))
-            .load(dataset_location(self.warehouse, ds["table_name"]))
+            .load(dataset_location(self.warehouse, ds.table_name))
         )
 
     def sql(self, query: str) -> DataFrame:
         return self.spark.sql(query)
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        frame = self.store.tenant_rows("pipeline_runs").orderBy("start_time", ascending=False)
-        return [r.asDict() for r in frame.limit(limit).collect()]
+    def runs(self, limit: int = 20) -> list[JobRunRecord]:
+        return self.reader.job_runs(limit)
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
-        q = self.store.qualified
-        tenant = sql_string(self.store.tenant)
-        sql = f"""
-          WITH v AS (SELECT dataset_id,
-                   max_by(struct(version, snapshot_ref, row_count, promoted_at), version) AS v
-                     FROM {q("data_versions")} WHERE tenant_id = {tenant} GROUP BY dataset_id),
-               h AS (SELECT dataset_id,
-                            max_by(struct(status, end_time, error_message), end_time) AS h
-                     FROM {q("run_history")} WHERE tenant_id = {tenant} GROUP BY dataset_id)
-          SELECT d.dataset_id, d.layer, d.table_name, v.v.version AS version,
-                 v.v.snapshot_ref AS snapshot_ref, v.v.row_count AS row_count,
-                 v.v.promoted_at AS promoted_at, h.h.status AS last_status,
-                 h.h.end_time AS last_run_at, h.h.error_message AS last_error
-          FROM {q("dataset_registry")} d
-          LEFT JOIN v ON v.dataset_id = d.dataset_id
-          LEFT JOIN h ON h.dataset_id = d.dataset_id
-          WHERE d.tenant_id = {tenant} AND d.active
-          ORDER BY CASE d.layer WHEN 'bronze' THEN 0 WHEN 'silver' THEN 1 ELSE 2 END, d.dataset_id
-        """
-        return [r.asDict() for r in self.spark.sql(sql).collect()]
+        return self.reader.status()
 
-    def explain(self, dataset_id: str) -> dict[str, Any]:
+    def explain(self, dataset_id: str) -> DecisionRecord:
         """Why the latest promotion of a dataset was allowed or blocked, with its rule outcomes."""
         self.dataset(dataset_id)
-        decisions = (
-            self.store.tenant_rows("promotion_status", f"dataset_id = {sql_string(dataset_id)}")
-            .orderBy("evaluated_at", ascending=False)
-            .limit(1)
-            .collect()
-        )
-        if not decisions:
+        decision = self.reader.latest_decision(dataset_id)
+        if decision is None:
             raise NotRegisteredError(
                 f"dataset {dataset_id!r} has no recorded decision yet",
                 where="promotion_status",
                 fix="run it first",
             )
-        decision = decisions[0].asDict()
-        rules = (
-            self.store.tenant_rows(
-                "data_quality_results", f"run_id = {sql_string(decision['run_id'])}"
-            )
-            .orderBy("rule_id")
-            .collect()
-        )
-        decision["rules"] = [r.asDict() for r in rules]
         return decision

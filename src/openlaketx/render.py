@@ -1,21 +1,17 @@
-"""Human (rich) and machine (plain dict) renderings of facade results for the CLI."""
+"""Human (rich) and machine (plain dict) renderings of facade results for the CLI (pure)."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 
 from lakeguard.catalog.plan import Plan
-from lakeguard.store.ddl import sql_string
+from lakeguard.store.records import DecisionRecord
 from openlaketx.runner.job import JobResult
-
-if TYPE_CHECKING:
-    from openlaketx.demo.scenario import DemoRun
-    from openlaketx.lakehouse import Lakehouse
 
 STATUS_STYLE = {
     "SUCCESS": "green",
@@ -73,19 +69,6 @@ def plan_table(plan: Plan, *, applied: bool) -> Table:
     return table
 
 
-def run_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = (
-        "pipeline_logging_id",
-        "pipeline_id",
-        "status",
-        "trigger_type",
-        "start_time",
-        "duration_ms",
-        "error_message",
-    )
-    return [{k: r.get(k) for k in keys} for r in rows]
-
-
 def job_result_dict(result: JobResult) -> dict[str, Any]:
     return {
         "run_id": result.run_id,
@@ -103,6 +86,7 @@ def job_result_dict(result: JobResult) -> dict[str, Any]:
                 "rows_written": s.rows_written,
                 "data_version": s.data_version,
                 "reason": s.reason,
+                "quarantined": s.quarantined,
                 "rules": [
                     {
                         "rule_id": o.rule_id,
@@ -136,127 +120,27 @@ def job_result_table(result: JobResult) -> Group:
     return Group(table)
 
 
-def explain_panel(decision: dict[str, Any]) -> Panel:
-    verdict = "[green]ALLOWED[/]" if decision["allowed"] else "[yellow]BLOCKED[/]"
+def explain_panel(decision: DecisionRecord) -> Panel:
+    verdict = "[green]ALLOWED[/]" if decision.allowed else "[yellow]BLOCKED[/]"
     rules = Table(show_header=True)
     for col in ("rule", "type", "severity", "failed rows", "of", "outcome", "samples"):
         rules.add_column(col, overflow="fold")
-    for r in decision["rules"]:
+    for r in decision.rules:
         rules.add_row(
-            r["rule_id"],
-            r["rule_type"],
-            r["severity"],
-            f"{r['failed_rows']:,}",
-            f"{r['rows_evaluated']:,}",
-            styled(r["outcome"]),
-            _cell(r["sample_values"]).replace("[", r"\["),
+            r.rule_id,
+            r.rule_type,
+            r.severity,
+            f"{r.failed_rows:,}",
+            f"{r.rows_evaluated:,}",
+            styled(r.outcome),
+            _cell(r.sample_values).replace("[", r"\["),
         )
     head = (
-        f"{decision['dataset_id']}: {decision['from_layer']} → {decision['to_layer']} "
-        f"{verdict} at {_cell(decision['evaluated_at'])} (run {decision['run_id']})\n"
-        f"{decision['reason']}"
+        f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} "
+        f"{verdict} at {_cell(decision.evaluated_at)} (run {decision.run_id})\n"
+        f"{decision.reason}"
     )
     return Panel(Group(head.replace("[run", r"\[run"), rules), title="promotion decision")
-
-
-def demo_summary(lh: Lakehouse, runs: list[DemoRun]) -> dict[str, Any]:
-    """What the demo did, read back from the metadata tables (not from memory)."""
-    run_ids = [s.run_id for r in runs for s in r.result.steps] or ["-"]
-    in_runs = "(" + ", ".join(sql_string(i) for i in run_ids) + ")"
-    ns = lh.store.namespace
-    layers = []
-    for row in lh.status():
-        count = row["row_count"]
-        layers.append(
-            {
-                "dataset": row["dataset_id"],
-                "layer": row["layer"],
-                "table": row["table_name"],
-                "approved_version": row["version"],
-                "rows": count,
-            }
-        )
-    quarantined = (
-        lh.sql(
-            "SELECT count(*) AS n FROM quarantine.bronze_cell_towers "
-            f"WHERE _laketx_run_id IN {in_runs}"
-        ).collect()[0]["n"]
-        if lh.spark.catalog.tableExists("quarantine.bronze_cell_towers")
-        else 0
-    )
-    layers.append(
-        {
-            "dataset": "bronze_cell_towers (quarantine)",
-            "layer": "quarantine",
-            "table": "quarantine.bronze_cell_towers",
-            "approved_version": None,
-            "rows": quarantined,
-        }
-    )
-    decisions = lh.sql(
-        f"SELECT dataset_id, run_id, allowed, reason FROM {ns}.promotion_status "
-        f"WHERE run_id IN {in_runs} ORDER BY evaluated_at"
-    ).collect()
-    versions = lh.sql(
-        f"SELECT dataset_id, version, snapshot_ref, row_count, rows_written, promoted_at "
-        f"FROM {ns}.data_versions WHERE tenant_id = {sql_string(lh.store.tenant)} "
-        f"ORDER BY promoted_at"
-    ).collect()
-    step_label = {s.run_id: r.label for r in runs for s in r.result.steps}
-    return {
-        "home": str(lh.config.home),
-        "runs": [
-            {
-                "delivery": r.label,
-                "file_rows": r.delivery.rows,
-                "status": r.result.status,
-                "steps": [
-                    {
-                        "dataset": s.dataset_id,
-                        "status": s.status,
-                        "rows_read": s.rows_read,
-                        "rows_written": s.rows_written,
-                        "data_version": s.data_version,
-                    }
-                    for s in r.result.steps
-                ],
-                "skipped": r.result.skipped,
-            }
-            for r in runs
-        ],
-        "layers": layers,
-        "rules": [
-            {
-                "delivery": step_label.get(rid, ""),
-                "dataset": o["dataset_id"],
-                "rule": o["rule_id"],
-                "severity": o["severity"],
-                "failed_rows": o["failed_rows"],
-                "rows": o["rows_evaluated"],
-                "outcome": o["outcome"],
-            }
-            for rid, o in _outcomes_with_run(lh, in_runs)
-        ],
-        "decisions": [
-            {
-                "delivery": step_label.get(d["run_id"], ""),
-                "dataset": d["dataset_id"],
-                "allowed": d["allowed"],
-                "reason": d["reason"],
-            }
-            for d in decisions
-        ],
-        "versions": [v.asDict() for v in versions],
-    }
-
-
-def _outcomes_with_run(lh: Lakehouse, in_runs: str) -> list[tuple[str, Any]]:
-    rows = lh.sql(
-        f"SELECT run_id, dataset_id, rule_id, severity, failed_rows, rows_evaluated, outcome "
-        f"FROM {lh.store.namespace}.data_quality_results WHERE run_id IN {in_runs} "
-        f"ORDER BY executed_at, rule_id"
-    ).collect()
-    return [(r["run_id"], r) for r in rows]
 
 
 def short_reason(reason: str) -> str:

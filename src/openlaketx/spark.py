@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import ConfigError
+from lakeguard.errors import ConfigError, first_line
 from openlaketx.config import DELTA_PACKAGE, LakehouseConfig
 
 if TYPE_CHECKING:
@@ -80,10 +80,15 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         # No Hive/Derby metastore: its embedded lock admits one process. Tables are registered
-        # by location on every start instead (see lakeguard.store.MetadataStore.ensure).
+        # by location on every start instead (see openlaketx.tables).
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.warehouse.dir": str(cfg.warehouse),
+        # UTC, like the metadata: delta-rs computes generated date columns in UTC too.
         "spark.sql.session.timeZone": "UTC",
+        # Staged batches are published as they are: Parquet timestamps with statistics (INT96
+        # has none), and a malformed-row split written without sorting each task's rows.
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.maxConcurrentOutputFileWriters": "2",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
         # Metadata tables are small: 50 partitions to rebuild a snapshot is pure overhead.
@@ -125,7 +130,7 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
         spark = builder.getOrCreate()
     except Exception as exc:
         raise ConfigError(
-            f"Spark could not start: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+            f"Spark could not start: {first_line(exc)}",
             where=f"master {cfg.master}",
             fix="check Java, access to Maven Central on the first start, and --conf values",
             transient=resolving,

@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.plan import Plan, plan_changes, row_key
 from lakeguard.catalog.to_rows import Rows, document_rows
 from lakeguard.errors import ValidationError
+from lakeguard.store.reader import StoreReader
 
 if TYPE_CHECKING:
     from lakeguard.store import MetadataStore
-
-
-def _stored(store: MetadataStore, table: str) -> list[dict[str, Any]]:
-    return [r.asDict(recursive=True) for r in store.tenant_rows(table).drop("tenant_id").collect()]
-
-
-def stored_rows(store: MetadataStore, tables: list[str]) -> Rows:
-    """This tenant's stored definition rows (tables read concurrently)."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip(tables, pool.map(lambda t: _stored(store, t), tables), strict=True))
 
 
 def plan_file(store: MetadataStore, path: str | Path, warehouse: str) -> tuple[Plan, Rows]:
@@ -30,7 +21,7 @@ def plan_file(store: MetadataStore, path: str | Path, warehouse: str) -> tuple[P
     file = Path(path)
     doc = load_file(file)
     rows = document_rows(doc, base_dir=file.resolve().parent, warehouse=warehouse)
-    plan = plan_changes(rows, stored_rows(store, list(rows)))
+    plan = plan_changes(rows, StoreReader(store).stored_definitions(list(rows)))
     return plan, rows
 
 
@@ -52,7 +43,7 @@ def apply_file(store: MetadataStore, path: str | Path, warehouse: str) -> Plan:
         changed = {c.key for c in plan.changes if c.table == table and c.action != "unchanged"}
         if changed:
             todo[table] = [r for r in table_rows if row_key(table, r) in changed]
-    # One MERGE per table; tables are independent, so they commit concurrently.
+    # One merge commit per table; tables are independent, so they commit concurrently.
     with ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(store.upsert, t, r) for t, r in todo.items()]:
             future.result()

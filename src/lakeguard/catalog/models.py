@@ -7,10 +7,11 @@ maps them onto the control tables.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lakeguard.vocabulary import Layer, LoadType, Severity
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 ColumnName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
@@ -24,17 +25,6 @@ SparkType = Annotated[
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Layer(StrEnum):
-    BRONZE = "bronze"
-    SILVER = "silver"
-    GOLD = "gold"
-
-
-class Severity(StrEnum):
-    WARN = "WARN"
-    FAIL = "FAIL"
 
 
 class SourceSystem(Strict):
@@ -63,7 +53,7 @@ class SourceObject(Strict):
     format: Literal["csv", "json", "parquet"] = "csv"
     options: dict[str, str] = Field(default_factory=dict)
     dataset: Identifier
-    load_type: Literal["append", "full", "merge"] = "append"
+    load_type: LoadType = LoadType.APPEND
     fail_behavior: Literal["quarantine"] = Field(
         default="quarantine",
         description="A blocked batch is kept in quarantine.<dataset> with its run id",
@@ -101,7 +91,7 @@ class Dataset(Strict):
     parents: list[Identifier] = Field(default_factory=list)
     business_keys: list[ColumnName] = Field(default_factory=list)
     sequence_by: ColumnName | None = None
-    load_type: Literal["append", "merge", "full"] | None = None
+    load_type: LoadType | None = None
     filter: str | None = Field(default=None, description="SQL predicate rows must meet to enter")
     columns: dict[ColumnName, str] | None = Field(
         default=None, description="Output column -> SQL expression over the input"
@@ -113,10 +103,10 @@ class Dataset(Strict):
         return self.table or f"{self.layer.value}.{self.id}"
 
     @property
-    def effective_load_type(self) -> str:
+    def effective_load_type(self) -> LoadType:
         if self.load_type:
             return self.load_type
-        return "merge" if self.business_keys else "append"
+        return LoadType.MERGE if self.business_keys else LoadType.APPEND
 
 
 class _RuleBase(Strict):
@@ -188,7 +178,6 @@ Rule = Annotated[
     NotNullRule | RangeRule | UniqueRule | RegexRule | AllowedValuesRule | ExpressionRule,
     Field(discriminator="type"),
 ]
-RULE_TYPES = ("NOT_NULL", "RANGE", "UNIQUE", "REGEX", "ALLOWED_VALUES", "EXPRESSION")
 
 
 class Task(Strict):

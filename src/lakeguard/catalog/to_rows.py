@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from lakeguard.catalog.models import Layer, MetadataDocument
-from lakeguard.store.rows import to_json
+from lakeguard.hashing import fingerprint, to_json
 
 Rows = dict[str, list[dict[str, Any]]]
-
-
-def fingerprint(value: Any) -> str:
-    return hashlib.sha256(to_json(value).encode()).hexdigest()[:32]
 
 
 def _with_hash(row: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lakeguard.quality.rules import CompiledRule
+from lakeguard.vocabulary import DqStatus, Outcome, Severity
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,13 @@ class RuleOutcome:
         return self.failed_ratio > self.threshold
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         """PASS, WARN (failures logged, promotion unaffected) or FAIL (promotion blocked)."""
         if self.failed_rows == 0:
-            return "PASS"
-        if self.breached and self.severity == "FAIL":
-            return "FAIL"
-        return "WARN"
+            return Outcome.PASS
+        if self.breached and self.severity == Severity.FAIL:
+            return Outcome.FAIL
+        return Outcome.WARN
 
     def describe(self) -> str:
         pct = f"{self.failed_ratio:.2%}"
@@ -44,6 +45,22 @@ class RuleOutcome:
         if self.threshold:
             text += f", tolerance {self.threshold:.2%}"
         return text
+
+
+@dataclass(frozen=True)
+class ProfileMetric:
+    column: str
+    metric: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class BatchEvaluation:
+    """What the gate decides from: rows seen, rule outcomes, and the column profile."""
+
+    rows: int
+    outcomes: list[RuleOutcome]
+    profile: list[ProfileMetric]
 
 
 def outcome_for(
@@ -61,11 +78,11 @@ def outcome_for(
     )
 
 
-def overall_status(outcomes: list[RuleOutcome]) -> str:
+def overall_status(outcomes: list[RuleOutcome]) -> DqStatus:
     """PASS, WARNING or FAIL, as dq_results records it."""
     kinds = {o.outcome for o in outcomes}
-    if "FAIL" in kinds:
-        return "FAIL"
-    if "WARN" in kinds:
-        return "WARNING"
-    return "PASS"
+    if Outcome.FAIL in kinds:
+        return DqStatus.FAIL
+    if Outcome.WARN in kinds:
+        return DqStatus.WARNING
+    return DqStatus.PASS

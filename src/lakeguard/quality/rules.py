@@ -8,14 +8,15 @@ row-level: it becomes a list of key columns, counted by one groupBy of its own.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from lakeguard.errors import ValidationError
 from lakeguard.sqlsafety import vet_expression
 from lakeguard.store.ddl import quote, sql_string
-
-RULE_TYPES = ("NOT_NULL", "RANGE", "UNIQUE", "REGEX", "ALLOWED_VALUES", "EXPRESSION")
+from lakeguard.store.records import RuleDef
+from lakeguard.vocabulary import DECLARABLE_RULE_TYPES, RuleType, Severity
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,9 @@ def _as_text(columns: list[str]) -> str:
     return f"concat_ws('|', {parts})"
 
 
-def compile_rule(row: dict[str, Any]) -> CompiledRule:
+def compile_rule(row: RuleDef) -> CompiledRule:
     """Compile one `quality_rules` row; an unknown type or bad parameters is a ValidationError."""
-    rule_id, rule_type = row["rule_id"], row["rule_type"]
+    rule_id, rule_type = row.rule_id, row.rule_type
     where = f"quality_rules[rule_id={rule_id}]"
 
     def bad(message: str) -> ValidationError:
@@ -59,33 +60,33 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
             f"rule {rule_id} cannot be compiled: {message}",
             where=where,
             errors=[{"path": where, "message": message}],
-            fix=f"correct the rule; rule types are {', '.join(RULE_TYPES)}",
+            fix=f"correct the rule; rule types are {', '.join(DECLARABLE_RULE_TYPES)}",
         )
 
-    if rule_type not in RULE_TYPES:
+    if rule_type not in DECLARABLE_RULE_TYPES:
         raise bad(f"unknown rule type {rule_type!r}")
     try:
-        params = json.loads(row.get("rule_expression") or "{}")
+        params = json.loads(row.rule_expression or "{}")
     except json.JSONDecodeError as exc:
         raise bad(f"rule_expression is not JSON: {exc}") from exc
     if not isinstance(params, dict):
         raise bad("rule_expression must be a JSON object")
-    severity = row.get("severity", "FAIL")
-    if severity not in ("WARN", "FAIL"):
+    severity = row.severity
+    if severity not in tuple(Severity):
         raise bad(f"severity must be WARN or FAIL, not {severity!r}")
     threshold = float(params.get("threshold", 0.0))
-    common = {
+    common: dict[str, Any] = {
         "rule_id": rule_id,
         "rule_type": rule_type,
         "severity": severity,
         "threshold": threshold,
     }
 
-    if rule_type in ("NOT_NULL", "UNIQUE"):
+    if rule_type in (RuleType.NOT_NULL, RuleType.UNIQUE):
         cols = params.get("columns") or []
         if not cols or not all(isinstance(c, str) for c in cols):
             raise bad("needs a non-empty list 'columns'")
-        if rule_type == "UNIQUE":
+        if rule_type == RuleType.UNIQUE:
             return CompiledRule(
                 **common,
                 columns=tuple(cols),
@@ -99,9 +100,9 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
         )
 
     column = str(params.get("column") or "")
-    if rule_type != "EXPRESSION" and not column:
+    if rule_type != RuleType.EXPRESSION and not column:
         raise bad("needs 'column'")
-    if rule_type == "RANGE":
+    if rule_type == RuleType.RANGE:
         low, high = params.get("min"), params.get("max")
         if low is None and high is None:
             raise bad("needs 'min', 'max' or both")
@@ -111,7 +112,7 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
         if high is not None:
             checks.append(f"{quote(column)} <= {_literal(float(high))}")
         pred = f"({quote(column)} IS NOT NULL AND NOT ({' AND '.join(checks)}))"
-    elif rule_type == "REGEX":
+    elif rule_type == RuleType.REGEX:
         pattern = params.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise bad("needs 'pattern'")
@@ -119,13 +120,13 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
             f"({quote(column)} IS NOT NULL AND NOT "
             f"(CAST({quote(column)} AS STRING) RLIKE {sql_string(pattern)}))"
         )
-    elif rule_type == "ALLOWED_VALUES":
+    elif rule_type == RuleType.ALLOWED_VALUES:
         values = params.get("values") or []
         if not values:
             raise bad("needs a non-empty list 'values'")
         listed = ", ".join(_literal(v) for v in values)
         pred = f"({quote(column)} IS NOT NULL AND {quote(column)} NOT IN ({listed}))"
-    elif rule_type == "EXPRESSION":
+    elif rule_type == RuleType.EXPRESSION:
         expression = params.get("expression")
         if not isinstance(expression, str):
             raise bad("needs 'expression'")
@@ -139,10 +140,10 @@ def compile_rule(row: dict[str, Any]) -> CompiledRule:
     )
 
 
-def compile_rules(rows: list[dict[str, Any]]) -> list[CompiledRule]:
+def compile_rules(rows: Iterable[RuleDef]) -> list[CompiledRule]:
     """Compile all rules, reporting every broken one at once."""
     compiled, errors = [], []
-    for row in sorted(rows, key=lambda r: r["rule_id"]):
+    for row in sorted(rows, key=lambda r: r.rule_id):
         try:
             compiled.append(compile_rule(row))
         except ValidationError as exc:

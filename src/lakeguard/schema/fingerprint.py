@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lakeguard.store.rows import to_json
+from lakeguard.hashing import fingerprint, to_json
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -24,6 +23,33 @@ def capture(schema: StructType) -> list[SchemaColumn]:
     return [SchemaColumn(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
 
 
+# Delta's JSON type names that Spark's `simpleString` spells otherwise.
+_SIMPLE = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+
+
+def simple_type(delta_type: Any) -> str:
+    """Spark's `simpleString` of a Delta schema JSON type (so both capture the same text)."""
+    if isinstance(delta_type, str):
+        return _SIMPLE.get(delta_type, delta_type)
+    kind = delta_type.get("type")
+    if kind == "array":
+        return f"array<{simple_type(delta_type['elementType'])}>"
+    if kind == "map":
+        return f"map<{simple_type(delta_type['keyType'])},{simple_type(delta_type['valueType'])}>"
+    if kind == "struct":
+        inner = ",".join(f"{f['name']}:{simple_type(f['type'])}" for f in delta_type["fields"])
+        return f"struct<{inner}>"
+    return str(kind)
+
+
+def from_fields(fields: list[dict[str, Any]]) -> list[SchemaColumn]:
+    """Plain description of Delta/Spark schema JSON fields, in column order."""
+    return [
+        SchemaColumn(f["name"], simple_type(f["type"]), bool(f.get("nullable", True)))
+        for f in fields
+    ]
+
+
 def schema_json(columns: list[SchemaColumn]) -> str:
     return to_json([asdict(c) for c in columns])
 
@@ -35,4 +61,4 @@ def schema_hash(columns: list[SchemaColumn]) -> str:
     so including it would make the same data look like drift.
     """
     canonical = [(c.name.lower(), c.type.lower()) for c in columns]
-    return hashlib.sha256(to_json(canonical).encode()).hexdigest()[:32]
+    return fingerprint(canonical)

@@ -1,6 +1,7 @@
 """Declarative definitions of the metadata tables, shipped as YAML data files in the package.
 
-Pure: loading and validating definitions needs no Spark. `ddl.py` turns them into Delta DDL.
+Pure: loading and validating definitions needs no Spark. `arrow.py` turns them into Delta
+and Arrow schemas.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -21,7 +22,10 @@ class TableKind(StrEnum):
     APPEND_ONLY = "append_only"
 
 
-SQL_TYPES = ("string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>")
+ColumnType = Literal[
+    "string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>"
+]
+COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
 
 
 class ColumnDef(BaseModel):
@@ -30,9 +34,7 @@ class ColumnDef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    type: Literal[
-        "string", "boolean", "int", "long", "double", "date", "timestamp", "array<string>"
-    ]
+    type: ColumnType
     nullable: bool = True
     comment: str | None = None
     generated: str | None = None

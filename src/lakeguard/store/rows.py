@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any, cast
@@ -20,11 +19,6 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
     "timestamp": (datetime,),
     "array<string>": (list, tuple),
 }
-
-
-def to_json(value: Any) -> str:
-    """Canonical JSON text for the JSON-in-STRING columns (stable key order)."""
-    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
 
 
 def normalize_rows(table: TableDef, rows: Iterable[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
@@ -63,7 +57,9 @@ def normalize_rows(table: TableDef, rows: Iterable[Mapping[str, Any]]) -> list[t
                         f"got {type(value).__name__}",
                         where=f"metadata table {table.name}",
                     )
-                if col.type == "array<string>":
+                if col.type == "string":
+                    value = str(value)  # a StrEnum member is stored as its plain text
+                elif col.type == "array<string>":
                     value = [str(v) for v in cast("list[Any]", value)]
                 elif col.type == "double":
                     value = float(cast("float", value))

@@ -1,30 +1,29 @@
-"""The LakeGuard metadata store: every table of DESIGN.md §3, as Delta tables in one namespace.
+"""The LakeGuard metadata store: every table of DESIGN.md §3, as Delta tables written by delta-rs.
 
-Tables are created (or registered by location, and evolved additively) from the shipped
-definitions on `ensure()`. Runtime tables are append-only: this class offers no update or delete
-for them, and each carries `delta.appendOnly=true`, so even raw SQL cannot change their rows.
+Tables are created (or checked and evolved additively) from the shipped definitions on
+`ensure()`. Runtime tables are append-only: this class offers no update or delete for them, and
+each carries `delta.appendOnly=true`, so even a raw writer cannot change their rows. Nothing here
+starts Spark: the tables are registered by name in Spark sessions elsewhere, for reading only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
-from lakeguard.store import ddl
+from lakeguard.store import deltars
+from lakeguard.store.arrow import to_arrow, to_rows
+from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
-from lakeguard.store.registration import forget_if_elsewhere, register_table
-from lakeguard.store.rows import normalize_rows
-
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql.types import StructType
-
 
 # Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
+
+Filter = deltars.Filter
+CAS_ATTEMPTS = 50
 
 
 def utcnow() -> datetime:
@@ -32,35 +31,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def struct_type(table: TableDef) -> StructType:
-    from pyspark.sql import types as T
-
-    spark_types: dict[str, T.DataType] = {
-        "string": T.StringType(),
-        "boolean": T.BooleanType(),
-        "int": T.IntegerType(),
-        "long": T.LongType(),
-        "double": T.DoubleType(),
-        "date": T.DateType(),
-        "timestamp": T.TimestampType(),
-        "array<string>": T.ArrayType(T.StringType()),
-    }
-    return T.StructType(
-        [T.StructField(c.name, spark_types[c.type], c.nullable) for c in table.writable_columns]
-    )
-
-
-def delta_table_exists(spark: SparkSession, location: str) -> bool:
-    from delta.tables import DeltaTable
-
-    return bool(DeltaTable.isDeltaTable(spark, location))
-
-
 class MetadataStore:
     """Reads and writes the metadata tables of one namespace for one tenant."""
 
-    def __init__(self, spark: SparkSession, namespace: str, root: str, tenant: str) -> None:
-        self.spark = spark
+    def __init__(self, namespace: str, root: str, tenant: str) -> None:
         self.namespace = namespace
         self.root = root.rstrip("/")
         self.tenant = tenant
@@ -68,53 +42,40 @@ class MetadataStore:
 
     # -- naming ---------------------------------------------------------------------------
     def qualified(self, table: str) -> str:
-        return f"{ddl.quote(self.namespace)}.{ddl.quote(table)}"
+        """The name Spark sessions know the table by (`lakeguard`.`run_history`)."""
+        return f"{quote(self.namespace)}.{quote(table)}"
 
     def location(self, table: str) -> str:
         return f"{self.root}/{table}"
 
+    @staticmethod
+    def tables() -> list[str]:
+        return sorted(load_table_defs())
+
     # -- lifecycle ------------------------------------------------------------------------
     def ensure(self) -> list[str]:
-        """Create missing tables, register existing ones by name, add new columns.
+        """Create missing tables, check existing ones, add new columns.
 
-        Idempotent and safe to run from several processes at once: creation goes through
-        Delta's optimistic commit, and registration only touches this session's catalog.
+        Idempotent and safe from several processes at once (creation is a Delta commit).
         Returns a human-readable list of the changes it made.
         """
         changes: list[str] = []
-        self.spark.sql(
-            f"CREATE DATABASE IF NOT EXISTS {ddl.quote(self.namespace)} "
-            f"LOCATION {ddl.sql_string(self.root)}"
-        )
-        # Each table costs a Delta log read; several at once keep a cold start short.
-        with ThreadPoolExecutor(max_workers=6) as pool:
+        with ThreadPoolExecutor(max_workers=8) as pool:
             for result in pool.map(self._ensure_table, load_table_defs().values()):
                 changes += result
         self._ready = True
         return changes
 
     def _ensure_table(self, table: TableDef) -> list[str]:
-        name, location = self.qualified(table.name), self.location(table.name)
-        if not delta_table_exists(self.spark, location):
-            forget_if_elsewhere(self.spark, self.namespace, table.name, location)
-            try:
-                self.spark.sql(ddl.create_table_sql(table, name, location))
-                return [f"created {self.namespace}.{table.name}"]
-            except Exception as exc:  # another process may have created it a moment ago
-                if not delta_table_exists(self.spark, location):
-                    raise MetadataStoreError(
-                        f"cannot create metadata table {table.name}: {exc}",
-                        where=location,
-                        fix="check that LAKETX_HOME is writable",
-                    ) from exc
-        register_table(self.spark, self.namespace, table.name, location)
-        existing = [
-            ddl.ExistingColumn(f.name, f.dataType.simpleString(), f.nullable)
-            for f in self.spark.table(name).schema.fields
-        ]
-        added = ddl.plan_additive_evolution(table, existing)
+        location = self.location(table.name)
+        if deltars.create(table, location):
+            return [f"created {self.namespace}.{table.name}"]
+        dt = deltars.load(table.name, location)
+        deltars.check_writable(table.name, location, dt)
+        existing = [ExistingColumn(*c) for c in deltars.existing_columns(dt)]
+        added = plan_additive_evolution(table, existing)
         if added:
-            self.spark.sql(ddl.add_columns_sql(name, added))
+            deltars.add_columns(table.name, location, dt, added)
             return [f"added {', '.join(c.name for c in added)} to {self.namespace}.{table.name}"]
         return []
 
@@ -136,8 +97,8 @@ class MetadataStore:
     ) -> int:
         """Append rows in one Delta commit; returns how many were written.
 
-        `txn` = (app id, version) makes the commit idempotent: Delta skips it when that app id
-        already committed that version. Decisions and versions are written by the gate only.
+        `txn` = (app id, version) makes the commit idempotent: it is refused as a conflict when
+        that app id already committed that version. Decisions and versions: the gate only.
         """
         self._require_ready()
         tdef = table_def(table)
@@ -147,25 +108,27 @@ class MetadataStore:
                 where=f"metadata table {table}",
                 fix="ask lakeguard.gate.Gate to record decisions and versions",
             )
-        data = normalize_rows(tdef, rows)
-        if not data:
+        if not tdef.append_only:
+            raise MetadataStoreError(
+                f"{table} holds definitions; they change only through apply (upsert)",
+                where=f"metadata table {table}",
+                fix="declare the definition in a metadata document and `laketx apply` it",
+            )
+        data = to_arrow(tdef, rows)
+        if data.num_rows == 0:
             return 0
-        frame = self.spark.createDataFrame(data, struct_type(tdef))
-        writer = frame.write.format("delta").mode("append")
-        if txn is not None:
-            writer = writer.option("txnAppId", txn[0]).option("txnVersion", str(txn[1]))
-        writer.save(self.location(table))
-        return len(data)
+        deltars.append(table, self.location(table), data, txn=txn)
+        return int(data.num_rows)
 
     def append_many(
         self, batches: Mapping[str, Iterable[Mapping[str, Any]]], *, _by_gate: bool = False
     ) -> None:
-        """Append to several tables at once; each table still gets exactly one commit.
+        """Append to several tables at once; each table gets exactly one commit.
 
-        The commits run concurrently (Spark accepts jobs from several threads), which keeps the
-        cost of recording a run close to that of its slowest single append.
+        The commits run concurrently, so recording a run costs about its slowest append.
         """
-        todo = {t: list(r) for t, r in batches.items() if r}
+        todo = {t: list(r) for t, r in batches.items()}
+        todo = {t: r for t, r in todo.items() if r}
         if len(todo) <= 1:
             for table, rows in todo.items():
                 self.append(table, rows, _by_gate=_by_gate)
@@ -174,6 +137,39 @@ class MetadataStore:
             futures = [pool.submit(self.append, t, r, _by_gate=_by_gate) for t, r in todo.items()]
             for f in futures:
                 f.result()
+
+    def append_if(
+        self,
+        table: str,
+        decide: Callable[[list[dict[str, Any]]], list[Mapping[str, Any]] | None],
+        *,
+        filters: Sequence[Filter] = (),
+    ) -> list[Mapping[str, Any]] | None:
+        """Compare-and-set append: `decide` sees the filtered rows of one snapshot and returns
+        the rows to append (or None to append nothing); they are committed on top of exactly
+        that snapshot, and `decide` runs again on a fresh one whenever another commit won.
+        """
+        self._require_ready()
+        tdef = table_def(table)
+        location = self.location(table)
+        for _ in range(CAS_ATTEMPTS):
+            snapshot = deltars.load(table, location)
+            with deltars.guarded(table, location, "read it"):
+                current = to_rows(deltars.scan(snapshot, filters=self._filters(filters)))
+            rows = decide(current)
+            if rows is None:
+                return None
+            try:
+                deltars.append(table, location, to_arrow(tdef, rows), base=snapshot)
+            except deltars.CasLost:
+                continue
+            return rows
+        raise MetadataStoreError(
+            f"{table} changed under {CAS_ATTEMPTS} attempts in a row",
+            where=location,
+            fix="too many concurrent writers; retry later",
+            transient=True,
+        )
 
     def upsert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Insert or update definition rows by their keys; unchanged rows are not touched.
@@ -194,10 +190,7 @@ class MetadataStore:
             incoming.append(full)
         stored = {
             tuple(r[k] for k in tdef.keys): r["definition_hash"]
-            for r in self.read(table)
-            .where(f"tenant_id = {ddl.sql_string(self.tenant)}")
-            .select(*tdef.keys, "definition_hash")
-            .collect()
+            for r in self.rows(table, columns=[*tdef.keys, "definition_hash"])
         }
         changed = [
             r
@@ -206,27 +199,14 @@ class MetadataStore:
         ]
         if not changed:
             return 0
-        from delta.tables import DeltaTable
-
-        source = self.spark.createDataFrame(normalize_rows(tdef, changed), struct_type(tdef))
-        cond = " AND ".join(f"t.{ddl.quote(k)} = s.{ddl.quote(k)}" for k in tdef.keys)
-        updates: dict[str, str | Column] = {
-            ddl.quote(c.name): f"s.{ddl.quote(c.name)}"
-            for c in tdef.writable_columns
-            if c.name not in (*tdef.keys, "created_at")
-        }
-        (
-            DeltaTable.forPath(self.spark, self.location(table))
-            .alias("t")
-            .merge(source.alias("s"), cond)
-            .whenMatchedUpdate(set=updates)
-            .whenNotMatchedInsertAll()
-            .execute()
+        update = [c.name for c in tdef.writable_columns if c.name not in (*tdef.keys, "created_at")]
+        deltars.merge_upsert(
+            table, self.location(table), to_arrow(tdef, changed), tdef.keys, update
         )
         return len(changed)
 
     def update(self, table: str, *_: Any, **__: Any) -> None:
-        """Only definitions change, through `upsert`/`deactivate`; runtime rows never do."""
+        """Only definitions change, through `upsert`; runtime rows never do."""
         self._refuse_change(table, "update")
 
     def delete(self, table: str, *_: Any, **__: Any) -> None:
@@ -248,39 +228,57 @@ class MetadataStore:
         )
 
     def optimize(self, tables: Iterable[str] | None = None) -> list[str]:
-        """Compact runtime tables and co-locate rows by their usual filters (`cluster_by`).
+        """Compact tables and co-locate rows by their usual filters (`cluster_by`).
 
-        OPTIMIZE rewrites files without changing data (allowed on append-only tables).
+        Compaction rewrites files without changing data (allowed on append-only tables).
         """
         self._require_ready()
         done = []
-        for name in tables or [n for n, t in load_table_defs().items() if t.append_only]:
+        for name in tables or self.tables():
             tdef = table_def(name)
             zorder = [c for c in tdef.cluster_by if c not in tdef.partitioned_by]
-            sql = f"OPTIMIZE {self.qualified(name)}"
-            if zorder:
-                sql += f" ZORDER BY ({', '.join(ddl.quote(c) for c in zorder)})"
-            self.spark.sql(sql)
+            location = self.location(name)
+            with deltars.guarded(name, location, "optimize it"):
+                deltars.compact(name, deltars.load(name, location), zorder)
             done.append(name)
         return done
 
     # -- reads ----------------------------------------------------------------------------
-    def read(self, table: str) -> DataFrame:
-        """The whole table (all tenants) as a DataFrame."""
+    def _filters(self, filters: Sequence[Filter], all_tenants: bool = False) -> list[Filter]:
+        own = [] if all_tenants else [("tenant_id", "=", self.tenant)]
+        return [*own, *filters]
+
+    def rows(
+        self,
+        table: str,
+        *,
+        filters: Sequence[Filter] = (),
+        columns: Sequence[str] | None = None,
+        all_tenants: bool = False,
+    ) -> list[dict[str, Any]]:
+        """This tenant's rows of a table (optionally filtered), as plain dicts.
+
+        Filters are (column, op, value) triples; on a partition column they prune files.
+        """
         table_def(table)
-        return self.spark.table(self.qualified(table))
+        data = deltars.read(
+            table,
+            self.location(table),
+            filters=self._filters(filters, all_tenants),
+            columns=columns,
+        )
+        return to_rows(data)
 
-    def tenant_rows(self, table: str, where: str | None = None) -> DataFrame:
-        """This tenant's rows, optionally filtered by a trusted, internally built predicate."""
-        frame = self.read(table).where(f"tenant_id = {ddl.sql_string(self.tenant)}")
-        if where:
-            frame = frame.where(where)
-        return frame
-
-    def active_definitions(self, table: str, where: str | None = None) -> list[dict[str, Any]]:
-        """This tenant's active definition rows, as plain dicts."""
-        frame = self.tenant_rows(table, where).where("active")
-        return [r.asDict(recursive=True) for r in frame.collect()]
+    def active_definitions(
+        self, table: str, filters: Sequence[Filter] = ()
+    ) -> list[dict[str, Any]]:
+        """This tenant's active definition rows."""
+        return self.rows(table, filters=[*filters, ("active", "=", True)])
 
     def now(self) -> datetime:
         return utcnow()
+
+    @staticmethod
+    def since(days: int, now: datetime | None = None) -> date:
+        """The first partition date of a look-back window of `days` days."""
+        return ((now or utcnow()) - timedelta(days=days)).date()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
 from openlaketx.lakehouse import Lakehouse
@@ -91,3 +92,85 @@ def run_demo(
         )
         runs.append(DemoRun(label, stats, result))
     return runs
+
+
+def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> dict[str, Any]:
+    """What the demo did, read back from the metadata tables (not from memory)."""
+    reader = lakehouse.reader
+    steps = [s for r in runs for s in r.result.steps]
+    step_label = {s.run_id: r.label for r in runs for s in r.result.steps}
+    decisions = reader.decisions(run_ids=[s.run_id for s in steps])
+    layers: list[dict[str, Any]] = [
+        {
+            "dataset": row.dataset_id,
+            "layer": row.layer,
+            "table": row.table_name,
+            "approved_version": row.version,
+            "rows": row.row_count,
+        }
+        for row in reader.status()
+    ]
+    layers.append(
+        {
+            "dataset": "bronze_cell_towers (quarantine)",
+            "layer": "quarantine",
+            "table": "quarantine.bronze_cell_towers",
+            "approved_version": None,
+            "rows": sum(s.quarantined for s in steps if s.dataset_id == "bronze_cell_towers"),
+        }
+    )
+    return {
+        "home": str(lakehouse.config.home),
+        "runs": [
+            {
+                "delivery": r.label,
+                "file_rows": r.delivery.rows,
+                "status": r.result.status,
+                "steps": [
+                    {
+                        "dataset": s.dataset_id,
+                        "status": s.status,
+                        "rows_read": s.rows_read,
+                        "rows_written": s.rows_written,
+                        "data_version": s.data_version,
+                    }
+                    for s in r.result.steps
+                ],
+                "skipped": r.result.skipped,
+            }
+            for r in runs
+        ],
+        "layers": layers,
+        "rules": [
+            {
+                "delivery": step_label.get(d.run_id, ""),
+                "dataset": d.dataset_id,
+                "rule": o.rule_id,
+                "severity": o.severity,
+                "failed_rows": o.failed_rows,
+                "rows": o.rows_evaluated,
+                "outcome": o.outcome,
+            }
+            for d in decisions
+            for o in d.rules
+        ],
+        "decisions": [
+            {
+                "delivery": step_label.get(d.run_id, ""),
+                "dataset": d.dataset_id,
+                "allowed": d.allowed,
+                "reason": d.reason,
+            }
+            for d in decisions
+        ],
+        "versions": [
+            {
+                "dataset_id": v.dataset_id,
+                "version": v.version,
+                "snapshot_ref": v.snapshot_ref,
+                "row_count": v.row_count,
+                "promoted_at": v.promoted_at,
+            }
+            for v in reader.all_versions()
+        ],
+    }

@@ -1,9 +1,11 @@
 """One tagged, idempotent Delta commit per promotion.
 
-Every data commit carries `userMetadata` naming the run, dataset, data version and batch
-fingerprint, and a Delta transaction id (`txnAppId` = the dataset, `txnVersion` = the data
-version it will become). A retry of the same promotion is therefore skipped by Delta itself,
-and the tag lets the engine find the commit again after a crash.
+Every data commit carries `userMetadata` naming the run, dataset, data version, batch
+fingerprint and rows written, and a Delta application transaction (app id = the dataset, txn
+version = the data version it will become), whichever engine commits it (delta-rs publishing
+staged files, or Spark running a MERGE). A retry of the same promotion is therefore refused by
+Delta itself, and the tag lets the engine find the commit again after a crash. Finding it reads
+the Delta log with delta-rs: no Spark job.
 """
 
 from __future__ import annotations
@@ -31,21 +33,24 @@ class CommitTag:
 
     @property
     def app_id(self) -> str:
-        return f"laketx.{self.tenant}.{self.dataset_id}"
+        return app_id(self.tenant, self.dataset_id)
 
-    def user_metadata(self) -> str:
-        return json.dumps(
-            {
-                TAG_KEY: {
-                    "run_id": self.run_id,
-                    "dataset_id": self.dataset_id,
-                    "data_version": self.data_version,
-                    "batch": self.batch_fingerprint,
-                    "upstream": self.upstream,
-                }
-            },
-            sort_keys=True,
-        )
+    def user_metadata(self, rows: int | None = None) -> str:
+        tag: dict[str, Any] = {
+            "run_id": self.run_id,
+            "dataset_id": self.dataset_id,
+            "data_version": self.data_version,
+            "batch": self.batch_fingerprint,
+            "upstream": self.upstream,
+        }
+        if rows is not None:
+            tag["rows"] = rows
+        return json.dumps({TAG_KEY: tag}, sort_keys=True)
+
+
+def app_id(tenant: str, dataset_id: str) -> str:
+    """The Delta application id of a dataset's promotions (its txn version = data version)."""
+    return f"laketx.{tenant}.{dataset_id}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class TaggedCommit:
     batch_fingerprint: str
     metrics: dict[str, str]
     upstream: dict[str, int] = field(default_factory=dict)
+    rows: int | None = None  # rows the commit published, when the engine recorded them
 
 
 def _parse_tag(user_metadata: str | None) -> dict[str, Any] | None:
@@ -70,42 +76,46 @@ def _parse_tag(user_metadata: str | None) -> dict[str, Any] | None:
     return tag if isinstance(tag, dict) else None
 
 
-def tagged_commits(spark: SparkSession, path: str, limit: int = 50) -> list[TaggedCommit]:
+def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
     """The most recent laketx-tagged commits of the table at `path`, newest first."""
-    from delta.tables import DeltaTable
+    from deltalake import DeltaTable
 
-    if not DeltaTable.isDeltaTable(spark, path):
+    if not DeltaTable.is_deltatable(path):
         return []
-    history = (
-        DeltaTable.forPath(spark, path)
-        .history(limit)
-        .select("version", "userMetadata", "operationMetrics")
-        .collect()
-    )
     found = []
-    for row in history:
-        tag = _parse_tag(row["userMetadata"])
+    for entry in DeltaTable(path).history(limit):
+        tag = _parse_tag(entry.get("userMetadata"))
         if tag is None:
             continue
         found.append(
             TaggedCommit(
-                commit_version=int(row["version"]),
+                commit_version=int(entry["version"]),
                 run_id=str(tag.get("run_id")),
                 data_version=int(tag.get("data_version", -1)),
                 batch_fingerprint=str(tag.get("batch")),
-                metrics=dict(row["operationMetrics"] or {}),
+                metrics={str(k): str(v) for k, v in (entry.get("operationMetrics") or {}).items()},
                 upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
+                rows=int(tag["rows"]) if tag.get("rows") is not None else None,
             )
         )
     return found
 
 
-def find_commit(spark: SparkSession, path: str, data_version: int) -> TaggedCommit | None:
+def find_commit(path: str, data_version: int) -> TaggedCommit | None:
     """The commit that was made to become `data_version`, if one exists."""
-    for commit in tagged_commits(spark, path):
+    for commit in tagged_commits(path):
         if commit.data_version == data_version:
             return commit
     return None
+
+
+def published_through(path: str, app: str) -> int:
+    """The highest data version the table has a commit for (0 when none or no table)."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(path):
+        return 0
+    return int(DeltaTable(path).transaction_version(app) or 0)
 
 
 @contextmanager

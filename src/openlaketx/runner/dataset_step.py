@@ -1,28 +1,34 @@
 """The governed write path of one dataset (DESIGN.md §5).
 
-read (once, persisted) → capture schema → evaluate every rule and profile metric in one pass →
-LakeGuard decides and records the decision with its evidence → if allowed, one tagged,
-idempotent Delta commit → LakeGuard records the version → one terminal run_history row.
-A blocked batch goes to quarantine and leaves the target untouched; any exception ends FAILED.
+lease the dataset → read the input once (lazily) → write it once to a staged folder no reader
+sees, counting every row rule during that write → UNIQUE rules from the staged keys → LakeGuard
+decides and records the decision → if allowed, publish in one tagged, idempotent Delta commit
+(the staged files added in place, or merged from) → LakeGuard records the version → one
+terminal run_history row. A blocked batch's staged files become its quarantine and the target
+is untouched; any exception ends FAILED.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.errors import LakeTxError
-from lakeguard.gate import ApprovedVersion, Decision, Gate, decide
-from lakeguard.quality.evaluate import BatchEvaluation, evaluate_batch
-from lakeguard.quality.outcome import RuleOutcome
-from lakeguard.quality.rules import compile_rules
-from lakeguard.schema.fingerprint import capture, schema_hash
-from lakeguard.store import MetadataStore
-from openlaketx.loads import strategies
-from openlaketx.loads.commit import CommitTag, TaggedCommit, find_commit
+from lakeguard.errors import LakeTxError, MetadataStoreError, describe
+from lakeguard.gate import Decision, Gate, decide
+from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column, observed_metrics
+from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
+from lakeguard.quality.rules import CompiledRule, compile_rules
+from lakeguard.schema.fingerprint import from_fields, schema_hash
+from lakeguard.store import RunWriter
+from lakeguard.store.records import ApprovedVersion, DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import AttemptStatus, Layer, LoadType, StepStatus
+from openlaketx.loads import staging, strategies
+from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
+from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import evidence
-from openlaketx.runner.definitions import Definitions
 from openlaketx.runner.inputs import (
     LOADED_COL,
     RUN_COL,
@@ -31,292 +37,296 @@ from openlaketx.runner.inputs import (
     bronze_input,
     derived_input,
 )
+from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import DatasetAttempt, JobRun
-from openlaketx.runner.quarantine import quarantine
+from openlaketx.runner.validation import evaluate_staged
 from openlaketx.sources.files import CORRUPT_COLUMN
-from openlaketx.tables import dataset_location, register
+from openlaketx.tables import dataset_location, quarantine_name, register
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
+
+_NOT_PUBLISHED = frozenset({CORRUPT_COLUMN})
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StepResult:
     dataset_id: str
     run_id: str
-    status: str  # SUCCESS | BLOCKED | FAILED
+    status: AttemptStatus
     rows_read: int | None = None
     rows_written: int | None = None
     data_version: int | None = None
     reason: str | None = None
     error: LakeTxError | None = None
     outcomes: list[RuleOutcome] = field(default_factory=list)
+    quarantined: int = 0
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class RunContext:
     spark: SparkSession
-    store: MetadataStore
     gate: Gate
-    defs: Definitions
+    writer: RunWriter
+    registry: Registry
     warehouse: str
     job: JobRun
     progress: Callable[[str], None]
-
-
-def error_text(exc: BaseException) -> str:
-    if isinstance(exc, LakeTxError):
-        return exc.message
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}"[:2000]
+    lease_ttl: timedelta = timedelta(minutes=10)
+    lease_wait: timedelta = timedelta(0)
 
 
 def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     """Run one governed attempt; always ends with exactly one run_history row."""
-    dataset = ctx.defs.dataset(dataset_id)
-    attempt = DatasetAttempt(ctx.job, dataset_id, dataset["layer"])
+    dataset = ctx.registry.dataset(dataset_id)
+    attempt = DatasetAttempt(ctx.job, dataset_id, dataset.layer, ctx.progress)
     attempt.start()
     step = _GovernedStep(ctx, dataset, attempt)
     try:
-        result = step.execute()
+        with LeaseHold(
+            ctx.writer, dataset_id, attempt.run_id, ttl=ctx.lease_ttl, wait=ctx.lease_wait
+        ) as hold:
+            step.hold = hold
+            result = step.execute()
     except BaseException as exc:  # interrupted or crashed: still one terminal row, then re-raise
-        wrapped = exc if isinstance(exc, LakeTxError) else None
-        message = error_text(exc)
-        if step.open_timer is not None:
-            attempt.log_step(step.open_timer, "FAILED", error=message)
-        attempt.finish("FAILED", rows_read=step.rows_read, error=message)
+        message = describe(exc)
+        attempt.finish(AttemptStatus.FAILED, rows_read=step.rows_read, error=message)
         if not isinstance(exc, Exception):
             raise
         return StepResult(
-            dataset_id,
-            attempt.run_id,
-            "FAILED",
-            step.rows_read,
+            dataset_id=dataset_id,
+            run_id=attempt.run_id,
+            status=AttemptStatus.FAILED,
+            rows_read=step.rows_read,
             reason=message,
-            error=wrapped or LakeTxError(message),
+            error=exc if isinstance(exc, LakeTxError) else LakeTxError(message),
         )
-    finally:
-        step.release()
     attempt.finish(
         result.status,
         rows_read=result.rows_read,
         rows_written=result.rows_written,
         data_version=result.data_version,
-        error=result.reason if result.status == "BLOCKED" else None,
+        error=result.reason if result.status == AttemptStatus.BLOCKED else None,
     )
     return result
 
 
 class _GovernedStep:
-    def __init__(self, ctx: RunContext, dataset: dict[str, Any], attempt: DatasetAttempt) -> None:
+    def __init__(self, ctx: RunContext, dataset: DatasetDef, attempt: DatasetAttempt) -> None:
         self.ctx = ctx
         self.dataset = dataset
-        self.dataset_id: str = dataset["dataset_id"]
+        self.dataset_id = dataset.dataset_id
         self.attempt = attempt
-        self.path = dataset_location(ctx.warehouse, dataset["table_name"])
+        self.path = dataset_location(ctx.warehouse, dataset.table_name)
+        self.quarantine_path = dataset_location(ctx.warehouse, quarantine_name(self.dataset_id))
+        self.load_type = LoadType(dataset.load_type)
         self.rows_read: int | None = None
-        self.open_timer: Any = None
-        self._persisted: DataFrame | None = None
+        self.hold: LeaseHold | None = None
 
-    def release(self) -> None:
-        if self._persisted is not None:
-            self._persisted.unpersist()
-            self._persisted = None
-
-    def _phase(self, name: str, step_type: str) -> Any:
-        self.open_timer = self.attempt.timer(name, step_type)
-        self.ctx.progress(f"{self.dataset_id}: {name}")
-        return self.open_timer
-
-    def _done(self, timer: Any, status: str = "COMPLETED", **kw: Any) -> None:
-        self.attempt.log_step(timer, status, **kw)
-        self.open_timer = None
+    def _result(self, status: AttemptStatus, **kw: Any) -> StepResult:
+        return StepResult(
+            dataset_id=self.dataset_id, run_id=self.attempt.run_id, status=status, **kw
+        )
 
     # -- the path -------------------------------------------------------------------------
     def execute(self) -> StepResult:
-        ctx, gate = self.ctx, self.ctx.gate
-        rules = compile_rules(ctx.defs.rules(self.dataset_id))
-        own_latest = gate.latest(self.dataset_id)
-
-        timer = self._phase("read", "read")
-        batch = self._input(own_latest)
+        ctx, attempt = self.ctx, self.attempt
+        rules = compile_rules(ctx.registry.rules(self.dataset_id))
+        own_latest = ctx.gate.latest(self.dataset_id)
         next_version = (own_latest.version if own_latest else 0) + 1
+        published = published_through(self.path, app_id(ctx.writer.tenant, self.dataset_id))
+
+        with attempt.phase("read", "read") as log:
+            # Holding the lease, any staged batch left here is a crashed run's leftover.
+            swept = staging.sweep(self.path, published)
+            batch = self._input(own_latest)
+            log.metadata = {"fingerprint": batch.fingerprint, "swept": len(swept)}
+            if batch.frame is None:
+                log.rows, log.metadata["note"] = 0, batch.note
         if batch.frame is None:
-            self._done(timer, rows=0, metadata={"note": batch.note})
-            return StepResult(
-                self.dataset_id, self.attempt.run_id, "SUCCESS", 0, 0, reason=batch.note
+            return self._result(
+                AttemptStatus.SUCCESS, rows_read=0, rows_written=0, reason=batch.note
             )
 
-        pending = find_commit(ctx.spark, self.path, next_version)
-        if pending is not None:
+        if published >= next_version:
+            pending = find_commit(self.path, next_version)
+            if pending is None:
+                raise MetadataStoreError(
+                    f"{self.dataset_id} has a commit for version {next_version} without its tag",
+                    where=self.path,
+                    fix="inspect the table history (DESCRIBE HISTORY) before running again",
+                )
             if pending.batch_fingerprint == batch.fingerprint:
-                self._done(timer, metadata={"note": "retry of a committed batch"})
                 return self._adopt(pending, own_latest)
             own_latest = self._adopt_foreign(pending, own_latest)
             next_version += 1
 
-        from pyspark import StorageLevel
-
-        frame = batch.frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
-        self._persisted = frame
-        columns = capture(frame.schema)
-        self._done(timer, metadata={"fingerprint": batch.fingerprint})
-
-        timer = self._phase(f"validate {len(rules) + len(batch.builtin_rules)} rules", "validate")
         all_rules = [*batch.builtin_rules, *rules]
-        result = evaluate_batch(frame, all_rules, profile=self._profile())
-        self.rows_read = result.rows
-        self._done(
-            timer,
-            rows=result.rows,
-            metadata={"outcomes": {o.rule_id: o.outcome for o in result.outcomes}},
-        )
+        with attempt.phase(f"stage and validate {len(all_rules)} rules", "validate") as log:
+            staged = self._stage(batch, all_rules, next_version)
+            result = evaluate_staged(
+                ctx.spark, staged, all_rules, profile=self.dataset.transform.profile
+            )
+            self.rows_read = result.rows
+            log.rows = result.rows
+            log.metadata = {
+                "staged": staged.folder,
+                "files": len(staged.good) + len(staged.malformed),
+                "outcomes": {o.rule_id: o.outcome for o in result.outcomes},
+            }
 
-        timer = self._phase("gate", "gate")
-        decision = decide(
-            result.outcomes, from_layer=batch.from_layer, to_layer=self.dataset["layer"]
-        )
-        decision_row = gate.decision_row(self.dataset_id, self.attempt.run_id, decision)
-        self.attempt.evidence = evidence.rows(
-            ctx, self.dataset, self.attempt, result, columns, decision_row
-        )
-        gate.record(decision_row)
-        self._done(
-            timer,
-            "COMPLETED" if decision.allowed else "BLOCKED",
-            metadata={"allowed": decision.allowed, "reason": decision.reason},
-        )
+        with attempt.phase("gate", "gate") as log:
+            decision = decide(
+                result.outcomes, from_layer=batch.from_layer, to_layer=self.dataset.layer
+            )
+            decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
+            attempt.evidence = evidence.rows(
+                tenant=ctx.writer.tenant,
+                pipeline_logging_id=ctx.job.run_id,
+                run_id=attempt.run_id,
+                dataset=self.dataset,
+                result=result,
+                columns=from_fields(fields_of(staged.schema, _NOT_PUBLISHED)),
+                decision_row=decision_row,
+            )
+            ctx.gate.record(decision_row)
+            log.status = StepStatus.COMPLETED if decision.allowed else StepStatus.BLOCKED
+            log.metadata = {"allowed": decision.allowed, "reason": decision.reason}
 
         if not decision.allowed:
-            timer = self._phase("quarantine", "quarantine")
-            kept = quarantine(ctx, self.dataset_id, frame, all_rules, self.attempt.run_id)
-            self._done(timer, rows=kept)
-            return StepResult(
-                self.dataset_id,
-                self.attempt.run_id,
-                "BLOCKED",
-                result.rows,
-                0,
+            with attempt.phase("quarantine", "quarantine") as log:
+                log.rows = quarantine(
+                    self.quarantine_path, staged, attempt.run_id, malformed_only=False
+                )
+                register(ctx.spark, ctx.warehouse, quarantine_name(self.dataset_id))
+            return self._result(
+                AttemptStatus.BLOCKED,
+                rows_read=result.rows,
+                rows_written=0,
                 reason=decision.reason,
                 outcomes=result.outcomes,
+                quarantined=log.rows or 0,
             )
-        return self._publish(frame, batch, result, decision, own_latest, next_version, all_rules)
+        return self._publish(staged, batch, result, decision, own_latest, next_version)
 
     def _input(self, own_latest: ApprovedVersion | None) -> InputBatch:
         ctx = self.ctx
-        if self.dataset["layer"] == "bronze":
-            return bronze_input(ctx.spark, ctx.defs, self.dataset)
-        parent_latest = ctx.gate.latest(self.dataset["parents"][0])
+        if self.dataset.layer == Layer.BRONZE:
+            return bronze_input(ctx.spark, ctx.registry, self.dataset)
+        parent_latest = ctx.gate.latest(self.dataset.parents[0])
         return derived_input(
-            ctx.spark, ctx.defs, self.dataset, parent_latest, own_latest, ctx.warehouse
+            ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
         )
 
-    def _profile(self) -> bool:
-        return bool(self.ctx.defs.transform(self.dataset).get("profile", True))
+    def _stage(
+        self, batch: InputBatch, rules: list[CompiledRule], version: int
+    ) -> staging.StagedBatch:
+        from deltalake import DeltaTable
+        from pyspark.sql import functions as F
+
+        assert batch.frame is not None
+        frame = batch.frame
+        if self.load_type == LoadType.MERGE:
+            frame = strategies.with_row_hash(frame, list(self.dataset.business_keys))
+        frame = (
+            frame.withColumn(FAILED_RULES, failed_rules_column(rules))
+            .withColumn(VERSION_COL, F.lit(version).cast("long"))
+            .withColumn(RUN_COL, F.lit(self.attempt.run_id))
+            .withColumn(LOADED_COL, F.current_timestamp())
+        )
+        # A MERGE copies what it reads, so its input is scratch; anything else is published
+        # in place (a first merge creates the table from its batch).
+        scratch = self.load_type == LoadType.MERGE and DeltaTable.is_deltatable(self.path)
+        folder = staging.batch_folder(
+            self.path, scratch=scratch, version=version, run_id=self.attempt.run_id
+        )
+        malformed = F.col(CORRUPT_COLUMN).isNotNull() if batch.has_corrupt_column else None
+        return staging.stage(frame, folder, observed_metrics(rules), malformed=malformed)
 
     def _publish(
         self,
-        frame: DataFrame,
+        staged: staging.StagedBatch,
         batch: InputBatch,
         result: BatchEvaluation,
         decision: Decision,
         own_latest: ApprovedVersion | None,
         version: int,
-        rules: list[Any],
     ) -> StepResult:
-        from pyspark.sql import functions as F
+        from deltalake import DeltaTable
 
         ctx = self.ctx
-        timer = self._phase("write", "write")
-        out = frame
-        malformed = 0
-        if batch.has_corrupt_column:
-            malformed = next(
-                (o.failed_rows for o in result.outcomes if o.rule_id == "_malformed_rows"), 0
-            )
-            if malformed:
-                quarantine(
-                    ctx,
-                    self.dataset_id,
-                    frame.where(F.col(CORRUPT_COLUMN).isNotNull()),
-                    rules,
-                    self.attempt.run_id,
-                )
-                out = frame.where(F.col(CORRUPT_COLUMN).isNull())
-            out = out.drop(CORRUPT_COLUMN)
-        keys = list(self.dataset.get("business_keys") or [])
-        load_type = self.dataset.get("load_type") or "append"
-        if load_type == "merge":
-            out = strategies.with_row_hash(out, keys)
-        out = (
-            out.withColumn(VERSION_COL, F.lit(version).cast("long"))
-            .withColumn(RUN_COL, F.lit(self.attempt.run_id))
-            .withColumn(LOADED_COL, F.current_timestamp())
-        )
         tag = CommitTag(
-            ctx.store.tenant,
+            ctx.writer.tenant,
             self.dataset_id,
             self.attempt.run_id,
             version,
             batch.fingerprint,
             batch.upstream_refs,
         )
-        if load_type == "merge":
-            commit = strategies.merge(out, self.path, tag, keys, self.dataset.get("sequence_by"))
-        elif load_type == "full":
-            commit = strategies.overwrite(out, self.path, tag)
-        else:
-            commit = strategies.append(out, self.path, tag)
-        register(ctx.spark, ctx.warehouse, self.dataset["table_name"])
-        self._done(
-            timer,
-            rows=commit.rows_written,
-            metadata={"delta_version": commit.commit_version, "malformed_set_aside": malformed},
-        )
+        with self.attempt.phase("write", "write") as log:
+            set_aside = 0
+            if staged.malformed:
+                set_aside = quarantine(
+                    self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
+                )
+                register(ctx.spark, ctx.warehouse, quarantine_name(self.dataset_id))
+            assert self.hold is not None
+            self.hold.check()
+            if self.load_type == LoadType.MERGE and DeltaTable.is_deltatable(self.path):
+                commit = strategies.merge(
+                    ctx.spark,
+                    staged.part_folder(),
+                    self.path,
+                    tag,
+                    list(self.dataset.business_keys),
+                    self.dataset.sequence_by,
+                    drop=_NOT_PUBLISHED,
+                )
+                staging.discard(staged)
+            else:
+                commit = publish(
+                    self.path,
+                    staged,
+                    tag,
+                    overwrite=self.load_type == LoadType.FULL,
+                    drop=_NOT_PUBLISHED,
+                )
+            register(ctx.spark, ctx.warehouse, self.dataset.table_name)
+            log.rows = strategies.rows_written(commit)
+            log.metadata = {
+                "delta_version": commit.commit_version,
+                "malformed_set_aside": set_aside,
+            }
 
-        timer = self._phase("record version", "record")
-        row_count = _row_count(own_latest, commit.commit, load_type)
-        ctx.gate.record_version(
-            dataset_id=self.dataset_id,
-            version=version,
-            snapshot_ref=str(commit.commit_version),
-            schema_hash=schema_hash(capture(out.schema)),
-            row_count=row_count,
-            rows_written=commit.rows_written,
-            upstream_refs=batch.upstream_refs,
-            run_id=self.attempt.run_id,
-            promoted_by=ctx.job.pipeline_id,
-            previous=own_latest,
-        )
-        self._done(timer, metadata={"version": version})
-        return StepResult(
-            self.dataset_id,
-            self.attempt.run_id,
-            "SUCCESS",
-            result.rows,
-            commit.rows_written,
-            version,
-            decision.reason,
+        with self.attempt.phase("record version", "record") as log:
+            self._record_commit(commit, own_latest)
+            log.metadata = {"version": version}
+        return self._result(
+            AttemptStatus.SUCCESS,
+            rows_read=result.rows,
+            rows_written=strategies.rows_written(commit),
+            data_version=version,
+            reason=decision.reason,
             outcomes=result.outcomes,
+            quarantined=set_aside,
         )
 
-    # -- crash recovery -------------------------------------------------------------------
+    # -- versions and crash recovery ------------------------------------------------------
     def _table_schema_hash(self, commit_version: int) -> str:
-        frame = (
-            self.ctx.spark.read.format("delta")
-            .option("versionAsOf", commit_version)
-            .load(self.path)
-        )
-        return schema_hash(capture(frame.schema))
+        import json
+
+        from deltalake import DeltaTable
+
+        fields = json.loads(DeltaTable(self.path, version=commit_version).schema().to_json())
+        return schema_hash(from_fields(fields["fields"]))
 
     def _record_commit(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> None:
-        load_type = self.dataset.get("load_type") or "append"
         self.ctx.gate.record_version(
             dataset_id=self.dataset_id,
             version=commit.data_version,
             snapshot_ref=str(commit.commit_version),
             schema_hash=self._table_schema_hash(commit.commit_version),
-            row_count=_row_count(latest, commit, load_type),
+            row_count=_row_count(latest, commit, self.load_type),
             rows_written=strategies.rows_written(commit),
             upstream_refs=commit.upstream,
             run_id=commit.run_id,
@@ -326,16 +336,13 @@ class _GovernedStep:
 
     def _adopt(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> StepResult:
         """The same batch was committed by a run that died before recording it: record it now."""
-        timer = self._phase("record recovered version", "record")
-        self._record_commit(commit, latest)
-        self._done(timer, metadata={"recovered_commit": commit.commit_version})
-        return StepResult(
-            self.dataset_id,
-            self.attempt.run_id,
-            "SUCCESS",
-            None,
-            strategies.rows_written(commit),
-            commit.data_version,
+        with self.attempt.phase("record recovered version", "record") as log:
+            self._record_commit(commit, latest)
+            log.metadata = {"recovered_commit": commit.commit_version}
+        return self._result(
+            AttemptStatus.SUCCESS,
+            rows_written=strategies.rows_written(commit),
+            data_version=commit.data_version,
             reason=f"recovered commit {commit.commit_version} of run {commit.run_id}",
         )
 
@@ -343,20 +350,20 @@ class _GovernedStep:
         self, commit: TaggedCommit, latest: ApprovedVersion | None
     ) -> ApprovedVersion | None:
         """Another batch was committed (approved) but never recorded: record it first."""
-        self._record_commit(commit, latest)
+        with self.attempt.phase("record recovered version", "record") as log:
+            self._record_commit(commit, latest)
+            log.metadata = {"recovered_commit": commit.commit_version}
         return self.ctx.gate.latest(self.dataset_id)
 
 
-def _row_count(latest: ApprovedVersion | None, commit: TaggedCommit | None, load_type: str) -> int:
-    """Rows in the table after the commit, from the previous count and the commit's metrics."""
+def _row_count(latest: ApprovedVersion | None, commit: TaggedCommit, load_type: LoadType) -> int:
+    """Rows in the table after the commit, from the previous count and what the commit did."""
     before = latest.row_count if latest else 0
-    if commit is None:
-        return before
     m = commit.metrics
-    if load_type == "full":
-        return int(m.get("numOutputRows", 0))
+    if load_type == LoadType.FULL:
+        return commit.rows if commit.rows is not None else int(m.get("numOutputRows", 0))
     if "numTargetRowsInserted" in m:
         return (
             before + int(m.get("numTargetRowsInserted", 0)) - int(m.get("numTargetRowsDeleted", 0))
         )
-    return before + int(m.get("numOutputRows", 0))
+    return before + (commit.rows if commit.rows is not None else int(m.get("numOutputRows", 0)))

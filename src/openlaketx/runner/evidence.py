@@ -2,43 +2,42 @@
 
 from __future__ import annotations
 
-import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from lakeguard.quality.evaluate import BatchEvaluation
-from lakeguard.quality.outcome import overall_status
+from lakeguard.hashing import fingerprint, to_json
+from lakeguard.quality.outcome import BatchEvaluation, overall_status
 from lakeguard.schema.fingerprint import SchemaColumn, schema_hash, schema_json
-from lakeguard.store.rows import to_json
-from openlaketx.runner.lifecycle import DatasetAttempt, new_id
-
-if TYPE_CHECKING:
-    from openlaketx.runner.dataset_step import RunContext
+from lakeguard.store.records import DatasetDef
+from lakeguard.vocabulary import Outcome
+from openlaketx.runner.lifecycle import new_id
 
 
 def rows(
-    ctx: RunContext,
-    dataset: dict[str, Any],
-    attempt: DatasetAttempt,
+    *,
+    tenant: str,
+    pipeline_logging_id: str,
+    run_id: str,
+    dataset: DatasetDef,
     result: BatchEvaluation,
     columns: list[SchemaColumn],
     decision_row: dict[str, Any],
 ) -> dict[str, list[dict[str, Any]]]:
-    tenant, dataset_id, run_id = ctx.store.tenant, dataset["dataset_id"], attempt.run_id
+    """Rows for `dq_results`, `data_quality_results`, `data_profiling_results` and
+    `schema_history`, all stamped with the decision's time."""
+    dataset_id = dataset.dataset_id
     now = decision_row["evaluated_at"]
     outcomes = result.outcomes
-    failed = [o for o in outcomes if o.outcome != "PASS"]
-    rule_set = hashlib.sha256(
-        to_json(
-            sorted((o.rule_id, o.rule_type, o.severity, o.threshold) for o in outcomes)
-        ).encode()
-    ).hexdigest()[:16]
+    failed = [o for o in outcomes if o.outcome != Outcome.PASS]
+    rule_set = fingerprint(
+        sorted((o.rule_id, o.rule_type, o.severity, o.threshold) for o in outcomes), 16
+    )
     summary = {
         "dq_result_id": new_id(),
-        "pipeline_logging_id": ctx.job.run_id,
+        "pipeline_logging_id": pipeline_logging_id,
         "run_id": run_id,
         "tenant_id": tenant,
         "dataset_id": dataset_id,
-        "target_table": dataset["table_name"],
+        "target_table": dataset.table_name,
         "dq_config_id": rule_set,
         "executed_at": now,
         "rows_evaluated": result.rows,

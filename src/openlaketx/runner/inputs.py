@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from lakeguard.gate import ApprovedVersion
 from lakeguard.quality.rules import CompiledRule
 from lakeguard.sqlsafety import vet_expression
 from lakeguard.store.ddl import quote
-from openlaketx.runner.definitions import Definitions
+from lakeguard.store.records import ApprovedVersion, DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import RuleType, Severity
 from openlaketx.sources.files import CORRUPT_COLUMN, read_files
 from openlaketx.tables import dataset_location
 
@@ -37,20 +38,19 @@ class InputBatch:
     has_corrupt_column: bool = False
 
 
-def bronze_input(spark: SparkSession, defs: Definitions, dataset: dict[str, Any]) -> InputBatch:
+def bronze_input(spark: SparkSession, registry: Registry, dataset: DatasetDef) -> InputBatch:
     """Union of the dataset's source objects, read with their approved schemas."""
-    objects = defs.source_objects(dataset["dataset_id"])
+    objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return InputBatch(None, "none", "source", note="no active source object lands here")
     frames, prints, corrupt = [], [], False
     budget = 0.0
     for obj in objects:
-        system = defs.system(obj["source_system_id"])
-        batch = read_files(spark, system, obj, defs.columns(obj["source_object_id"]))
+        batch = read_files(spark, registry.system(obj.source_system_id), obj)
         frames.append(batch.frame)
         prints.append(batch.fingerprint)
         corrupt = corrupt or batch.has_corrupt_column
-        budget = max(budget, float(obj.get("max_malformed_ratio") or 0.0))
+        budget = max(budget, obj.max_malformed_ratio)
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other, allowMissingColumns=True)
@@ -59,8 +59,8 @@ def bronze_input(spark: SparkSession, defs: Definitions, dataset: dict[str, Any]
         rules.append(
             CompiledRule(
                 rule_id="_malformed_rows",
-                rule_type="PARSE",
-                severity="FAIL",
+                rule_type=RuleType.PARSE,
+                severity=Severity.FAIL,
                 threshold=budget,
                 columns=(),
                 violation_sql=f"({quote(CORRUPT_COLUMN)} IS NOT NULL)",
@@ -74,19 +74,19 @@ def bronze_input(spark: SparkSession, defs: Definitions, dataset: dict[str, Any]
 
 def derived_input(
     spark: SparkSession,
-    defs: Definitions,
-    dataset: dict[str, Any],
+    registry: Registry,
+    dataset: DatasetDef,
     parent_latest: ApprovedVersion | None,
     own_latest: ApprovedVersion | None,
     warehouse: str,
 ) -> InputBatch:
     """Rows of the parent's approved versions this dataset has not consumed yet (invariant 8)."""
-    parent_id = dataset["parents"][0]
-    parent = defs.dataset(parent_id)
+    parent_id = dataset.parents[0]
+    parent = registry.dataset(parent_id)
     consumed = own_latest.upstream_refs.get(parent_id, 0) if own_latest else 0
     if parent_latest is None or parent_latest.version <= consumed:
         return InputBatch(
-            None, "none", parent["layer"], note=f"no new approved version of {parent_id}"
+            None, "none", parent.layer, note=f"no new approved version of {parent_id}"
         )
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -94,27 +94,27 @@ def derived_input(
     frame = (
         spark.read.format("delta")
         .option("versionAsOf", int(parent_latest.snapshot_ref))
-        .load(dataset_location(warehouse, parent["table_name"]))
+        .load(dataset_location(warehouse, parent.table_name))
         .where(F.col(VERSION_COL) > consumed)
         .where(F.col(VERSION_COL) <= parent_latest.version)
     )
     frame = frame.drop(*[c for c in frame.columns if c.startswith("_laketx_")])
-    transform = defs.transform(dataset)
-    where = f"dataset_registry[{dataset['dataset_id']}].transform"
-    if transform.get("filter"):
-        vet_expression(transform["filter"], where=f"{where}.filter")
-        frame = frame.where(F.expr(transform["filter"]))
-    if transform.get("columns"):
+    transform = dataset.transform
+    where = f"dataset_registry[{dataset.dataset_id}].transform"
+    if transform.filter:
+        vet_expression(transform.filter, where=f"{where}.filter")
+        frame = frame.where(F.expr(transform.filter))
+    if transform.columns:
         selected = []
-        for name, expr in transform["columns"].items():
+        for name, expr in transform.columns.items():
             vet_expression(expr, where=f"{where}.columns.{name}")
             selected.append(F.expr(expr).alias(name))
         frame = frame.select(*selected)
-    keys = list(dataset.get("business_keys") or [])
+    keys = list(dataset.business_keys)
     rules: list[CompiledRule] = []
-    if keys and dataset.get("sequence_by"):
+    if keys and dataset.sequence_by:
         window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(
-            F.col(quote(dataset["sequence_by"])).desc_nulls_last()
+            F.col(quote(dataset.sequence_by)).desc_nulls_last()
         )
         frame = (
             frame.withColumn("__rank", F.row_number().over(window))
@@ -125,8 +125,8 @@ def derived_input(
         rules.append(
             CompiledRule(
                 rule_id="_business_keys_unique",
-                rule_type="UNIQUE",
-                severity="FAIL",
+                rule_type=RuleType.UNIQUE,
+                severity=Severity.FAIL,
                 threshold=0.0,
                 columns=tuple(keys),
                 violation_sql=None,
@@ -140,7 +140,7 @@ def derived_input(
     return InputBatch(
         frame,
         fingerprint,
-        parent["layer"],
+        parent.layer,
         upstream_refs={parent_id: parent_latest.version},
         builtin_rules=rules,
     )

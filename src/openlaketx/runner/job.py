@@ -5,58 +5,86 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import NotRegisteredError
+from lakeguard.errors import LakeTxError, NotRegisteredError, PromotionBlocked, describe
 from lakeguard.gate import Gate
 from lakeguard.planning import order_tasks
-from lakeguard.store import MetadataStore
-from openlaketx.runner.dataset_step import RunContext, StepResult, error_text, run_dataset
-from openlaketx.runner.definitions import Definitions
+from lakeguard.store import MetadataStore, RunWriter, StoreReader
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import AttemptStatus, JobStatus
+from openlaketx.runner.dataset_step import RunContext, StepResult, run_dataset
 from openlaketx.runner.lifecycle import JobRun
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-@dataclass
+@dataclass(kw_only=True)
 class JobResult:
     run_id: str
     pipeline_id: str
-    status: str  # COMPLETED | BLOCKED | FAILED
+    status: JobStatus
     steps: list[StepResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     duration_ms: int = 0
     error: str | None = None
 
+    @property
+    def exit_code(self) -> int:
+        """0 completed, 8 blocked, else the code of the first failure (9: a write conflict)."""
+        if self.status == JobStatus.COMPLETED:
+            return 0
+        if self.status == JobStatus.BLOCKED:
+            return PromotionBlocked.exit_code
+        failed = [s.error for s in self.steps if s.status == AttemptStatus.FAILED and s.error]
+        return failed[-1].exit_code if failed else 1
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class PlannedTask:
     task_id: str
     dataset_id: str
-    depends_on: list[str]
+    depends_on: tuple[str, ...] = ()
 
 
-def plan(defs: Definitions, target: str) -> tuple[str, list[PlannedTask], int, int]:
-    """Tasks to run for a job id or a dataset id: (pipeline_id, tasks, retries, retry delay)."""
-    job = defs.job(target)
+@dataclass(frozen=True, kw_only=True)
+class JobPlan:
+    pipeline_id: str
+    tasks: list[PlannedTask]
+    max_retries: int = 0
+    retry_delay_seconds: int = 0
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+def plan(registry: Registry, target: str) -> JobPlan:
+    """Tasks to run for a job id or a dataset id."""
+    job = registry.job(target)
     if job is not None:
-        tasks = {t["task_id"]: t for t in defs.job_tasks(target)}
-        order = order_tasks({tid: list(t["depends_on"] or []) for tid, t in tasks.items()})
-        planned = [
-            PlannedTask(tid, tasks[tid]["dataset_id"], list(tasks[tid]["depends_on"] or []))
-            for tid in order
-        ]
-        return target, planned, int(job["max_retries"] or 0), int(job["retry_delay_seconds"] or 0)
+        tasks = {t.task_id: t for t in job.tasks}
+        order = order_tasks({tid: list(t.depends_on) for tid, t in tasks.items()})
+        return JobPlan(
+            pipeline_id=target,
+            tasks=[
+                PlannedTask(
+                    task_id=tid, dataset_id=tasks[tid].dataset_id, depends_on=tasks[tid].depends_on
+                )
+                for tid in order
+            ],
+            max_retries=job.max_retries,
+            retry_delay_seconds=job.retry_delay_seconds,
+            parameters=job.parameters,
+        )
     try:
-        defs.dataset(target)
+        registry.dataset(target)
     except NotRegisteredError:
         raise NotRegisteredError(
             f"{target!r} is neither a registered job nor a registered dataset",
             where="jobs / dataset_registry",
             fix="check `laketx status` for what is registered, or apply its metadata first",
         ) from None
-    return target, [PlannedTask(target, target, [])], 0, 0
+    return JobPlan(pipeline_id=target, tasks=[PlannedTask(task_id=target, dataset_id=target)])
 
 
 def run(
@@ -68,55 +96,84 @@ def run(
     trigger_type: str = "manual",
     triggered_by: str = "cli",
     progress: Callable[[str], None] = lambda _: None,
+    lease_ttl: timedelta = timedelta(minutes=10),
+    lease_wait: timedelta = timedelta(0),
 ) -> JobResult:
     """Run `target`; every attempt leaves its terminal rows whatever happens."""
-    defs = Definitions.load(store)
-    pipeline_id, tasks, retries, delay = plan(defs, target)
-    params = defs.job_parameters(pipeline_id) if defs.job(pipeline_id) else {}
+    registry = StoreReader(store).registry()
+    job_plan = plan(registry, target)
+    writer = RunWriter(store)
     job = JobRun(
-        store,
-        pipeline_id,
+        writer,
+        job_plan.pipeline_id,
         trigger_type=trigger_type,
         triggered_by=triggered_by,
-        parameters=params,
-        config_version=defs.config_version,
+        parameters=job_plan.parameters,
+        config_version=registry.config_version,
     )
     job.start()
-    ctx = RunContext(spark, store, Gate(store), defs, warehouse, job, progress)
-    result = JobResult(job.run_id, pipeline_id, "COMPLETED")
-    outcome: dict[str, str] = {}
+    ctx = RunContext(
+        spark=spark,
+        gate=Gate(store),
+        writer=writer,
+        registry=registry,
+        warehouse=warehouse,
+        job=job,
+        progress=progress,
+        lease_ttl=lease_ttl,
+        lease_wait=lease_wait,
+    )
+    result = JobResult(
+        run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
+    )
+    outcome: dict[str, AttemptStatus | str] = {}
     try:
-        for task in tasks:
-            if any(outcome.get(dep) != "SUCCESS" for dep in task.depends_on):
+        for task in job_plan.tasks:
+            if any(outcome.get(dep) != AttemptStatus.SUCCESS for dep in task.depends_on):
                 outcome[task.task_id] = "SKIPPED"
                 result.skipped.append(task.dataset_id)
                 continue
-            step = run_dataset(ctx, task.dataset_id)
-            attempts = 1
-            while (
-                step.status == "FAILED"
-                and step.error
-                and step.error.transient
-                and attempts <= retries
-            ):
-                progress(f"{task.dataset_id}: transient failure, retry {attempts}/{retries}")
-                time.sleep(delay)
-                result.steps.append(step)
-                step = run_dataset(ctx, task.dataset_id)
-                attempts += 1
+            step = _with_retries(ctx, task, job_plan, progress, result.steps)
             result.steps.append(step)
             outcome[task.task_id] = step.status
     except BaseException as exc:
-        result.status, result.error = "FAILED", error_text(exc)
-        job.finish("FAILED", result.error)
+        result.status, result.error = JobStatus.FAILED, describe(exc)
+        job.finish(JobStatus.FAILED, result.error)
         raise
     statuses = set(outcome.values())
-    if "FAILED" in statuses:
-        result.status = "FAILED"
-    elif "BLOCKED" in statuses:
-        result.status = "BLOCKED"
-    failures = [s.reason for s in result.steps if s.status in ("FAILED", "BLOCKED") and s.reason]
+    if AttemptStatus.FAILED in statuses:
+        result.status = JobStatus.FAILED
+    elif AttemptStatus.BLOCKED in statuses:
+        result.status = JobStatus.BLOCKED
+    failures = [s.reason for s in result.steps if s.status != AttemptStatus.SUCCESS and s.reason]
     result.error = failures[-1] if failures else None
     row = job.finish(result.status, result.error)
     result.duration_ms = int(row["duration_ms"] or 0)
     return result
+
+
+def _retriable(step: StepResult) -> bool:
+    return (
+        step.status == AttemptStatus.FAILED
+        and isinstance(step.error, LakeTxError)
+        and bool(step.error.transient)
+    )
+
+
+def _with_retries(
+    ctx: RunContext,
+    task: PlannedTask,
+    job_plan: JobPlan,
+    progress: Callable[[str], None],
+    earlier: list[StepResult],
+) -> StepResult:
+    """Run one task, again after a transient failure, up to the job's `max_retries`."""
+    step = run_dataset(ctx, task.dataset_id)
+    attempts = 1
+    while _retriable(step) and attempts <= job_plan.max_retries:
+        progress(f"{task.dataset_id}: transient failure, retry {attempts}/{job_plan.max_retries}")
+        time.sleep(job_plan.retry_delay_seconds)
+        earlier.append(step)
+        step = run_dataset(ctx, task.dataset_id)
+        attempts += 1
+    return step

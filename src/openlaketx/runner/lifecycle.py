@@ -8,20 +8,19 @@ RUNNING event; the reaper turns it into FAILED (see reaper.py).
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lakeguard.store import MetadataStore
-from lakeguard.store.rows import to_json
-
-
-def worker_instance() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+from lakeguard.errors import describe
+from lakeguard.hashing import to_json
+from lakeguard.liveness import worker_instance
+from lakeguard.store import RunWriter
+from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
 
 
 def new_id() -> str:
@@ -33,13 +32,19 @@ def _ms(start: datetime, end: datetime) -> int:
 
 
 @dataclass
-class StepTimer:
-    """Times one phase of a dataset attempt and becomes a `step_logs` row."""
+class StepLog:
+    """One phase of a dataset attempt in progress; it becomes a `step_logs` row when it ends.
+
+    The phase sets `status`, `rows` and `metadata` as it learns them.
+    """
 
     name: str
     step_type: str
     index: int
     start: datetime
+    status: StepStatus = StepStatus.COMPLETED
+    rows: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -48,7 +53,7 @@ class JobRun:
 
     def __init__(
         self,
-        store: MetadataStore,
+        writer: RunWriter,
         pipeline_id: str,
         *,
         trigger_type: str,
@@ -56,20 +61,20 @@ class JobRun:
         parameters: dict[str, Any],
         config_version: str,
     ) -> None:
-        self.store = store
+        self.writer = writer
         self.pipeline_id = pipeline_id
         self.run_id = new_id()
         self.trigger_type = trigger_type
         self.triggered_by = triggered_by
         self.parameters = parameters
         self.config_version = config_version
-        self.start_time = store.now()
+        self.start_time = writer.now()
         self.finished = False
         self.pending_events: list[dict[str, Any]] = []
 
     def event(
         self,
-        status: str,
+        status: EventStatus,
         message: str | None = None,
         *,
         run_id: str | None = None,
@@ -81,30 +86,30 @@ class JobRun:
             "pipeline_logging_id": self.run_id,
             "pipeline_id": self.pipeline_id,
             "dataset_id": dataset_id,
-            "tenant_id": self.store.tenant,
+            "tenant_id": self.writer.tenant,
             "status": status,
             "worker_instance": worker_instance(),
             "message": message,
-            "event_time": self.store.now(),
+            "event_time": self.writer.now(),
         }
 
     def start(self) -> None:
         """Announce the run; the event is committed with the first attempt's (one commit)."""
-        self.pending_events.append(self.event("RUNNING", f"trigger={self.trigger_type}"))
+        self.pending_events.append(self.event(EventStatus.RUNNING, f"trigger={self.trigger_type}"))
 
     def take_pending_events(self) -> list[dict[str, Any]]:
         events, self.pending_events = self.pending_events, []
         return events
 
-    def finish(self, status: str, error: str | None = None) -> dict[str, Any]:
+    def finish(self, status: JobStatus, error: str | None = None) -> dict[str, Any]:
         """Write the terminal `pipeline_runs` row (once)."""
         if self.finished:
             raise RuntimeError("a job run finishes once")
-        end = self.store.now()
+        end = self.writer.now()
         row = {
             "pipeline_logging_id": self.run_id,
             "pipeline_id": self.pipeline_id,
-            "tenant_id": self.store.tenant,
+            "tenant_id": self.writer.tenant,
             "status": status,
             "trigger_type": self.trigger_type,
             "triggered_by": self.triggered_by,
@@ -116,8 +121,8 @@ class JobRun:
             "error_message": error,
             "parameters": to_json(self.parameters),
         }
-        events = [*self.take_pending_events(), self.event(status, error)]
-        self.store.append_many({"pipeline_runs": [row], "run_events": events})
+        events = [*self.take_pending_events(), self.event(EventStatus(status), error)]
+        self.writer.append_many({"pipeline_runs": [row], "run_events": events})
         self.finished = True
         return row
 
@@ -125,56 +130,65 @@ class JobRun:
 class DatasetAttempt:
     """One attempt at one dataset inside a job run: one `run_history` row at the end."""
 
-    def __init__(self, job: JobRun, dataset_id: str, layer: str) -> None:
+    def __init__(
+        self,
+        job: JobRun,
+        dataset_id: str,
+        layer: str,
+        progress: Callable[[str], None] = lambda _: None,
+    ) -> None:
         self.job = job
-        self.store = job.store
+        self.writer = job.writer
         self.dataset_id = dataset_id
         self.layer = layer
+        self.progress = progress
         self.run_id = new_id()
-        self.start_time = self.store.now()
+        self.start_time = self.writer.now()
         self.steps: list[dict[str, Any]] = []
         self.evidence: dict[str, list[dict[str, Any]]] = {}
         self.finished = False
 
     def start(self) -> None:
-        event = self.job.event("RUNNING", None, run_id=self.run_id, dataset_id=self.dataset_id)
-        self.store.append("run_events", [*self.job.take_pending_events(), event])
+        event = self.job.event(
+            EventStatus.RUNNING, None, run_id=self.run_id, dataset_id=self.dataset_id
+        )
+        self.writer.append("run_events", [*self.job.take_pending_events(), event])
 
-    def timer(self, name: str, step_type: str) -> StepTimer:
-        return StepTimer(name, step_type, len(self.steps), self.store.now())
+    @contextmanager
+    def phase(self, name: str, step_type: str) -> Iterator[StepLog]:
+        """Time one phase; it is logged COMPLETED (or its own status), or FAILED if it raises."""
+        log = StepLog(name, step_type, len(self.steps), self.writer.now())
+        self.progress(f"{self.dataset_id}: {name}")
+        try:
+            yield log
+        except BaseException as exc:
+            self._log(log, StepStatus.FAILED, describe(exc))
+            raise
+        self._log(log, log.status, None)
 
-    def log_step(
-        self,
-        timer: StepTimer,
-        status: str,
-        *,
-        rows: int | None = None,
-        error: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        end = self.store.now()
+    def _log(self, log: StepLog, status: StepStatus, error: str | None) -> None:
         self.steps.append(
             {
                 "step_logging_id": new_id(),
                 "pipeline_logging_id": self.job.run_id,
-                "tenant_id": self.store.tenant,
-                "step_name": f"{self.dataset_id}.{timer.name}",
-                "step_type": timer.step_type,
-                "step_index": timer.index,
+                "tenant_id": self.writer.tenant,
+                "step_name": f"{self.dataset_id}.{log.name}",
+                "step_type": log.step_type,
+                "step_index": log.index,
                 "dataset_id": self.dataset_id,
                 "status": status,
-                "start_time": timer.start,
-                "end_time": end,
-                "duration_ms": int((time.perf_counter() - timer.started) * 1000),
-                "rows_processed": rows,
+                "start_time": log.start,
+                "end_time": self.writer.now(),
+                "duration_ms": int((time.perf_counter() - log.started) * 1000),
+                "rows_processed": log.rows,
                 "error_message": error,
-                "metadata": to_json(metadata or {}),
+                "metadata": to_json(log.metadata),
             }
         )
 
     def finish(
         self,
-        status: str,
+        status: AttemptStatus,
         *,
         rows_read: int | None = None,
         rows_written: int | None = None,
@@ -187,20 +201,22 @@ class DatasetAttempt:
         row = {
             "run_id": self.run_id,
             "pipeline_logging_id": self.job.run_id,
-            "tenant_id": self.store.tenant,
+            "tenant_id": self.writer.tenant,
             "dataset_id": self.dataset_id,
             "layer": self.layer,
             "status": status,
             "start_time": self.start_time,
-            "end_time": self.store.now(),
+            "end_time": self.writer.now(),
             "rows_read": rows_read,
             "rows_written": rows_written,
             "data_version": data_version,
             "error_message": error,
             "triggered_by": self.job.triggered_by,
         }
-        event = self.job.event(status, error, run_id=self.run_id, dataset_id=self.dataset_id)
-        self.store.append_many(
+        event = self.job.event(
+            EventStatus(status), error, run_id=self.run_id, dataset_id=self.dataset_id
+        )
+        self.writer.append_many(
             {"run_history": [row], "step_logs": self.steps, "run_events": [event], **self.evidence}
         )
         self.finished = True

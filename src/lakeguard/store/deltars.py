@@ -1,0 +1,267 @@
+"""The metadata store's engine: delta-rs operations on one metadata table (the I/O edge).
+
+Every metadata read and write goes through here, in milliseconds and without a JVM. Spark only
+reads these tables (registered by name in its sessions); it never writes them, so each table
+has exactly one writer engine. delta-rs ignores `delta.autoOptimize.autoCompact`, so the store
+compacts its own tables every `COMPACT_EVERY` commits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime
+from typing import Any
+
+import pyarrow as pa
+from deltalake import (
+    CommitProperties,
+    DeltaTable,
+    Field,
+    QueryBuilder,
+    Schema,
+    Transaction,
+    write_deltalake,
+)
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+
+from lakeguard.errors import LakeTxError, MetadataStoreError, WriteConflict, first_line
+from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
+from lakeguard.store.definitions import ColumnDef, TableDef
+from lakeguard.store.features import unwritable_features
+
+COMPACT_EVERY = 25
+Filter = tuple[str, str, Any]
+
+
+class CasLost(Exception):
+    """Another commit landed on the table since the snapshot a compare-and-set append read."""
+
+
+@contextmanager
+def guarded(table: str, location: str, action: str) -> Iterator[None]:
+    """Turn delta-rs failures into store errors that name the table and say how to fix."""
+    try:
+        yield
+    except LakeTxError:
+        raise
+    except CasLost:
+        raise
+    except TableNotFoundError as exc:
+        raise MetadataStoreError(
+            f"metadata table {table} is missing (while trying to {action})",
+            where=location,
+            fix="run `laketx init` to create it; restore the folder from a backup to keep its rows",
+        ) from exc
+    except CommitFailedError as exc:
+        raise WriteConflict(
+            f"a concurrent commit to metadata table {table} won the race ({action})",
+            where=location,
+            fix="retry; the other writer's commit is intact",
+            details={"cause": first_line(exc, 500)},
+        ) from exc
+    except (DeltaError, OSError, ValueError, pa.ArrowException) as exc:
+        raise MetadataStoreError(
+            f"metadata table {table} cannot be read or written ({action}): {first_line(exc, 500)}",
+            where=location,
+            fix="the table's Delta log or files may be corrupt: restore the folder from a backup, "
+            "or move it away and run `laketx init` to start it empty",
+        ) from exc
+
+
+def is_table(location: str) -> bool:
+    return bool(DeltaTable.is_deltatable(location))
+
+
+def create(table: TableDef, location: str) -> bool:
+    """Create the table if it does not exist; True when this call created it."""
+    if is_table(location):
+        return False
+    configuration: dict[str, str | None] = {
+        "laketx.kind": table.kind.value,
+        "delta.appendOnly": str(table.append_only).lower(),
+    }
+    try:
+        DeltaTable.create(
+            location,
+            Schema.from_json(delta_schema_json(table)),
+            mode="ignore",
+            partition_by=list(table.partitioned_by) or None,
+            name=table.name,
+            description=table.comment,
+            configuration=configuration,
+            raise_if_key_not_exists=False,
+        )
+    except (CommitFailedError, DeltaError) as exc:
+        if is_table(location):  # another process created it a moment ago
+            return False
+        raise MetadataStoreError(
+            f"cannot create metadata table {table.name}: {first_line(exc, 500)}",
+            where=location,
+            fix="check that LAKETX_HOME is writable",
+        ) from exc
+    return True
+
+
+def load(table: str, location: str, version: int | None = None) -> DeltaTable:
+    with guarded(table, location, "open it"):
+        return DeltaTable(location, version=version)
+
+
+def check_writable(table: str, location: str, dt: DeltaTable) -> None:
+    """Refuse a table that uses a feature delta-rs cannot write, before anything is written."""
+    protocol = dt.protocol()
+    schema = json.loads(dt.schema().to_json())
+    features = unwritable_features(
+        min_writer_version=protocol.min_writer_version,
+        writer_features=protocol.writer_features,
+        configuration=dt.metadata().configuration,
+        field_metadata=[f.get("metadata") or {} for f in schema.get("fields", [])],
+    )
+    if features:
+        raise MetadataStoreError(
+            f"metadata table {table} uses {', '.join(features)}, which the store's writer "
+            "(delta-rs) cannot write; nothing was written",
+            where=location,
+            fix="metadata tables must not use identity columns, CLUSTER BY, row tracking or "
+            "domain metadata: recreate the table without them (see docs/architecture.md)",
+            details={"table": table, "features": features},
+        )
+
+
+def existing_columns(dt: DeltaTable) -> list[tuple[str, str, bool]]:
+    """(name, type, nullable) of every column of a table, types spelt like the definitions."""
+    fields = json.loads(dt.schema().to_json()).get("fields", [])
+    return [(f["name"], type_text(f["type"]), bool(f.get("nullable", True))) for f in fields]
+
+
+def add_columns(table: str, location: str, dt: DeltaTable, columns: Sequence[ColumnDef]) -> None:
+    fields = [Field.from_json(json.dumps(delta_field(c))) for c in columns]
+    with guarded(table, location, "add columns"):
+        dt.alter.add_columns(fields)
+
+
+def append(
+    table: str,
+    location: str,
+    data: pa.Table,
+    *,
+    txn: tuple[str, int] | None = None,
+    base: DeltaTable | None = None,
+) -> int:
+    """Append in one commit; returns the commit's table version.
+
+    `txn` = (app id, version) records a Delta application transaction: the append is refused as
+    a conflict when that app id already committed that version (or does so concurrently).
+    `base` makes the append a compare-and-set: it commits on top of exactly that snapshot, or
+    raises `CasLost` when any other commit landed first.
+    """
+    with guarded(table, location, "append"):
+        target = base if base is not None else DeltaTable(location)
+        if txn is not None:
+            done = target.transaction_version(txn[0])
+            if done is not None and done >= txn[1]:
+                raise WriteConflict(
+                    f"{txn[0]} already committed version {txn[1]} to {table}",
+                    where=location,
+                    fix="another run recorded it first; retry to build on top of it",
+                )
+        props = CommitProperties(
+            app_transactions=[Transaction(txn[0], txn[1])] if txn else None,
+            max_commit_retries=0 if base is not None else None,
+        )
+        try:
+            write_deltalake(target, data, mode="append", commit_properties=props)
+        except CommitFailedError as exc:
+            if base is not None:
+                raise CasLost(table) from exc
+            raise
+        version = int(target.version())
+        if version % COMPACT_EVERY == 0:
+            compact(table, target)
+        return version
+
+
+def compact(table: str, dt: DeltaTable, zorder: Sequence[str] = ()) -> None:
+    """Best-effort compaction: a concurrent compaction or writer winning the race is fine."""
+    try:
+        if zorder:
+            dt.optimize.z_order(list(zorder))
+        else:
+            dt.optimize.compact()
+        dt.create_checkpoint()
+    except CommitFailedError:
+        return
+
+
+def merge_upsert(
+    table: str, location: str, data: pa.Table, keys: Sequence[str], update: Sequence[str]
+) -> None:
+    """Insert rows whose keys are new, update the `update` columns of rows whose keys exist."""
+    predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+    with guarded(table, location, "upsert"):
+        (
+            DeltaTable(location)
+            .merge(data, predicate, source_alias="s", target_alias="t")
+            .when_matched_update({c: f"s.{c}" for c in update})
+            .when_not_matched_insert_all()
+            .execute()
+        )
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+_OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in"})
+
+
+def where_sql(filters: Sequence[Filter]) -> str:
+    """A DataFusion WHERE clause from (column, op, value) triples built inside the store."""
+    parts = []
+    for column, op, value in filters:
+        if op not in _OPERATORS or not column.replace("_", "").isalnum():
+            raise ValueError(f"unsupported filter {(column, op)!r}")
+        if op == "in":
+            values = list(value)
+            if not values:
+                return " WHERE FALSE"
+            parts.append(f'"{column}" IN ({", ".join(_literal(v) for v in values)})')
+        else:
+            parts.append(f'"{column}" {op} {_literal(value)}')
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+def scan(
+    dt: DeltaTable, *, filters: Sequence[Filter] = (), columns: Sequence[str] | None = None
+) -> pa.Table:
+    """Rows of one table snapshot through delta-rs' DataFusion (files pruned by partition)."""
+    select = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+    reader = QueryBuilder().register("t", dt).execute(f"SELECT {select} FROM t{where_sql(filters)}")
+    return pa.table(reader.read_all())
+
+
+def read(
+    table: str,
+    location: str,
+    *,
+    filters: Sequence[Filter] = (),
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+) -> pa.Table:
+    with guarded(table, location, "read it"):
+        return scan(DeltaTable(location, version=version), filters=filters, columns=columns)
+
+
+def history(table: str, location: str, limit: int) -> list[dict[str, Any]]:
+    with guarded(table, location, "read its history"):
+        return DeltaTable(location).history(limit)

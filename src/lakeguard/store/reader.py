@@ -1,0 +1,224 @@
+"""The read side of the store: named queries that return typed records (no Spark).
+
+The engine, the gate and the facade read metadata only through here; every filter on a
+metadata table lives in this module (or in the store beneath it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from lakeguard.errors import NotRegisteredError
+from lakeguard.store import leases
+from lakeguard.store.records import (
+    ApprovedVersion,
+    DatasetDef,
+    DatasetStatus,
+    DecisionRecord,
+    InFlightRun,
+    JobRunRecord,
+    Lease,
+    RuleResult,
+)
+from lakeguard.store.registry import REGISTRY_TABLES, Registry
+from lakeguard.store.store import MetadataStore
+from lakeguard.vocabulary import EventStatus, Layer
+
+_LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
+
+
+def _latest(rows: list[dict[str, Any]], key: str, order: str) -> dict[str, dict[str, Any]]:
+    """The row with the greatest `order` per `key` value."""
+    best: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        current = best.get(row[key])
+        if current is None or row[order] > current[order]:
+            best[row[key]] = row
+    return best
+
+
+class StoreReader:
+    """Read-only access to one tenant's metadata (sqlmesh's StateReader, for LakeGuard)."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+
+    @property
+    def tenant(self) -> str:
+        return self._store.tenant
+
+    # -- definitions ----------------------------------------------------------------------
+    def registry(self) -> Registry:
+        """Every active definition a run needs, read concurrently, as one snapshot."""
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            tables = pool.map(self._store.active_definitions, REGISTRY_TABLES)
+            return Registry.from_rows(dict(zip(REGISTRY_TABLES, tables, strict=True)))
+
+    def datasets(self) -> list[DatasetDef]:
+        return [DatasetDef.from_row(r) for r in self._store.active_definitions("dataset_registry")]
+
+    def dataset(self, dataset_id: str) -> DatasetDef:
+        rows = self._store.active_definitions("dataset_registry", [("dataset_id", "=", dataset_id)])
+        if not rows:
+            raise NotRegisteredError(
+                f"dataset {dataset_id!r} is not registered",
+                where="dataset_registry",
+                fix="apply a metadata document that declares it",
+            )
+        return DatasetDef.from_row(rows[0])
+
+    def stored_definitions(self, tables: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """This tenant's stored definition rows (active or not), without `tenant_id`."""
+
+        def read(table: str) -> list[dict[str, Any]]:
+            rows = self._store.rows(table)
+            for row in rows:
+                row.pop("tenant_id", None)
+            return rows
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            return dict(zip(tables, pool.map(read, tables), strict=True))
+
+    # -- versions and decisions -----------------------------------------------------------
+    def versions(self, dataset_id: str) -> list[ApprovedVersion]:
+        rows = self._store.rows("data_versions", filters=[("dataset_id", "=", dataset_id)])
+        return sorted((ApprovedVersion.from_row(r) for r in rows), key=lambda v: v.version)
+
+    def approved(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
+        """The latest approved version of a dataset (or approved `version`); None if none."""
+        versions = self.versions(dataset_id)
+        if version is not None:
+            versions = [v for v in versions if v.version == version]
+        return versions[-1] if versions else None
+
+    def all_versions(self) -> list[ApprovedVersion]:
+        rows = self._store.rows("data_versions")
+        return sorted(
+            (ApprovedVersion.from_row(r) for r in rows),
+            key=lambda v: (v.promoted_at or datetime.min, v.dataset_id, v.version),
+        )
+
+    def rule_results(self, run_ids: Sequence[str]) -> dict[str, tuple[RuleResult, ...]]:
+        """Rule outcomes of the given dataset attempts, by run id, in rule order."""
+        if not run_ids:
+            return {}
+        rows = self._store.rows("data_quality_results", filters=[("run_id", "in", list(run_ids))])
+        found: dict[str, list[RuleResult]] = {}
+        for row in sorted(rows, key=lambda r: (r["executed_at"], r["rule_id"])):
+            found.setdefault(row["run_id"], []).append(RuleResult.from_row(row))
+        return {k: tuple(v) for k, v in found.items()}
+
+    def decisions(
+        self, *, dataset_id: str | None = None, run_ids: Sequence[str] | None = None
+    ) -> list[DecisionRecord]:
+        """Gate decisions (oldest first) of a dataset or of some attempts, with rule results."""
+        filters: list[tuple[str, str, Any]] = []
+        if dataset_id is not None:
+            filters.append(("dataset_id", "=", dataset_id))
+        if run_ids is not None:
+            if not run_ids:
+                return []
+            filters.append(("run_id", "in", list(run_ids)))
+        rows = sorted(
+            self._store.rows("promotion_status", filters=filters),
+            key=lambda r: r["evaluated_at"],
+        )
+        results = self.rule_results([r["run_id"] for r in rows])
+        return [DecisionRecord.from_row(r, results.get(r["run_id"], ())) for r in rows]
+
+    def latest_decision(self, dataset_id: str) -> DecisionRecord | None:
+        rows = self._store.rows("promotion_status", filters=[("dataset_id", "=", dataset_id)])
+        if not rows:
+            return None
+        latest = max(rows, key=lambda r: r["evaluated_at"])
+        results = self.rule_results([latest["run_id"]])
+        return DecisionRecord.from_row(latest, results.get(latest["run_id"], ()))
+
+    # -- runs -----------------------------------------------------------------------------
+    def job_runs(self, limit: int = 20) -> list[JobRunRecord]:
+        rows = self._store.rows("pipeline_runs")
+        rows.sort(key=lambda r: r["start_time"], reverse=True)
+        return [JobRunRecord.from_row(r) for r in rows[:limit]]
+
+    def status(self) -> list[DatasetStatus]:
+        """Each registered dataset with its latest approved version and its latest attempt."""
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            datasets_f = pool.submit(self.datasets)
+            versions_f = pool.submit(
+                self._store.rows,
+                "data_versions",
+                columns=["dataset_id", "version", "snapshot_ref", "row_count", "promoted_at"],
+            )
+            history_f = pool.submit(
+                self._store.rows,
+                "run_history",
+                columns=["dataset_id", "status", "end_time", "error_message"],
+            )
+            versions = _latest(versions_f.result(), "dataset_id", "version")
+            history = _latest(history_f.result(), "dataset_id", "end_time")
+            datasets = datasets_f.result()
+        out = []
+        for ds in sorted(datasets, key=lambda d: (_LAYER_ORDER.get(d.layer, 9), d.dataset_id)):
+            v, h = versions.get(ds.dataset_id, {}), history.get(ds.dataset_id, {})
+            out.append(
+                DatasetStatus(
+                    dataset_id=ds.dataset_id,
+                    layer=ds.layer,
+                    table_name=ds.table_name,
+                    version=v.get("version"),
+                    snapshot_ref=v.get("snapshot_ref"),
+                    row_count=v.get("row_count"),
+                    promoted_at=v.get("promoted_at"),
+                    last_status=h.get("status"),
+                    last_run_at=h.get("end_time"),
+                    last_error=h.get("error_message"),
+                )
+            )
+        return out
+
+    def in_flight(self, window_days: int = 30) -> list[InFlightRun]:
+        """RUNNING events of the last `window_days` without a terminal row.
+
+        The window keeps the scan to recent partitions; any reaper pass inside the window (every
+        run starts one) has already settled older runs.
+        """
+        since = self._store.since(window_days)
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            events_f = pool.submit(
+                self._store.rows, "run_events", filters=[("event_date", ">=", since)]
+            )
+            history_f = pool.submit(
+                self._store.rows,
+                "run_history",
+                filters=[("run_date", ">=", since)],
+                columns=["run_id"],
+            )
+            pipelines_f = pool.submit(
+                self._store.rows,
+                "pipeline_runs",
+                filters=[("run_date", ">=", since)],
+                columns=["pipeline_logging_id"],
+            )
+            events = events_f.result()
+            finished = {r["run_id"] for r in history_f.result()}
+            finished |= {r["pipeline_logging_id"] for r in pipelines_f.result()}
+        finished |= {e["run_id"] for e in events if e["status"] != EventStatus.RUNNING}
+        return [
+            InFlightRun(
+                run_id=e["run_id"],
+                pipeline_logging_id=e["pipeline_logging_id"],
+                pipeline_id=e["pipeline_id"],
+                dataset_id=e["dataset_id"],
+                worker_instance=e["worker_instance"],
+                event_time=e["event_time"],
+            )
+            for e in events
+            if e["status"] == EventStatus.RUNNING and e["run_id"] not in finished
+        ]
+
+    def lease(self, dataset_id: str) -> Lease | None:
+        """Who holds the dataset now (None when it is free)."""
+        return leases.current(self._store, dataset_id)

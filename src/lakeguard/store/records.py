@@ -1,0 +1,336 @@
+"""Typed records of the metadata tables, as the store's reader returns them (pure).
+
+The engine, the gate and the facade see these frozen records, never raw rows or DataFrames.
+Each `from_row` takes one stored row (a dict) and parses its JSON-in-STRING columns once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+def _json(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value or ())
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Transform:
+    """How a derived dataset shapes its input: a filter and output column expressions."""
+
+    filter: str | None = None
+    columns: dict[str, str] | None = None
+    profile: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DatasetDef:
+    dataset_id: str
+    dataset_name: str
+    layer: str
+    table_name: str
+    parents: tuple[str, ...] = ()
+    business_keys: tuple[str, ...] = ()
+    sequence_by: str | None = None
+    load_type: str = "append"
+    transform: Transform = field(default_factory=Transform)
+    domain: str | None = None
+    owner: str | None = None
+    description: str | None = None
+    definition_hash: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> DatasetDef:
+        raw = _json(row.get("transform"), {})
+        return cls(
+            dataset_id=row["dataset_id"],
+            dataset_name=row.get("dataset_name") or row["dataset_id"],
+            layer=row["layer"],
+            table_name=row["table_name"],
+            parents=_tuple(row.get("parents")),
+            business_keys=_tuple(row.get("business_keys")),
+            sequence_by=row.get("sequence_by"),
+            load_type=row.get("load_type") or "append",
+            transform=Transform(
+                filter=raw.get("filter"),
+                columns=raw.get("columns"),
+                profile=bool(raw.get("profile", True)),
+            ),
+            domain=row.get("domain"),
+            owner=row.get("owner"),
+            description=row.get("description"),
+            definition_hash=row.get("definition_hash"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SourceSystemDef:
+    source_system_id: str
+    kind: str
+    enabled: bool = True
+    options: dict[str, str] = field(default_factory=dict)
+    credential_ref: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SourceSystemDef:
+        return cls(
+            source_system_id=row["source_system_id"],
+            kind=row["kind"],
+            enabled=bool(row.get("enabled", True)),
+            options=dict(_json(row.get("connection_options"), {})),
+            credential_ref=row.get("credential_ref"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SourceColumnDef:
+    source_object_id: str
+    column_name: str
+    data_type: str
+    nullable: bool
+    ordinal: int
+    is_pii: bool = False
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SourceColumnDef:
+        return cls(
+            source_object_id=row["source_object_id"],
+            column_name=row["column_name"],
+            data_type=row["data_type"],
+            nullable=bool(row["nullable"]),
+            ordinal=int(row["ordinal"]),
+            is_pii=bool(row.get("is_pii")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SourceObjectDef:
+    source_object_id: str
+    source_system_id: str
+    locator: str
+    format: str
+    dataset_id: str
+    read_options: dict[str, str] = field(default_factory=dict)
+    load_type: str = "append"
+    max_malformed_ratio: float = 0.0
+    columns: tuple[SourceColumnDef, ...] = ()
+
+    @classmethod
+    def from_row(
+        cls, row: dict[str, Any], columns: tuple[SourceColumnDef, ...] = ()
+    ) -> SourceObjectDef:
+        return cls(
+            source_object_id=row["source_object_id"],
+            source_system_id=row["source_system_id"],
+            locator=row["locator"],
+            format=row["format"],
+            dataset_id=row["dataset_id"],
+            read_options={str(k): str(v) for k, v in _json(row.get("read_options"), {}).items()},
+            load_type=row.get("load_type") or "append",
+            max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
+            columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleDef:
+    """A quality rule as stored; `rule_expression` stays raw so compiling can report it."""
+
+    rule_id: str
+    dataset_id: str
+    rule_type: str
+    rule_expression: str
+    severity: str
+    layer: str | None = None
+    description: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> RuleDef:
+        return cls(
+            rule_id=row["rule_id"],
+            dataset_id=row["dataset_id"],
+            rule_type=row["rule_type"],
+            rule_expression=row.get("rule_expression") or "{}",
+            severity=row.get("severity") or "FAIL",
+            layer=row.get("layer"),
+            description=row.get("description"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobTaskDef:
+    task_id: str
+    dataset_id: str
+    execution_order: int
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobDef:
+    job_id: str
+    max_retries: int = 0
+    retry_delay_seconds: int = 0
+    enabled: bool = True
+    schedule: str | None = None
+    tasks: tuple[JobTaskDef, ...] = ()
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovedVersion:
+    """One row of `data_versions`: an approved snapshot of a dataset."""
+
+    dataset_id: str
+    version: int
+    snapshot_ref: str
+    run_id: str
+    upstream_refs: dict[str, int]
+    row_count: int
+    schema_hash: str | None = None
+    promoted_at: datetime | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ApprovedVersion:
+        return cls(
+            dataset_id=row["dataset_id"],
+            version=int(row["version"]),
+            snapshot_ref=str(row["snapshot_ref"]),
+            run_id=row["run_id"],
+            upstream_refs={k: int(v) for k, v in _json(row.get("upstream_refs"), {}).items()},
+            row_count=int(row["row_count"]),
+            schema_hash=row.get("schema_hash"),
+            promoted_at=row.get("promoted_at"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobRunRecord:
+    """One row of `pipeline_runs`."""
+
+    pipeline_logging_id: str
+    pipeline_id: str
+    status: str
+    trigger_type: str
+    start_time: datetime
+    end_time: datetime
+    duration_ms: int | None
+    error_message: str | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> JobRunRecord:
+        return cls(
+            pipeline_logging_id=row["pipeline_logging_id"],
+            pipeline_id=row["pipeline_id"],
+            status=row["status"],
+            trigger_type=row["trigger_type"],
+            start_time=row["start_time"],
+            end_time=row["end_time"],
+            duration_ms=row.get("duration_ms"),
+            error_message=row.get("error_message"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DatasetStatus:
+    """A registered dataset with its latest approved version and its latest attempt."""
+
+    dataset_id: str
+    layer: str
+    table_name: str
+    version: int | None = None
+    snapshot_ref: str | None = None
+    row_count: int | None = None
+    promoted_at: datetime | None = None
+    last_status: str | None = None
+    last_run_at: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleResult:
+    """One row of `data_quality_results`: one rule's outcome on one batch."""
+
+    rule_id: str
+    rule_type: str
+    severity: str
+    failed_rows: int
+    rows_evaluated: int
+    outcome: str
+    sample_values: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> RuleResult:
+        return cls(
+            rule_id=row["rule_id"],
+            rule_type=row["rule_type"],
+            severity=row["severity"],
+            failed_rows=int(row["failed_rows"]),
+            rows_evaluated=int(row["rows_evaluated"]),
+            outcome=row["outcome"],
+            sample_values=_tuple(row.get("sample_values")),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecisionRecord:
+    """One row of `promotion_status`, with the rule results of its attempt."""
+
+    decision_id: str
+    dataset_id: str
+    run_id: str
+    from_layer: str
+    to_layer: str
+    allowed: bool
+    reason: str
+    evaluated_at: datetime
+    evidence: dict[str, Any] = field(default_factory=dict)
+    rules: tuple[RuleResult, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
+        return cls(
+            decision_id=row["decision_id"],
+            dataset_id=row["dataset_id"],
+            run_id=row["run_id"],
+            from_layer=row["from_layer"],
+            to_layer=row["to_layer"],
+            allowed=bool(row["allowed"]),
+            reason=row["reason"],
+            evaluated_at=row["evaluated_at"],
+            evidence=dict(_json(row.get("evidence"), {})),
+            rules=rules,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InFlightRun:
+    """A RUNNING event without a terminal row: a run in flight, or one whose process died."""
+
+    run_id: str
+    pipeline_logging_id: str
+    pipeline_id: str
+    dataset_id: str | None
+    worker_instance: str | None
+    event_time: datetime
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Lease:
+    """The live lease on a dataset, folded from `dataset_leases`."""
+
+    lease_id: str
+    dataset_id: str
+    run_id: str
+    holder: str
+    expires_at: datetime

@@ -1,0 +1,126 @@
+"""A read-only snapshot of one tenant's active definitions, as typed records (pure).
+
+A run loads it once and uses it throughout, so every step of the run sees the same definitions
+and `config_version` names exactly which ones it used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lakeguard.errors import NotRegisteredError
+from lakeguard.hashing import digest
+from lakeguard.store.records import (
+    DatasetDef,
+    JobDef,
+    JobTaskDef,
+    RuleDef,
+    SourceColumnDef,
+    SourceObjectDef,
+    SourceSystemDef,
+)
+
+# The definition tables a run reads.
+REGISTRY_TABLES = (
+    "dataset_registry",
+    "quality_rules",
+    "source_systems",
+    "source_objects",
+    "source_object_columns",
+    "jobs",
+    "job_tasks",
+    "job_parameters",
+)
+
+
+@dataclass(frozen=True)
+class Registry:
+    datasets: dict[str, DatasetDef]
+    systems: dict[str, SourceSystemDef]
+    objects: tuple[SourceObjectDef, ...]
+    rules_by_dataset: dict[str, tuple[RuleDef, ...]]
+    jobs: dict[str, JobDef]
+    config_version: str
+
+    @classmethod
+    def from_rows(cls, rows: dict[str, list[dict[str, Any]]]) -> Registry:
+        hashes = sorted(
+            f"{t}:{r.get('definition_hash')}" for t, table in rows.items() for r in table
+        )
+        columns: dict[str, list[SourceColumnDef]] = {}
+        for row in rows["source_object_columns"]:
+            col = SourceColumnDef.from_row(row)
+            columns.setdefault(col.source_object_id, []).append(col)
+        rules: dict[str, list[RuleDef]] = {}
+        for row in sorted(rows["quality_rules"], key=lambda r: r["rule_id"]):
+            rule = RuleDef.from_row(row)
+            rules.setdefault(rule.dataset_id, []).append(rule)
+        return cls(
+            datasets={r["dataset_id"]: DatasetDef.from_row(r) for r in rows["dataset_registry"]},
+            systems={
+                r["source_system_id"]: SourceSystemDef.from_row(r) for r in rows["source_systems"]
+            },
+            objects=tuple(
+                SourceObjectDef.from_row(r, tuple(columns.get(r["source_object_id"], ())))
+                for r in sorted(rows["source_objects"], key=lambda r: r["source_object_id"])
+            ),
+            rules_by_dataset={k: tuple(v) for k, v in rules.items()},
+            jobs=_jobs(rows),
+            config_version=digest("\n".join(hashes), 16),
+        )
+
+    def dataset(self, dataset_id: str) -> DatasetDef:
+        if dataset_id not in self.datasets:
+            raise NotRegisteredError(
+                f"dataset {dataset_id!r} is not registered",
+                where="dataset_registry",
+                fix="declare it in a metadata document and `laketx apply` it",
+            )
+        return self.datasets[dataset_id]
+
+    def rules(self, dataset_id: str) -> tuple[RuleDef, ...]:
+        return self.rules_by_dataset.get(dataset_id, ())
+
+    def source_objects(self, dataset_id: str) -> list[SourceObjectDef]:
+        return [o for o in self.objects if o.dataset_id == dataset_id]
+
+    def system(self, system_id: str) -> SourceSystemDef:
+        if system_id not in self.systems:
+            raise NotRegisteredError(
+                f"source system {system_id!r} is not registered or not active",
+                where="source_systems",
+                fix="declare the system and apply the document",
+            )
+        return self.systems[system_id]
+
+    def job(self, job_id: str) -> JobDef | None:
+        return self.jobs.get(job_id)
+
+
+def _jobs(rows: dict[str, list[dict[str, Any]]]) -> dict[str, JobDef]:
+    tasks: dict[str, list[JobTaskDef]] = {}
+    for t in rows["job_tasks"]:
+        tasks.setdefault(t["job_id"], []).append(
+            JobTaskDef(
+                task_id=t["task_id"],
+                dataset_id=t["dataset_id"],
+                execution_order=int(t["execution_order"]),
+                depends_on=tuple(t.get("depends_on") or ()),
+            )
+        )
+    params: dict[str, dict[str, str]] = {}
+    for p in rows["job_parameters"]:
+        params.setdefault(p["job_id"], {})[p["param_key"]] = p.get("param_value") or ""
+    return {
+        j["job_id"]: JobDef(
+            job_id=j["job_id"],
+            max_retries=int(j.get("max_retries") or 0),
+            retry_delay_seconds=int(j.get("retry_delay_seconds") or 0),
+            enabled=(j.get("status_flag") or "enabled") == "enabled",
+            schedule=j.get("schedule"),
+            tasks=tuple(sorted(tasks.get(j["job_id"], []), key=lambda t: t.execution_order)),
+            parameters=params.get(j["job_id"], {}),
+        )
+        for j in rows["jobs"]
+    }

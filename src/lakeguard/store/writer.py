@@ -1,0 +1,46 @@
+"""The engine's write side of the store: runtime rows and dataset leases (no Spark).
+
+It never writes definitions (only `apply` does) nor decisions and versions (only the gate
+does); the store beneath refuses both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from lakeguard.store import leases
+from lakeguard.store.records import Lease
+from lakeguard.store.store import MetadataStore
+
+
+class RunWriter:
+    """Appends the rows of runs in flight and finished, and takes and gives back leases."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+
+    @property
+    def tenant(self) -> str:
+        return self._store.tenant
+
+    def now(self) -> datetime:
+        return self._store.now()
+
+    def append(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        return self._store.append(table, rows)
+
+    def append_many(self, batches: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
+        self._store.append_many(batches)
+
+    def acquire_lease(
+        self, dataset_id: str, run_id: str, *, ttl: timedelta, wait: timedelta = timedelta(0)
+    ) -> Lease:
+        return leases.acquire(self._store, dataset_id, run_id, ttl=ttl, wait=wait)
+
+    def renew_lease(self, lease: Lease, ttl: timedelta) -> Lease:
+        return leases.renew(self._store, lease, ttl)
+
+    def release_lease(self, lease: Lease) -> None:
+        leases.release(self._store, lease)

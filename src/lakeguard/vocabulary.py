@@ -1,0 +1,107 @@
+"""The words of the metadata model, declared once (pure).
+
+Values are the seeds' own words, so rows written with them read the same in SQL. Each is a
+`StrEnum`: members compare equal to their text, which is what the Delta tables store.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Layer(StrEnum):
+    BRONZE = "bronze"
+    SILVER = "silver"
+    GOLD = "gold"
+
+    @property
+    def rank(self) -> int:
+        return list(Layer).index(self)
+
+
+class LoadType(StrEnum):
+    """How an approved batch is published to its dataset table."""
+
+    APPEND = "append"
+    MERGE = "merge"
+    FULL = "full"
+
+
+class Severity(StrEnum):
+    WARN = "WARN"
+    FAIL = "FAIL"
+
+
+class RuleType(StrEnum):
+    NOT_NULL = "NOT_NULL"
+    RANGE = "RANGE"
+    UNIQUE = "UNIQUE"
+    REGEX = "REGEX"
+    ALLOWED_VALUES = "ALLOWED_VALUES"
+    EXPRESSION = "EXPRESSION"
+    # Built in, never declared: unparseable source lines against the malformed-row budget.
+    PARSE = "PARSE"
+
+
+DECLARABLE_RULE_TYPES = tuple(t.value for t in RuleType if t is not RuleType.PARSE)
+
+
+class Outcome(StrEnum):
+    """One rule on one batch: PASS, WARN (logged only) or FAIL (blocks the promotion)."""
+
+    PASS = "PASS"
+    WARN = "WARN"
+    FAIL = "FAIL"
+
+
+class DqStatus(StrEnum):
+    """A batch's validation summary in `dq_results` (seed 003's words)."""
+
+    PASS = "PASS"
+    WARNING = "WARNING"
+    FAIL = "FAIL"
+
+
+class AttemptStatus(StrEnum):
+    """Terminal status of one dataset attempt (`run_history`, seed 002)."""
+
+    SUCCESS = "SUCCESS"
+    BLOCKED = "BLOCKED"
+    FAILED = "FAILED"
+
+    @property
+    def is_failure(self) -> bool:
+        return self is not AttemptStatus.SUCCESS
+
+
+class JobStatus(StrEnum):
+    """Terminal status of one job run (`pipeline_runs`, seed 003)."""
+
+    COMPLETED = "COMPLETED"
+    BLOCKED = "BLOCKED"
+    FAILED = "FAILED"
+
+
+class EventStatus(StrEnum):
+    """Statuses in `run_events`: RUNNING while in flight, then the run's terminal status."""
+
+    RUNNING = "RUNNING"
+    SUCCESS = "SUCCESS"
+    COMPLETED = "COMPLETED"
+    BLOCKED = "BLOCKED"
+    FAILED = "FAILED"
+
+
+class StepStatus(StrEnum):
+    COMPLETED = "COMPLETED"
+    BLOCKED = "BLOCKED"
+    FAILED = "FAILED"
+    SKIPPED = "SKIPPED"
+
+
+class LeaseAction(StrEnum):
+    """Events of `dataset_leases`: who holds a dataset, folded from an append-only log."""
+
+    ACQUIRE = "ACQUIRE"
+    RENEW = "RENEW"
+    RELEASE = "RELEASE"

@@ -1,0 +1,228 @@
+"""Publishing staged files: one delta-rs commit adds them to a table, without rewriting them.
+
+An allowed append adds the batch's good files to the dataset table; a full load replaces the
+table's files with them; a blocked batch (or the malformed part of an allowed one) is moved into
+the quarantine table's folder and added there. Each add action carries the statistics of its
+file's Parquet footer, so Spark's data skipping works on published files as on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from deltalake import CommitProperties, DeltaTable, Field, Schema, Transaction
+from deltalake.exceptions import CommitFailedError
+from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
+
+from lakeguard.errors import SchemaDriftError, WriteConflict
+from openlaketx.loads.commit import CommitTag, TaggedCommit, find_commit
+from openlaketx.loads.footers import FileFooter, delta_stats
+from openlaketx.loads.staging import StagedBatch
+
+# Columns the engine adds to every dataset row; a table created before one existed gets it.
+LINEAGE_PREFIX = "_laketx_"
+
+
+def fields_of(schema: dict[str, Any], drop: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The schema's fields, nullable (files carry no NOT NULL guarantee of their own)."""
+    return [
+        {**f, "nullable": True, "metadata": f.get("metadata") or {}}
+        for f in schema["fields"]
+        if f["name"] not in drop
+    ]
+
+
+def _struct(fields: list[dict[str, Any]]) -> Schema:
+    return Schema.from_json(json.dumps({"type": "struct", "fields": fields}))
+
+
+def evolve(
+    existing: list[dict[str, Any]],
+    incoming: list[dict[str, Any]],
+    *,
+    where: str,
+    may_add: bool,
+) -> list[dict[str, Any]] | None:
+    """The table schema after adding `incoming` rows, or None when it does not change.
+
+    A column with another type is refused; a new column is added when `may_add` says so
+    (quarantine tables keep whatever a rejected batch had) or when it is a lineage column.
+    """
+    have = {f["name"]: f for f in existing}
+    added = []
+    for field in incoming:
+        old = have.get(field["name"])
+        if old is None:
+            if not (may_add or field["name"].startswith(LINEAGE_PREFIX)):
+                raise SchemaDriftError(
+                    f"the batch has a column {field['name']!r} that the table does not",
+                    where=where,
+                    fix="schema evolution is not automatic for dataset tables yet: add the "
+                    "column to the table (ALTER TABLE ... ADD COLUMNS) or drop it from the source",
+                )
+            added.append(field)
+        elif json.dumps(old["type"], sort_keys=True) != json.dumps(field["type"], sort_keys=True):
+            raise SchemaDriftError(
+                f"column {field['name']!r} is {old['type']} in the table and "
+                f"{field['type']} in the batch",
+                where=where,
+                fix="keep the declared type, or migrate the table to the new type first",
+            )
+    return [*existing, *added] if added else None
+
+
+def add_actions(table_path: str, footers: list[FileFooter], columns: list[str]) -> list[AddAction]:
+    root = Path(table_path)
+    return [
+        AddAction(
+            str(Path(f.path).relative_to(root)),
+            f.size,
+            {},
+            f.modification_time,
+            True,
+            delta_stats(f, columns),
+        )
+        for f in footers
+    ]
+
+
+def _commit(
+    table_path: str,
+    actions: list[AddAction],
+    fields: list[dict[str, Any]],
+    props: CommitProperties,
+    *,
+    mode: str,
+    may_add: bool,
+    create: bool,
+) -> None:
+    if create:
+        create_table_with_add_actions(
+            table_path, _struct(fields), actions, mode="error", commit_properties=props
+        )
+        return
+    schema = ensure_columns(table_path, fields, may_add=may_add)
+    changes: list[AddAction | RemoveAction] = [*actions]
+    DeltaTable(table_path).create_write_transaction(
+        changes, mode=mode, schema=_struct(schema), commit_properties=props
+    )
+
+
+def ensure_columns(
+    table_path: str, fields: list[dict[str, Any]], *, may_add: bool = False
+) -> list[dict[str, Any]]:
+    """Add the columns of `fields` a table lacks (see `evolve`); returns its schema after.
+
+    delta-rs keeps a table's schema on an append, and Spark's MERGE does not add columns
+    either, so new columns are added in a commit of their own before the data commit.
+    """
+    dt = DeltaTable(table_path)
+    existing = fields_of(json.loads(dt.schema().to_json()))
+    evolved = evolve(existing, fields, where=table_path, may_add=may_add)
+    if evolved is None:
+        return existing
+    known = {e["name"] for e in existing}
+    dt.alter.add_columns(
+        [Field.from_json(json.dumps(f)) for f in evolved if f["name"] not in known]
+    )
+    return evolved
+
+
+def publish(
+    table_path: str,
+    batch: StagedBatch,
+    tag: CommitTag,
+    *,
+    overwrite: bool,
+    drop: frozenset[str],
+) -> TaggedCommit:
+    """Add the batch's good files to the dataset table in one tagged, idempotent commit."""
+    fields = fields_of(batch.schema, drop)
+    actions = add_actions(table_path, batch.good, [f["name"] for f in fields])
+    props = CommitProperties(
+        custom_metadata={"userMetadata": tag.user_metadata(rows=batch.good_rows)},
+        app_transactions=[Transaction(tag.app_id, tag.data_version)],
+    )
+    create = not DeltaTable.is_deltatable(table_path)
+    if not create:
+        done = DeltaTable(table_path).transaction_version(tag.app_id)
+        if done is not None and done >= tag.data_version:
+            raise WriteConflict(
+                f"version {tag.data_version} of {tag.dataset_id} was already published",
+                where=table_path,
+                fix="retry the run: it adopts the published commit",
+            )
+    try:
+        _commit(
+            table_path,
+            actions,
+            fields,
+            props,
+            mode="overwrite" if overwrite else "append",
+            may_add=False,
+            create=create,
+        )
+    except CommitFailedError as exc:
+        raise WriteConflict(
+            f"a concurrent commit to {tag.dataset_id} conflicted with this promotion",
+            where=table_path,
+            fix="retry the run",
+        ) from exc
+    commit = find_commit(table_path, tag.data_version)
+    if commit is None or commit.run_id != tag.run_id:
+        raise WriteConflict(
+            f"the commit for version {tag.data_version} of {tag.dataset_id} is not in the table",
+            where=table_path,
+            fix="retry the run; no version was recorded",
+        )
+    return commit
+
+
+def _move(files: list[FileFooter], source: str, target: str) -> list[FileFooter]:
+    """Move a batch part's folder (a rename, not a copy, on one file system)."""
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(source, target)
+    return [
+        FileFooter(
+            path=os.path.join(target, os.path.relpath(f.path, source)),
+            size=f.size,
+            modification_time=f.modification_time,
+            num_records=f.num_records,
+            columns=f.columns,
+        )
+        for f in files
+    ]
+
+
+def quarantine(
+    quarantine_path: str, batch: StagedBatch, run_id: str, *, malformed_only: bool
+) -> int:
+    """Move the batch (or its malformed part) into the quarantine table and add it there.
+
+    Returns the rows quarantined. The rows keep every column they were staged with, the run id
+    and the rules each row broke, so a rejected batch can be inspected and replayed.
+    """
+    files = batch.malformed if malformed_only else [*batch.good, *batch.malformed]
+    if not files:
+        return 0
+    source = batch.part_folder(malformed=True) if malformed_only else batch.folder
+    part = "malformed" if malformed_only else "batch"
+    moved = _move(files, source, f"{quarantine_path.rstrip('/')}/run-{run_id}-{part}")
+    fields = fields_of(batch.schema)
+    props = CommitProperties(
+        custom_metadata={"userMetadata": json.dumps({"laketx_quarantine": {"run_id": run_id}})}
+    )
+    _commit(
+        quarantine_path,
+        add_actions(quarantine_path, moved, [f["name"] for f in fields]),
+        fields,
+        props,
+        mode="append",
+        may_add=True,
+        create=not DeltaTable.is_deltatable(quarantine_path),
+    )
+    return sum(f.num_records for f in moved)

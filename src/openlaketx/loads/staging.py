@@ -1,0 +1,144 @@
+"""The one pass over the data: a batch is written once, to a staged folder no reader sees.
+
+While Spark writes the batch as Parquet into a folder inside the target table's directory (not
+referenced by its Delta log, so invisible to every reader), `DataFrame.observe` computes every
+row rule's count in the same pass. Rows that did not parse go to their own sub-folder, so
+publishing the good part and quarantining the rest needs no second write.
+
+Folders are named after the data version they were staged for, which tells a later run which
+ones a crash left behind: a staged batch above the version the table has published was never
+published and can go; a scratch batch (the input of a Spark MERGE) is never part of the table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openlaketx.loads.footers import FileFooter, read_footer
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+STAGED_DIR = "laketx_staged"  # batches whose files may become table files in place
+SCRATCH_DIR = "laketx_scratch"  # batches a MERGE reads and rewrites; never table files
+MALFORMED_PART = "laketx_malformed"
+_FOLDER = re.compile(r"^v(\d+)-([0-9a-f]+)$")
+
+
+@dataclass(frozen=True)
+class StagedBatch:
+    """A batch written once: its files (by part), the observed metrics and its Spark schema."""
+
+    folder: str
+    good: list[FileFooter]
+    malformed: list[FileFooter]
+    schema: dict[str, Any]  # Spark/Delta schema JSON of the staged rows
+    observed: dict[str, Any] = field(default_factory=dict)
+    split: bool = False  # malformed rows have their own part folder
+
+    @property
+    def rows(self) -> int:
+        return sum(f.num_records for f in [*self.good, *self.malformed])
+
+    @property
+    def good_rows(self) -> int:
+        return sum(f.num_records for f in self.good)
+
+    @property
+    def malformed_rows(self) -> int:
+        return sum(f.num_records for f in self.malformed)
+
+    def part_folder(self, malformed: bool = False) -> str:
+        """The folder of the good (or malformed) rows."""
+        if not self.split:
+            return self.folder
+        return f"{self.folder}/{MALFORMED_PART}={str(malformed).lower()}"
+
+
+def batch_folder(table_path: str, *, scratch: bool, version: int, run_id: str) -> str:
+    kind = SCRATCH_DIR if scratch else STAGED_DIR
+    return f"{table_path.rstrip('/')}/{kind}/v{version:09d}-{run_id}"
+
+
+def _data_files(folder: str) -> list[str]:
+    files = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+        files += [
+            os.path.join(root, n)
+            for n in names
+            if n.endswith(".parquet") and not n.startswith(("_", "."))
+        ]
+    return sorted(files)
+
+
+def stage(
+    frame: DataFrame,
+    folder: str,
+    metrics: list[Column],
+    *,
+    malformed: Column | None = None,
+) -> StagedBatch:
+    """Write `frame` once into `folder`, observing `metrics` during the write.
+
+    With `malformed`, rows for which it is true land in their own part of the folder.
+    """
+    from pyspark.sql import Observation
+
+    observation = Observation("laketx_batch")
+    observed = frame.observe(observation, *metrics)
+    if malformed is None:
+        observed.write.format("parquet").mode("errorifexists").save(folder)
+    else:
+        (
+            observed.withColumn(MALFORMED_PART, malformed)
+            .write.format("parquet")
+            .mode("errorifexists")
+            .partitionBy(MALFORMED_PART)
+            .save(folder)
+        )
+    files = _data_files(folder)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        footers = list(pool.map(read_footer, files))
+    bad = f"{MALFORMED_PART}=true"
+    return StagedBatch(
+        folder=folder,
+        good=[f for f in footers if bad not in Path(f.path).parts],
+        malformed=[f for f in footers if bad in Path(f.path).parts],
+        schema=frame.schema.jsonValue(),
+        observed=dict(observation.get),
+        split=malformed is not None,
+    )
+
+
+def sweep(table_path: str, published_through: int) -> list[str]:
+    """Delete batches a crash left behind; returns the folders removed.
+
+    Call it only while holding the dataset's lease: no other run is staging then. A staged
+    batch for a version above `published_through` was never published; scratch batches never
+    are. Published staged batches stay: their files belong to the table (VACUUM's business).
+    """
+    removed = []
+    for kind in (STAGED_DIR, SCRATCH_DIR):
+        parent = Path(table_path) / kind
+        if not parent.is_dir():
+            continue
+        for child in parent.iterdir():
+            match = _FOLDER.match(child.name)
+            if match is None:
+                continue
+            if kind == SCRATCH_DIR or int(match.group(1)) > published_through:
+                shutil.rmtree(child, ignore_errors=True)
+                removed.append(str(child))
+    return removed
+
+
+def discard(batch: StagedBatch) -> None:
+    """Remove a batch's folder once nothing references it (a merged scratch batch)."""
+    shutil.rmtree(batch.folder, ignore_errors=True)
