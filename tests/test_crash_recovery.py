@@ -1,0 +1,122 @@
+"""Processes killed mid-run (os._exit, no cleanup at all), then the next run recovers exactly once.
+
+Invariants 4, 6, 7 and 9 on the staged write path: a kill after staging leaves the target
+untouched and the staged files are swept; a kill after publishing is adopted, never written
+twice; the dead run's lease does not block the next one; the dead attempt is reaped FAILED.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeguard.store import StoreReader
+from openlaketx.loads.commit import app_id, published_through
+from openlaketx.loads.staging import STAGED_DIR
+from openlaketx.tables import dataset_location
+from tests.conftest import Project
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = ["GSM,1,10.5,100", "LTE,2,20.5,100", "LTE,3,-30.0,100", "UMTS,4,1.0,100"]
+
+CHILD = """
+import os, sys
+from lakeguard.gate import Gate
+import openlaketx.runner.dataset_step as step
+from openlaketx.lakehouse import Lakehouse
+from tests.conftest import TEST_CONF
+
+def die(*_a, **_k):
+    os._exit(137)
+
+home, point, target = sys.argv[1:4]
+if point == "before_publish":
+    step.publish = die
+elif point == "before_version":
+    Gate.record_version = die
+lh = Lakehouse.open(home=home, master="local[1]", spark_conf=TEST_CONF)
+lh.run(target)
+"""
+
+
+def kill_during_run(home: Path, point: str, target: str) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(home), point, target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert child.returncode == 137, child.stderr[-3000:]
+
+
+def staged_folders(lh: Any, table: str) -> list[Path]:
+    folder = Path(dataset_location(lh.warehouse, table)) / STAGED_DIR
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_kill_after_staging_leaves_the_target_untouched_and_is_swept(
+    shared_lakehouse: Any, project: Project
+) -> None:
+    lh, p = shared_lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ROWS)
+    assert lh.run(p.bronze).status == "COMPLETED"
+    table, path = (
+        f"bronze.cells{p.suffix}",
+        dataset_location(lh.warehouse, f"bronze.cells{p.suffix}"),
+    )
+    app = app_id(lh.store.tenant, p.bronze)
+    staged_before = staged_folders(lh, table)
+
+    p.deliver("d2.csv", ["GSM,5,5.0,200", "GSM,6,6.0,200"])
+    kill_during_run(lh.config.home, "before_publish", p.bronze)
+    assert published_through(path, app) == 1  # nothing published for version 2
+    left = [f for f in staged_folders(lh, table) if f not in staged_before]
+    assert len(left) == 1 and left[0].name.startswith("v000000002-")  # the dead run's batch
+    assert lh.read(p.bronze).count() == 4
+    dead = [r for r in StoreReader(lh.store).in_flight() if r.dataset_id == p.bronze]
+    assert len(dead) == 1
+
+    retried = lh.run(p.bronze)  # the dead holder's lease does not block this run
+    assert retried.status == "COMPLETED", retried.error
+    assert not left[0].exists()  # swept by the run that took the lease
+    assert lh.read(p.bronze).count() == 6
+    assert [v.version for v in StoreReader(lh.store).versions(p.bronze)] == [1, 2]
+    history = {
+        r["run_id"]: r["status"]
+        for r in lh.store.rows("run_history", filters=[("dataset_id", "=", p.bronze)])
+    }
+    assert history[dead[0].run_id] == "FAILED"  # reaped: one terminal row for the dead attempt
+    assert StoreReader(lh.store).in_flight() == []
+
+
+def test_kill_after_publishing_is_adopted_not_written_twice(
+    shared_lakehouse: Any, project: Project
+) -> None:
+    lh, p = shared_lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ROWS)
+    kill_during_run(lh.config.home, "before_version", p.bronze)
+    path = dataset_location(lh.warehouse, f"bronze.cells{p.suffix}")
+    assert published_through(path, app_id(lh.store.tenant, p.bronze)) == 1
+    assert StoreReader(lh.store).versions(p.bronze) == []  # committed, not recorded
+
+    retried = lh.run(p.bronze)
+    assert retried.status == "COMPLETED", retried.error
+    assert "recovered commit" in (retried.steps[0].reason or "")
+    assert lh.read(p.bronze).count() == 4  # not 8
+    (version,) = StoreReader(lh.store).versions(p.bronze)
+    dead_attempt = [
+        r
+        for r in lh.store.rows("run_history", filters=[("dataset_id", "=", p.bronze)])
+        if r["triggered_by"] == "reaper"
+    ]
+    assert version.version == 1 and [version.run_id] == [r["run_id"] for r in dead_attempt]

@@ -1,0 +1,86 @@
+"""Commands that only read or change metadata never start a JVM: they work with no Java at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Project
+
+pytestmark = pytest.mark.spark
+
+BIN = Path(sys.executable).parent
+
+
+def no_java_env() -> dict[str, str]:
+    """The environment with nothing on PATH but the virtualenv, and no JAVA_HOME."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    env["PATH"] = str(BIN)
+    return env
+
+
+def laketx(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "laketx"), "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        env=no_java_env(),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_java_is_really_out_of_reach() -> None:
+    probe = subprocess.run(
+        [sys.executable, "-c", "import shutil; print(shutil.which('java'))"],
+        capture_output=True,
+        text=True,
+        env=no_java_env(),
+        check=True,
+    )
+    assert probe.stdout.strip() == "None"
+
+
+def test_metadata_commands_run_without_a_jvm(
+    shared_lakehouse: Any, project: Project, tmp_path: Path
+) -> None:
+    lh, p = shared_lakehouse, project
+    home = tmp_path / "fresh"
+    # a fresh home: init, validate, plan, apply, status, runs: all without Java
+    assert laketx(home, "init", "--json").returncode == 0
+    assert laketx(home, "validate", str(p.yaml)).returncode == 0
+    planned = laketx(home, "plan", str(p.yaml), "--json")
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["summary"]["dataset_registry"]["create"] == 2
+    assert laketx(home, "apply", str(p.yaml)).returncode == 0
+    status = laketx(home, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert {s["dataset_id"] for s in json.loads(status.stdout)} == {p.bronze, p.silver}
+    assert laketx(home, "schema").returncode == 0
+
+    # a home with real runs: runs, explain, reap, optimize read and write metadata only
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ["GSM,1,10.0,1", "LTE,2,95.0,1"])  # lat 95 breaks a FAIL rule
+    assert lh.run(p.job).status == "BLOCKED"
+    used = lh.config.home
+    runs = laketx(used, "runs", "--json")
+    assert runs.returncode == 0, runs.stderr
+    assert any(
+        r["pipeline_id"] == p.job and r["status"] == "BLOCKED" for r in json.loads(runs.stdout)
+    )
+    explained = laketx(used, "explain", p.bronze, "--json")
+    assert explained.returncode == 0, explained.stderr
+    decision = json.loads(explained.stdout)
+    assert decision["allowed"] is False and decision["rules"]
+    assert laketx(used, "reap", "--json").returncode == 0
+    assert laketx(used, "optimize", "--json").returncode == 0
+
+    # and what needs data says clearly that it needs Java
+    sql = laketx(used, "sql", "SELECT 1")
+    assert sql.returncode == 2 and "Java" in sql.stderr
