@@ -560,7 +560,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=3_000_000, help="rows of lineitem")
     parser.add_argument("--repeat", type=int, default=1, help="alternating rounds of each path")
     parser.add_argument("--partitions", type=int, default=8, help="CSV files to generate")
-    parser.add_argument("--warmup-rows", type=int, default=10_000, help="rows of the warm-up")
+    parser.add_argument("--warmup-rows", type=int, default=200_000, help="rows of the warm-up")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouses")
     args = parser.parse_args(argv)

@@ -23,17 +23,24 @@ ROWS_METRIC = "__rows"
 
 
 def failed_rules_column(rules: list[CompiledRule]) -> Column:
-    """Per row, the ids of the row-level rules it breaks (empty when it breaks none)."""
+    """Per row, the ids of the row-level rules it breaks (empty when it breaks none).
+
+    Most rows break nothing: they get the empty array after one OR of the predicates, and
+    only a failing row pays for building its array.
+    """
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
-    flags = [
-        F.when(F.expr(rule.violation_sql or "FALSE"), F.lit(rule.rule_id))
-        for rule in rules
-        if rule.row_level
-    ]
-    if not flags:
-        return F.array().cast("array<string>")
-    return F.filter(F.array(*flags), lambda x: x.isNotNull())
+    empty = F.array().cast("array<string>")
+    row_rules = [r for r in rules if r.row_level]
+    if not row_rules:
+        return empty
+    violated = [F.expr(r.violation_sql or "FALSE") for r in row_rules]
+    flags = [F.when(v, F.lit(r.rule_id)) for v, r in zip(violated, row_rules, strict=True)]
+    failing = F.filter(F.array(*flags), lambda x: x.isNotNull())
+    any_violated = F.coalesce(reduce(lambda a, b: a | b, violated), F.lit(False))
+    return F.when(any_violated, failing).otherwise(empty)
 
 
 def observed_metrics(rules: list[CompiledRule]) -> list[Column]:

@@ -2,8 +2,9 @@
 
 While Spark writes the batch as Parquet into a folder inside the target table's directory (not
 referenced by its Delta log, so invisible to every reader), `DataFrame.observe` computes every
-row rule's count in the same pass. Rows that did not parse go to their own sub-folder, so
-publishing the good part and quarantining the rest needs no second write.
+row rule's count in the same pass. A blocked batch's folder becomes its quarantine as it is.
+Only an allowed batch that has unparseable rows is split afterwards (a read of the staged
+Parquet, never of the source), so the common batch is written exactly once.
 
 Folders are named after the data version they were staged for, which tells a later run which
 ones a crash left behind: a staged batch above the version the table has published was never
@@ -23,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from openlaketx.loads.footers import FileFooter, read_footer
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 STAGED_DIR = "laketx_staged"  # batches whose files may become table files in place
 SCRATCH_DIR = "laketx_scratch"  # batches a MERGE reads and rewrites; never table files
 MALFORMED_PART = "laketx_malformed"
-_FOLDER = re.compile(r"^v(\d+)-([0-9a-f]+)$")
+_FOLDER = re.compile(r"^v(\d+)-")
 
 
 @dataclass(frozen=True)
@@ -78,42 +79,56 @@ def _data_files(folder: str) -> list[str]:
     return sorted(files)
 
 
-def stage(
-    frame: DataFrame,
-    folder: str,
-    metrics: list[Column],
-    *,
-    malformed: Column | None = None,
-) -> StagedBatch:
-    """Write `frame` once into `folder`, observing `metrics` during the write.
+def _footers(folder: str) -> tuple[list[FileFooter], list[FileFooter]]:
+    """(good, malformed) footers of the data files under `folder`."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        footers = list(pool.map(read_footer, _data_files(folder)))
+    bad = f"{MALFORMED_PART}=true"
+    return (
+        [f for f in footers if bad not in Path(f.path).parts],
+        [f for f in footers if bad in Path(f.path).parts],
+    )
 
-    With `malformed`, rows for which it is true land in their own part of the folder.
-    """
+
+def stage(frame: DataFrame, folder: str, metrics: list[Column]) -> StagedBatch:
+    """Write `frame` once into `folder`, observing `metrics` during the write."""
     from pyspark.sql import Observation
 
     observation = Observation("laketx_batch")
-    observed = frame.observe(observation, *metrics)
-    if malformed is None:
-        observed.write.format("parquet").mode("errorifexists").save(folder)
-    else:
-        (
-            observed.withColumn(MALFORMED_PART, malformed)
-            .write.format("parquet")
-            .mode("errorifexists")
-            .partitionBy(MALFORMED_PART)
-            .save(folder)
-        )
-    files = _data_files(folder)
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        footers = list(pool.map(read_footer, files))
-    bad = f"{MALFORMED_PART}=true"
+    frame.observe(observation, *metrics).write.format("parquet").mode("errorifexists").save(folder)
+    good, _ = _footers(folder)
     return StagedBatch(
         folder=folder,
-        good=[f for f in footers if bad not in Path(f.path).parts],
-        malformed=[f for f in footers if bad in Path(f.path).parts],
+        good=good,
+        malformed=[],
         schema=frame.schema.jsonValue(),
         observed=dict(observation.get),
-        split=malformed is not None,
+    )
+
+
+def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedBatch:
+    """The batch with the rows where `malformed` holds in their own part (a new folder).
+
+    Reads the staged Parquet (not the source) and replaces the unsplit folder.
+    """
+    folder = f"{batch.folder}-split"
+    (
+        spark.read.parquet(batch.folder)
+        .withColumn(MALFORMED_PART, malformed)
+        .write.format("parquet")
+        .mode("errorifexists")
+        .partitionBy(MALFORMED_PART)
+        .save(folder)
+    )
+    discard(batch)
+    good, bad = _footers(folder)
+    return StagedBatch(
+        folder=folder,
+        good=good,
+        malformed=bad,
+        schema=batch.schema,
+        observed=batch.observed,
+        split=True,
     )
 
 

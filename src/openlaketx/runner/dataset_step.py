@@ -24,7 +24,7 @@ from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store import RunWriter
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import AttemptStatus, Layer, LoadType, StepStatus
+from lakeguard.vocabulary import AttemptStatus, Layer, LoadType, RuleType, StepStatus
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.publish import fields_of, publish, quarantine
@@ -240,8 +240,7 @@ class _GovernedStep:
         folder = staging.batch_folder(
             self.path, scratch=scratch, version=version, run_id=self.attempt.run_id
         )
-        malformed = F.col(CORRUPT_COLUMN).isNotNull() if batch.has_corrupt_column else None
-        return staging.stage(frame, folder, observed_metrics(rules), malformed=malformed)
+        return staging.stage(frame, folder, observed_metrics(rules))
 
     def _publish(
         self,
@@ -265,6 +264,10 @@ class _GovernedStep:
         )
         with self.attempt.phase("write", "write") as log:
             set_aside = 0
+            if batch.has_corrupt_column and _malformed(result):
+                from pyspark.sql import functions as F
+
+                staged = staging.split(ctx.spark, staged, F.col(CORRUPT_COLUMN).isNotNull())
             if staged.malformed:
                 set_aside = quarantine(
                     self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
@@ -354,6 +357,11 @@ class _GovernedStep:
             self._record_commit(commit, latest)
             log.metadata = {"recovered_commit": commit.commit_version}
         return self.ctx.gate.latest(self.dataset_id)
+
+
+def _malformed(result: BatchEvaluation) -> int:
+    """Unparseable rows the batch had (the built-in PARSE rule's count)."""
+    return sum(o.failed_rows for o in result.outcomes if o.rule_type == RuleType.PARSE)
 
 
 def _row_count(latest: ApprovedVersion | None, commit: TaggedCommit, load_type: LoadType) -> int:
