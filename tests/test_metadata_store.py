@@ -291,3 +291,54 @@ def test_a_table_with_a_feature_delta_rs_cannot_write_is_refused_by_name(
     assert "step_logs" in info.value.what and "CLUSTER BY" in info.value.what
     assert info.value.details["table"] == "step_logs"
     assert sorted((Path(location) / "_delta_log").glob("*.json")) == before
+
+
+@pytest.mark.spark
+def test_a_store_created_by_spark_keeps_working_with_delta_rs(spark: Any, tmp_path: Path) -> None:
+    """Stores written before the switch to delta-rs: Spark created them, delta-rs carries on."""
+    root = tmp_path / "meta"
+    old = root / "run_history"
+    spark.sql(
+        f"CREATE TABLE delta.`{old}` (run_id STRING NOT NULL, pipeline_logging_id STRING NOT NULL, "
+        "tenant_id STRING NOT NULL, dataset_id STRING NOT NULL, layer STRING NOT NULL, "
+        "status STRING NOT NULL, start_time TIMESTAMP NOT NULL, end_time TIMESTAMP NOT NULL, "
+        "triggered_by STRING NOT NULL, "
+        "run_date DATE NOT NULL GENERATED ALWAYS AS (CAST(start_time AS DATE))) "
+        "USING DELTA PARTITIONED BY (run_date) "
+        "TBLPROPERTIES ('delta.appendOnly' = 'true', 'delta.autoOptimize.autoCompact' = 'true')"
+    )
+    spark.sql(
+        f"INSERT INTO delta.`{old}` (run_id, pipeline_logging_id, tenant_id, dataset_id, "
+        "layer, status, start_time, end_time, triggered_by) VALUES ('r1', 'p', 't', 'd', "
+        "'bronze', 'SUCCESS', current_timestamp(), current_timestamp(), 'x')"
+    )
+    store = MetadataStore("lg_old", str(root), "t")
+    changes = store.ensure()
+    assert any("rows_read" in c and "run_history" in c for c in changes)
+    now = utcnow()
+    store.append(
+        "run_history",
+        [
+            {
+                "run_id": "r2",
+                "pipeline_logging_id": "p",
+                "tenant_id": "t",
+                "dataset_id": "d",
+                "layer": "bronze",
+                "status": "FAILED",
+                "start_time": now,
+                "end_time": now,
+                "triggered_by": "x",
+                "rows_read": 7,
+            }
+        ],
+    )
+    assert sorted((r["run_id"], r["rows_read"]) for r in store.rows("run_history")) == [
+        ("r1", None),
+        ("r2", 7),
+    ]
+    seen = spark.read.format("delta").load(str(old)).orderBy("run_id").collect()
+    assert [(r["run_id"], r["run_date"]) for r in seen] == [
+        ("r1", seen[0]["start_time"].date()),
+        ("r2", now.date()),
+    ]
