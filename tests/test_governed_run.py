@@ -325,3 +325,25 @@ def test_a_run_whose_process_died_is_reaped_as_failed(shared_lakehouse: Any) -> 
     )
     assert row["status"] == "FAILED" and "abandoned" in row["error_message"]
     assert reaper.reap(lh.store) == []  # reaping twice adds nothing
+
+
+def test_published_files_carry_statistics_for_data_skipping(
+    shared_lakehouse: Any, project: Project
+) -> None:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from openlaketx.tables import dataset_location
+
+    lh, p = shared_lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", GOOD_1)
+    assert lh.run(p.bronze).status == "COMPLETED"
+    path = dataset_location(lh.warehouse, f"bronze.cells{p.suffix}")
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True)).to_pydict()
+    assert sum(actions["num_records"]) == 4
+    assert min(v for v in actions["min.cell"] if v is not None) == 1
+    assert max(v for v in actions["max.lat"] if v is not None) == 20.5
+    assert all(n == 0 for n in actions["null_count.cell"])
+    # Spark reads the published files (and their statistics) like its own
+    assert lh.sql(f"SELECT count(*) FROM bronze.cells{p.suffix} WHERE cell > 1000").first()[0] == 0

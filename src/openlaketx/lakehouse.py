@@ -111,6 +111,7 @@ class Lakehouse:
         worker is alive, so it is never a candidate); a reaper failure is reported, and the
         next run tries again.
         """
+        job_runner.plan(self.reader.registry(), target)  # an unknown target fails before Spark
         with ThreadPoolExecutor(max_workers=1) as pool:
             reaping = pool.submit(reap, self.store)
             try:

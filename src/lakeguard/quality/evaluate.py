@@ -1,9 +1,9 @@
 """Rules on a batch while it is written — the Spark edge of quality.
 
 Every row-level rule becomes one flag in a per-row array of the rules the row breaks
-(`FAILED_RULES`), and its count, with two sample values, becomes one aggregate observed during
-the staged write (`DataFrame.observe`): no pass over the data of its own. UNIQUE rules are the
-exception: each is one groupBy over the staged key columns only.
+(`FAILED_RULES`), computed while the batch is staged. Its count, with two sample values, is an
+aggregate over that array, taken only over the staged files that hold any broken rule. UNIQUE
+rules are one groupBy over the staged key columns only.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def failed_rules_column(rules: list[CompiledRule]) -> Column:
     return F.when(any_violated, failing).otherwise(empty)
 
 
-def observed_metrics(rules: list[CompiledRule]) -> list[Column]:
-    """Aggregates to observe over rows that carry `FAILED_RULES`: rows, failures, samples."""
+def rule_metrics(rules: list[CompiledRule]) -> list[Column]:
+    """Aggregates over rows that carry `FAILED_RULES`: rows, failures and samples per rule."""
     from pyspark.sql import functions as F
 
     metrics = [F.count(F.lit(1)).alias(ROWS_METRIC)]
@@ -58,19 +58,20 @@ def observed_metrics(rules: list[CompiledRule]) -> list[Column]:
 
 
 def row_outcomes(
-    observed: Mapping[str, Any], rules: list[CompiledRule], rows: int
+    counts: Mapping[str, Any], rules: list[CompiledRule], rows: int
 ) -> list[RuleOutcome]:
-    """Outcomes of the row-level rules from the observed aggregates (pure)."""
+    """Outcomes of the row-level rules from the `rule_metrics` aggregates (pure; an empty
+    mapping means no row broke any rule)."""
     outcomes = []
     for i, rule in enumerate(r for r in rules if r.row_level):
-        samples = [observed.get(f"__smin{i}"), observed.get(f"__smax{i}")]
-        outcomes.append(outcome_for(rule, rows, int(observed.get(f"__fail{i}") or 0), samples))
+        samples = [counts.get(f"__smin{i}"), counts.get(f"__smax{i}")]
+        outcomes.append(outcome_for(rule, rows, int(counts.get(f"__fail{i}") or 0), samples))
     return outcomes
 
 
-def recount(frame: DataFrame, rules: list[CompiledRule]) -> dict[str, Any]:
-    """The observed aggregates computed again from staged rows (when observation miscounted)."""
-    row = frame.agg(*observed_metrics(rules)).collect()[0]
+def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> dict[str, Any]:
+    """The `rule_metrics` aggregates over staged rows."""
+    row = frame.agg(*rule_metrics(rules)).collect()[0]
     return row.asDict()
 
 

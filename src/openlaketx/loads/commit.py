@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.errors import WriteConflict
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -107,6 +109,27 @@ def find_commit(path: str, data_version: int) -> TaggedCommit | None:
         if commit.data_version == data_version:
             return commit
     return None
+
+
+def conflict(tag: CommitTag, path: str) -> WriteConflict:
+    """The error of a promotion whose commit lost to a concurrent one."""
+    return WriteConflict(
+        f"a concurrent commit to {tag.dataset_id} conflicted with this promotion",
+        where=path,
+        fix="retry the run",
+    )
+
+
+def committed(path: str, tag: CommitTag) -> TaggedCommit:
+    """This promotion's commit, read back from the table's log (transient error if absent)."""
+    commit = find_commit(path, tag.data_version)
+    if commit is None or commit.run_id != tag.run_id:
+        raise WriteConflict(
+            f"the commit for version {tag.data_version} of {tag.dataset_id} is not in the table",
+            where=path,
+            fix="retry the run; no version was recorded",
+        )
+    return commit
 
 
 def published_through(path: str, app: str) -> int:

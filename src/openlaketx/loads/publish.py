@@ -19,7 +19,7 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from lakeguard.errors import SchemaDriftError, WriteConflict
-from openlaketx.loads.commit import CommitTag, TaggedCommit, find_commit
+from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.footers import FileFooter, delta_stats
 from openlaketx.loads.staging import StagedBatch
 
@@ -167,19 +167,8 @@ def publish(
             create=create,
         )
     except CommitFailedError as exc:
-        raise WriteConflict(
-            f"a concurrent commit to {tag.dataset_id} conflicted with this promotion",
-            where=table_path,
-            fix="retry the run",
-        ) from exc
-    commit = find_commit(table_path, tag.data_version)
-    if commit is None or commit.run_id != tag.run_id:
-        raise WriteConflict(
-            f"the commit for version {tag.data_version} of {tag.dataset_id} is not in the table",
-            where=table_path,
-            fix="retry the run; no version was recorded",
-        )
-    return commit
+        raise conflict(tag, table_path) from exc
+    return committed(table_path, tag)
 
 
 def _move(files: list[FileFooter], source: str, target: str) -> list[FileFooter]:
@@ -193,6 +182,7 @@ def _move(files: list[FileFooter], source: str, target: str) -> list[FileFooter]
             modification_time=f.modification_time,
             num_records=f.num_records,
             columns=f.columns,
+            elements=f.elements,
         )
         for f in files
     ]

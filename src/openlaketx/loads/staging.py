@@ -1,8 +1,9 @@
 """The one pass over the data: a batch is written once, to a staged folder no reader sees.
 
-While Spark writes the batch as Parquet into a folder inside the target table's directory (not
-referenced by its Delta log, so invisible to every reader), `DataFrame.observe` computes every
-row rule's count in the same pass. A blocked batch's folder becomes its quarantine as it is.
+Spark writes the batch as Parquet into a folder inside the target table's directory (not
+referenced by its Delta log, so invisible to every reader); every row carries the rules it
+breaks, computed in that same pass, and the files' footers say which files hold any broken
+rule at all. A blocked batch's folder becomes its quarantine as it is.
 Only an allowed batch that has unparseable rows is split afterwards (a read of the staged
 Parquet, never of the source), so the common batch is written exactly once.
 
@@ -17,7 +18,7 @@ import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +35,12 @@ _FOLDER = re.compile(r"^v(\d+)-")
 
 @dataclass(frozen=True)
 class StagedBatch:
-    """A batch written once: its files (by part), the observed metrics and its Spark schema."""
+    """A batch written once: its files (by part) and its Spark schema."""
 
     folder: str
     good: list[FileFooter]
     malformed: list[FileFooter]
     schema: dict[str, Any]  # Spark/Delta schema JSON of the staged rows
-    observed: dict[str, Any] = field(default_factory=dict)
     split: bool = False  # malformed rows have their own part folder
 
     @property
@@ -90,20 +90,11 @@ def _footers(folder: str) -> tuple[list[FileFooter], list[FileFooter]]:
     )
 
 
-def stage(frame: DataFrame, folder: str, metrics: list[Column]) -> StagedBatch:
-    """Write `frame` once into `folder`, observing `metrics` during the write."""
-    from pyspark.sql import Observation
-
-    observation = Observation("laketx_batch")
-    frame.observe(observation, *metrics).write.format("parquet").mode("errorifexists").save(folder)
+def stage(frame: DataFrame, folder: str) -> StagedBatch:
+    """Write `frame` once into `folder` and read back its files' footers."""
+    frame.write.format("parquet").mode("errorifexists").save(folder)
     good, _ = _footers(folder)
-    return StagedBatch(
-        folder=folder,
-        good=good,
-        malformed=[],
-        schema=frame.schema.jsonValue(),
-        observed=dict(observation.get),
-    )
+    return StagedBatch(folder=folder, good=good, malformed=[], schema=frame.schema.jsonValue())
 
 
 def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedBatch:
@@ -127,7 +118,6 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
         good=good,
         malformed=bad,
         schema=batch.schema,
-        observed=batch.observed,
         split=True,
     )
 

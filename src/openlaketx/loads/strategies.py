@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, WriteConflict
 from lakeguard.store.ddl import quote
-from openlaketx.loads.commit import CommitTag, TaggedCommit, find_commit, session_tagging
+from openlaketx.loads.commit import (
+    CommitTag,
+    TaggedCommit,
+    committed,
+    conflict,
+    session_tagging,
+)
 from openlaketx.loads.publish import ensure_columns, fields_of
 
 if TYPE_CHECKING:
@@ -94,18 +99,6 @@ def merge(
             )
     except Exception as exc:
         if _is_conflict(exc):
-            raise WriteConflict(
-                f"a concurrent commit to {tag.dataset_id} conflicted with this promotion",
-                where=path,
-                fix="retry the run",
-            ) from exc
+            raise conflict(tag, path) from exc
         raise
-    commit = find_commit(path, tag.data_version)
-    if commit is None or commit.run_id != tag.run_id:
-        raise LakeTxError(
-            f"the commit for version {tag.data_version} of {tag.dataset_id} is not in the table",
-            where=path,
-            fix="retry the run; no version was recorded",
-            transient=True,
-        )
-    return commit
+    return committed(path, tag)

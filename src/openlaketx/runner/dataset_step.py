@@ -10,6 +10,7 @@ is untouched; any exception ends FAILED.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import LakeTxError, MetadataStoreError, describe
 from lakeguard.gate import Decision, Gate, decide
-from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column, observed_metrics
+from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.rules import CompiledRule, compile_rules
 from lakeguard.schema.fingerprint import from_fields, schema_hash
@@ -240,7 +241,7 @@ class _GovernedStep:
         folder = staging.batch_folder(
             self.path, scratch=scratch, version=version, run_id=self.attempt.run_id
         )
-        return staging.stage(frame, folder, observed_metrics(rules))
+        return staging.stage(frame, folder)
 
     def _publish(
         self,
@@ -316,8 +317,6 @@ class _GovernedStep:
 
     # -- versions and crash recovery ------------------------------------------------------
     def _table_schema_hash(self, commit_version: int) -> str:
-        import json
-
         from deltalake import DeltaTable
 
         fields = json.loads(DeltaTable(self.path, version=commit_version).schema().to_json())

@@ -61,12 +61,17 @@ class LeaseHold:
                 continue
 
     def check(self) -> None:
-        """Raise if the lease was lost: publishing now could race another run."""
-        if self._lost is not None:
+        """Raise if the lease was lost or ran out: publishing now could race another run.
+
+        (Even then the publish commit's application transaction refuses a duplicate version;
+        this check stops the attempt before it gets that far.)
+        """
+        expired = self.lease is not None and self.lease.expires_at <= self._writer.now()
+        if self._lost is not None or expired:
             raise WriteConflict(
                 f"the lease on {self._dataset_id} was lost before publishing",
                 where=f"dataset_leases[{self._dataset_id}]",
-                fix="retry the run; raise the lease time if steps take longer than it",
+                fix="retry the run; raise LAKETX_LEASE_TTL if renewals cannot keep up",
             ) from self._lost
 
     def __exit__(

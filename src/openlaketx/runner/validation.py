@@ -1,15 +1,21 @@
 """The gate's figures for a staged batch: rule outcomes and the column profile.
 
-Row rules come from the aggregates observed while the batch was written; UNIQUE rules from one
-groupBy over the staged key columns; the profile from the staged files' Parquet footers. Only
-the UNIQUE rules read data again, and only their key columns.
+Every staged row carries the row rules it breaks (computed during the one write). Row counts
+come from the Parquet footers, and so does the knowledge of which files hold any broken rule:
+only those files' flag and sample columns are read to count failures per rule, so a clean
+batch costs nothing more. UNIQUE rules are one groupBy over the staged key columns; the
+profile comes from the footers too.
+
+(Counting with `DataFrame.observe` during the write was measured first: its metrics are not
+code-generated and cost about 1 s per 3 M rows on the 2-core machine, even with two
+aggregates, and PySpark 4.1 counts a retried task twice. Footers are exact and free.)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.evaluate import ROWS_METRIC, evaluate_unique, recount, row_outcomes
+from lakeguard.quality.evaluate import FAILED_RULES, count_failures, evaluate_unique, row_outcomes
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
 from lakeguard.quality.rules import CompiledRule
 from openlaketx.loads import footers
@@ -39,12 +45,11 @@ def evaluate_staged(
 ) -> BatchEvaluation:
     """Outcomes of `rules` on the staged batch (in rule order) and, optionally, its profile."""
     rows = staged.rows
-    observed = staged.observed
-    if int(observed.get(ROWS_METRIC) or 0) != rows:
-        # observe() counts every task attempt, so a retried task counts twice. The staged files
-        # are the truth: the counts are taken again from them.
-        observed = recount(spark.read.parquet(staged.folder), rules) if rows else {}
-    outcomes = row_outcomes(observed, rules, rows)
+    flagged = [
+        f.path for f in [*staged.good, *staged.malformed] if f.may_hold_elements(FAILED_RULES)
+    ]
+    counts = count_failures(spark.read.parquet(*flagged), rules) if flagged else {}
+    outcomes = row_outcomes(counts, rules, rows)
     good = spark.read.parquet(staged.part_folder()) if staged.good else None
     for rule in rules:
         if rule.row_level:

@@ -1,0 +1,79 @@
+"""Parquet footers → Delta add-action statistics, failing-rule detection and the profile
+(pyarrow-written files, no Spark)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openlaketx.loads.footers import STRING_PREFIX, delta_stats, profile, read_footer
+
+
+def write(path: Path, table: pa.Table, row_group_size: int | None = None) -> str:
+    pq.write_table(table, path, row_group_size=row_group_size)
+    return str(path)
+
+
+def test_statistics_are_safe_bounds_for_data_skipping(tmp_path: Path) -> None:
+    long_text = "x" * (STRING_PREFIX + 5)
+    table = pa.table(
+        {
+            "n": pa.array([3, None, 7], pa.int64()),
+            "f": pa.array([1.5, math.nan, -2.0]),
+            "s": pa.array(["b", "a", long_text]),
+            "short": pa.array(["b", "a", None]),
+            "d": pa.array([date(2024, 1, 2), date(2023, 5, 6), None]),
+            "ts": pa.array(
+                [datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=UTC), None, None],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "flag": pa.array([True, False, None]),
+        }
+    )
+    footer = read_footer(write(tmp_path / "a.parquet", table, row_group_size=2))
+    stats = json.loads(delta_stats(footer, table.column_names))
+    assert stats["numRecords"] == 3
+    assert stats["minValues"]["n"] == 3 and stats["maxValues"]["n"] == 7
+    assert stats["nullCount"] == {"n": 1, "f": 0, "s": 0, "short": 1, "d": 1, "ts": 2, "flag": 1}
+    # a string longer than the prefix: its prefix is a valid lower bound, no upper bound is
+    assert stats["minValues"]["s"] == "a" and "s" not in stats["maxValues"]
+    assert stats["maxValues"]["short"] == "b"
+    assert stats["minValues"]["d"] == "2023-05-06" and stats["maxValues"]["d"] == "2024-01-02"
+    assert stats["maxValues"]["ts"] == "2024-01-01T12:00:00.123456Z"
+    assert "flag" not in stats["minValues"]  # booleans: no bounds
+
+
+def test_a_column_missing_from_the_file_gets_no_statistics(tmp_path: Path) -> None:
+    footer = read_footer(write(tmp_path / "a.parquet", pa.table({"a": [1]})))
+    stats = json.loads(delta_stats(footer, ["a", "b"]))
+    assert "b" not in stats["nullCount"] and stats["maxValues"] == {"a": 1}
+
+
+def test_footers_tell_which_files_hold_broken_rules(tmp_path: Path) -> None:
+    rules = pa.list_(pa.string())
+    clean = pa.table({"k": [1, 2], "_laketx_failed_rules": pa.array([[], []], rules)})
+    dirty = pa.table({"k": [3, 4], "_laketx_failed_rules": pa.array([[], ["r1", "r2"]], rules)})
+    assert not read_footer(write(tmp_path / "c.parquet", clean)).may_hold_elements(
+        "_laketx_failed_rules"
+    )
+    assert read_footer(write(tmp_path / "d.parquet", dirty)).may_hold_elements(
+        "_laketx_failed_rules"
+    )
+    # no statistics at all: assume the worst
+    plain = read_footer(write(tmp_path / "p.parquet", pa.table({"k": [1]})))
+    assert plain.may_hold_elements("_laketx_failed_rules")
+
+
+def test_profile_spans_files(tmp_path: Path) -> None:
+    a = read_footer(write(tmp_path / "a.parquet", pa.table({"x": [1, None], "s": ["m", "n"]})))
+    b = read_footer(write(tmp_path / "b.parquet", pa.table({"x": [5, 2], "s": ["a", None]})))
+    metrics = {(c, m): v for c, m, v in profile([a, b], ["x", "s"])}
+    assert metrics[("x", "min")] == "1" and metrics[("x", "max")] == "5"
+    assert metrics[("x", "null_count")] == "1" and metrics[("s", "null_count")] == "1"
+    assert metrics[("s", "min")] == "a" and metrics[("s", "max")] == "n"
+    assert metrics[("*", "row_count")] == "4"
