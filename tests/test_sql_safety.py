@@ -35,3 +35,21 @@ def test_jvm_reflection_is_refused_whatever_the_arguments(name: str, arg: str) -
     except UnsafeExpressionError:
         return
     raise AssertionError(f"{name} was accepted")
+
+
+def test_spark_gets_the_rerendered_tree_never_the_raw_text() -> None:
+    """A trailing comment once swallowed the rest of the generated predicate."""
+    from lakeguard.quality.rules import compile_rule
+    from lakeguard.sqlsafety import vetted_sql
+    from lakeguard.store.records import RuleDef
+
+    assert vetted_sql("distance > 0 --", where="w") == "distance > 0"
+    assert vetted_sql("a > 1 /* note */ and b < 2", where="w") == "a > 1 AND b < 2"
+    rule = RuleDef(
+        rule_id="r",
+        dataset_id="d",
+        rule_type="EXPRESSION",
+        severity="FAIL",
+        rule_expression='{"expression": "distance > 0 --"}',
+    )
+    assert compile_rule(rule).violation_sql == "(NOT coalesce((distance > 0), FALSE))"

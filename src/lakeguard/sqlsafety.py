@@ -3,7 +3,8 @@
 Metadata is data an operator may not fully trust, and it ends up inside Spark SQL. Only a plain,
 side-effect-free scalar expression is accepted: no statements, no subqueries, no JVM reflection,
 no table-valued or generator functions, no user-defined functions. sqlglot parses the text
-with the Spark dialect; anything it cannot parse is refused too.
+with the Spark dialect; anything it cannot parse is refused too. What reaches Spark is the
+re-rendering of the vetted tree (`vetted_sql`), never the raw text.
 """
 
 from __future__ import annotations
@@ -134,6 +135,19 @@ def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> 
         if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
             raise refuse("'*' is not allowed")
     return tree
+
+
+def render(tree: Any) -> str:
+    """The Spark SQL text of a vetted tree: what reaches Spark, never the text as written.
+
+    Re-rendering drops comments, so `distance > 0 --` cannot swallow what the engine appends.
+    """
+    return str(tree.sql(dialect="spark", comments=False))
+
+
+def vetted_sql(text: str, *, where: str) -> str:
+    """`vet_expression`, then `render`: the only form in which metadata SQL reaches Spark."""
+    return render(vet_expression(text, where=where))
 
 
 def referenced_columns(tree: Any) -> set[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeguard.errors import ValidationError
-from lakeguard.sqlsafety import vet_expression
+from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.records import RuleDef
 from lakeguard.vocabulary import DECLARABLE_RULE_TYPES, RuleType, Severity
@@ -130,8 +130,8 @@ def compile_rule(row: RuleDef) -> CompiledRule:
         expression = params.get("expression")
         if not isinstance(expression, str):
             raise bad("needs 'expression'")
-        vet_expression(expression, where=f"{where}.expression")
-        pred = f"(NOT coalesce(({expression}), FALSE))"
+        safe = vetted_sql(expression, where=f"{where}.expression")
+        pred = f"(NOT coalesce(({safe}), FALSE))"
         return CompiledRule(**common, columns=(), violation_sql=pred, sample_sql=None)
     else:
         raise bad(f"unknown rule type {rule_type!r}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.quality.rules import CompiledRule
-from lakeguard.sqlsafety import vet_expression
+from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
@@ -102,14 +102,14 @@ def derived_input(
     transform = dataset.transform
     where = f"dataset_registry[{dataset.dataset_id}].transform"
     if transform.filter:
-        vet_expression(transform.filter, where=f"{where}.filter")
-        frame = frame.where(F.expr(transform.filter))
+        frame = frame.where(F.expr(vetted_sql(transform.filter, where=f"{where}.filter")))
     if transform.columns:
-        selected = []
-        for name, expr in transform.columns.items():
-            vet_expression(expr, where=f"{where}.columns.{name}")
-            selected.append(F.expr(expr).alias(name))
-        frame = frame.select(*selected)
+        frame = frame.select(
+            *[
+                F.expr(vetted_sql(expr, where=f"{where}.columns.{name}")).alias(name)
+                for name, expr in transform.columns.items()
+            ]
+        )
     keys = list(dataset.business_keys)
     rules: list[CompiledRule] = []
     if keys and dataset.sequence_by:
