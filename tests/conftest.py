@@ -138,13 +138,20 @@ class Project:
     def job(self) -> str:
         return f"cells_job{self.suffix}"
 
+    @property
+    def incoming(self) -> Path:
+        return self.yaml.parent / "feed" / "incoming"
+
     def deliver(self, name: str, rows: list[str]) -> Path:
         """Replace the landing folder's content with one CSV delivery."""
-        incoming = self.yaml.parent / "feed" / "incoming"
-        incoming.mkdir(parents=True, exist_ok=True)
-        for old in incoming.glob("*.csv"):
+        self.incoming.mkdir(parents=True, exist_ok=True)
+        for old in self.incoming.glob("*.csv"):
             old.unlink()
-        return write(incoming / name, "radio,cell,lat,updated\n" + "\n".join(rows) + "\n")
+        return self.add(name, rows)
+
+    def add(self, name: str, rows: list[str]) -> Path:
+        """One more CSV file in the landing folder (earlier ones stay)."""
+        return write(self.incoming / name, "radio,cell,lat,updated\n" + "\n".join(rows) + "\n")
 
 
 @pytest.fixture

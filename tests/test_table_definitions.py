@@ -39,6 +39,7 @@ DESIGN_RUNTIME = {
     "schema_history",
     "schema_change_log",
     "dataset_leases",
+    "source_progress",
 }
 
 

@@ -25,6 +25,23 @@ class LoadType(StrEnum):
     APPEND = "append"
     MERGE = "merge"
     FULL = "full"
+    SCD2 = "scd2"
+
+
+class SourceLoad(StrEnum):
+    """How a source object is read: only what is new, a whole snapshot, or above a watermark."""
+
+    APPEND = "append"  # files: each new file once
+    FULL = "full"  # the whole source, as a snapshot, whenever it changed
+    INCREMENTAL = "incremental"  # rows above the last watermark, or a table's new versions
+
+
+class ProgressKind(StrEnum):
+    """What a `source_progress` row remembers."""
+
+    FILE = "FILE"
+    WATERMARK = "WATERMARK"
+    SOURCE_VERSION = "SOURCE_VERSION"
 
 
 class Severity(StrEnum):

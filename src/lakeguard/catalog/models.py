@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lakeguard.vocabulary import Layer, LoadType, Severity
+from lakeguard.vocabulary import Layer, LoadType, Severity, SourceLoad
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 ColumnName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
@@ -27,15 +27,35 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+SourceKind = Literal["file", "jdbc", "delta"]
+# A duration for a temporal lookback: "90 seconds", "15 minutes", "2 hours", "1 day".
+DURATION = r"^\s*\d+\s*(second|minute|hour|day)s?\s*$"
+
+
 class SourceSystem(Strict):
     id: Identifier
-    kind: Literal["file"] = "file"
+    kind: SourceKind = "file"
     description: str | None = None
     enabled: bool = True
-    options: dict[str, str] = Field(default_factory=dict)
-    credential_ref: str | None = Field(
-        default=None, description="Name of an environment variable holding the credential"
+    options: dict[str, str] = Field(
+        default_factory=dict,
+        description="file/delta: root (a folder, relative to the document); jdbc: url, driver, "
+        "user and any JDBC connection property. Never a secret.",
     )
+    credential_ref: str | None = Field(
+        default=None,
+        pattern=r"^(env:)?[A-Za-z_][A-Za-z0-9_]*$|^file:.+$",
+        description="Where the password is: an environment variable (NAME or env:NAME) or a "
+        "file (file:/path). The secret itself is never stored.",
+    )
+
+    @field_validator("options")
+    @classmethod
+    def _no_secret_in_options(cls, options: dict[str, str]) -> dict[str, str]:
+        for key in options:
+            if key.lower() in ("password", "pwd", "secret", "token"):
+                raise ValueError(f"option {key!r} would store a secret; use credential_ref")
+        return options
 
 
 class ColumnSpec(Strict):
@@ -49,11 +69,55 @@ class ColumnSpec(Strict):
 class SourceObject(Strict):
     id: Identifier
     system: Identifier
-    locator: str = Field(min_length=1, description="Path or glob, relative to the system's root")
-    format: Literal["csv", "json", "parquet"] = "csv"
-    options: dict[str, str] = Field(default_factory=dict)
+    locator: str = Field(
+        min_length=1,
+        description="file: a path or glob under the system's root; jdbc: a table "
+        "(schema.table); delta: a path under the root or a registered table name (db.table)",
+    )
+    format: Literal["csv", "json", "parquet", "jdbc", "delta"] | None = Field(
+        default=None, description="Default: csv for file systems, jdbc / delta for those"
+    )
+    options: dict[str, str] = Field(default_factory=dict, description="Reader options")
     dataset: Identifier
-    load_type: LoadType = LoadType.APPEND
+    load_type: SourceLoad | None = Field(
+        default=None,
+        description="How the source is read: append (each new file once; files' default), "
+        "full (a snapshot; JDBC's default), incremental (rows above the watermark, or a Delta "
+        "table's new versions; Delta's default)",
+    )
+    watermark_column: ColumnName | None = Field(
+        default=None, description="incremental JDBC: the column whose growth marks new rows"
+    )
+    lookback: float | Annotated[str, Field(pattern=DURATION)] | None = Field(
+        default=None,
+        description="Read again this far below the last watermark, for late rows: a number "
+        "for a numeric watermark, a duration ('2 hours') for a date or timestamp one",
+    )
+    on_changed_file: Literal["block", "reload"] = Field(
+        default="block",
+        description="A file already ingested reappears with other content: block the batch "
+        "with a clear reason, or ingest it again",
+    )
+    archive: str | None = Field(
+        default=None,
+        description="Move ingested files to this folder under the root (never moved otherwise)",
+    )
+    content_hash: bool = Field(
+        default=False,
+        description="Tell files apart by a sha256 of their content, not only size "
+        "and modification time",
+    )
+    partition_column: ColumnName | None = Field(
+        default=None, description="JDBC: read in parallel, split on this numeric column"
+    )
+    lower_bound: int | None = None
+    upper_bound: int | None = None
+    num_partitions: int | None = Field(default=None, ge=1, le=256)
+    fetch_size: int | None = Field(default=None, ge=1)
+    change_data_feed: bool | None = Field(
+        default=None,
+        description="Delta: read the change data feed (default: when the source table has it)",
+    )
     fail_behavior: Literal["quarantine"] = Field(
         default="quarantine",
         description="A blocked batch is kept in quarantine.<dataset> with its run id",
@@ -65,6 +129,28 @@ class SourceObject(Strict):
     relationship: str | None = None
     columns: list[ColumnSpec] = Field(min_length=1)
 
+    def kind_defaults(self, kind: str) -> tuple[str, SourceLoad]:
+        """(format, load type) with the defaults of a system of `kind` filled in."""
+        fmt = self.format or {"jdbc": "jdbc", "delta": "delta"}.get(kind, "csv")
+        default = {"jdbc": SourceLoad.FULL, "delta": SourceLoad.INCREMENTAL}
+        return fmt, self.load_type or default.get(kind, SourceLoad.APPEND)
+
+    def ingest_options(self) -> dict[str, Any]:
+        """The reading settings that are not reader options, as stored in `ingest_options`."""
+        names = (
+            "lookback",
+            "on_changed_file",
+            "archive",
+            "content_hash",
+            "partition_column",
+            "lower_bound",
+            "upper_bound",
+            "num_partitions",
+            "fetch_size",
+            "change_data_feed",
+        )
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
     @field_validator("columns")
     @classmethod
     def _unique_columns(cls, cols: list[ColumnSpec]) -> list[ColumnSpec]:
@@ -74,6 +160,17 @@ class SourceObject(Strict):
                 raise ValueError(f"column {col.name!r} is declared twice")
             seen.add(col.name.lower())
         return cols
+
+
+class IncludeColumns(Strict):
+    include: list[ColumnName] = Field(min_length=1)
+
+
+class ExcludeColumns(Strict):
+    exclude: list[ColumnName] = Field(min_length=1)
+
+
+HashStrategy = Literal["all"] | IncludeColumns | ExcludeColumns
 
 
 class Dataset(Strict):
@@ -91,16 +188,47 @@ class Dataset(Strict):
     parents: list[Identifier] = Field(default_factory=list)
     business_keys: list[ColumnName] = Field(default_factory=list)
     sequence_by: ColumnName | None = None
-    load_type: LoadType | None = None
+    load_type: LoadType | None = Field(
+        default=None,
+        description="How approved batches are published: append, merge (upsert on business "
+        "keys), full (replace), scd2 (history on business keys). Default: merge with keys",
+    )
+    hash_strategy: HashStrategy = Field(
+        default="all",
+        description="Which columns make the row hash that tells a changed row (merge, scd2): "
+        "all non-key columns, or {include: [...]} / {exclude: [...]}",
+    )
+    delete_missing: Literal["none", "soft", "hard"] = Field(
+        default="none",
+        description="A full snapshot lacks a key the table has: keep it (none), mark it "
+        "deleted (soft: _laketx_deleted_at / scd2 closes it), or delete it (hard)",
+    )
     filter: str | None = Field(default=None, description="SQL predicate rows must meet to enter")
     columns: dict[ColumnName, str] | None = Field(
         default=None, description="Output column -> SQL expression over the input"
+    )
+    sql: str | None = Field(
+        default=None,
+        description="A SQL model: one SELECT over the parents, each named by its dataset id "
+        "(joins, aggregates, windows and CTEs allowed); replaces filter and columns",
+    )
+    refresh_keys: list[ColumnName] | None = Field(
+        default=None,
+        description="SQL models: recompute only the keys the parents' new rows touch "
+        "(default: full refresh)",
     )
     profile: bool = True
 
     @property
     def table_name(self) -> str:
         return self.table or f"{self.layer.value}.{self.id}"
+
+    @property
+    def hash_spec(self) -> str | dict[str, list[str]]:
+        """`hash_strategy` as plain data: "all", {"include": [...]} or {"exclude": [...]}."""
+        if isinstance(self.hash_strategy, str):
+            return self.hash_strategy
+        return self.hash_strategy.model_dump()
 
     @property
     def effective_load_type(self) -> LoadType:

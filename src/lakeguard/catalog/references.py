@@ -26,7 +26,9 @@ from lakeguard.catalog.models import (
 )
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
+from lakeguard.schema.types import is_numeric, is_watermark_type
 from lakeguard.sqlsafety import referenced_columns, vet_expression
+from lakeguard.vocabulary import LoadType, SourceLoad
 
 
 @dataclass(frozen=True)
@@ -117,8 +119,22 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
             problems.append(Problem((*loc, "parents"), "a gold dataset requires a silver parent"))
         if ds.layer is not Layer.BRONZE and ds.id in fed:
             problems.append(Problem(loc, "source objects land only in bronze datasets"))
-        if ds.effective_load_type == "merge" and not ds.business_keys:
-            problems.append(Problem((*loc, "business_keys"), "a merge needs business keys"))
+        load = ds.effective_load_type
+        if load in (LoadType.MERGE, LoadType.SCD2) and not ds.business_keys:
+            problems.append(Problem((*loc, "business_keys"), f"a {load} load needs business keys"))
+        if ds.delete_missing != "none" and load not in (LoadType.MERGE, LoadType.SCD2):
+            problems.append(
+                Problem(
+                    (*loc, "delete_missing"), "deleting missing keys needs a merge or scd2 load"
+                )
+            )
+        if not isinstance(ds.hash_strategy, str) and cols.get(ds.id) is not None:
+            listed = getattr(ds.hash_strategy, "include", None) or getattr(
+                ds.hash_strategy, "exclude", []
+            )
+            for name in listed:
+                if name not in (cols.get(ds.id) or []):
+                    problems.append(Problem((*loc, "hash_strategy"), f"unknown column {name!r}"))
         input_cols = cols.get(ds.parents[0]) if len(ds.parents) == 1 else None
         if ds.layer is Layer.BRONZE:
             input_cols = cols.get(ds.id)
@@ -164,21 +180,116 @@ def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> li
     return problems
 
 
-def _check_sources(doc: MetadataDocument) -> list[Problem]:
+_FORMATS = {"file": ("csv", "json", "parquet"), "jdbc": ("jdbc",), "delta": ("delta",)}
+
+
+def _check_systems(doc: MetadataDocument) -> list[Problem]:
     problems: list[Problem] = []
-    systems = {s.id for s in doc.source_systems}
+    for i, sys in enumerate(doc.source_systems):
+        loc: tuple[Any, ...] = ("source_systems", i)
+        if sys.kind == "jdbc":
+            url = sys.options.get("url", "")
+            if not url.startswith("jdbc:"):
+                problems.append(
+                    Problem((*loc, "options", "url"), "a jdbc system needs a jdbc: url")
+                )
+            if "password=" in url.lower():
+                problems.append(
+                    Problem(
+                        (*loc, "options", "url"), "the url carries a password; use credential_ref"
+                    )
+                )
+    return problems
+
+
+def _check_source_object(obj: Any, kind: str, loc: tuple[Any, ...], siblings: int) -> list[Problem]:
+    problems: list[Problem] = []
+    fmt, load = obj.kind_defaults(kind)
+    if fmt not in _FORMATS[kind]:
+        problems.append(
+            Problem(
+                (*loc, "format"), f"a {kind} system reads {', '.join(_FORMATS[kind])}, not {fmt}"
+            )
+        )
+    types = {c.name: c.type for c in obj.columns}
+    if load == SourceLoad.INCREMENTAL and kind == "jdbc":
+        wm = obj.watermark_column
+        if wm is None:
+            problems.append(
+                Problem(
+                    (*loc, "watermark_column"),
+                    "an incremental JDBC source needs a watermark_column",
+                )
+            )
+        elif wm not in types:
+            problems.append(Problem((*loc, "watermark_column"), f"{wm!r} is not a declared column"))
+        elif not is_watermark_type(types[wm]):
+            problems.append(
+                Problem(
+                    (*loc, "watermark_column"),
+                    f"{wm!r} is {types[wm]}; a watermark must be numeric, a date or a timestamp",
+                )
+            )
+        elif obj.lookback is not None:
+            temporal = types[wm] in ("date", "timestamp")
+            if temporal != isinstance(obj.lookback, str):
+                want = "a duration such as '2 hours'" if temporal else "a number"
+                problems.append(
+                    Problem((*loc, "lookback"), f"a {types[wm]} watermark's lookback is {want}")
+                )
+        if siblings > 1:
+            problems.append(
+                Problem(loc, "an incremental source must be the only source object of its dataset")
+            )
+    elif obj.watermark_column is not None:
+        problems.append(
+            Problem(
+                (*loc, "watermark_column"), "a watermark is read by incremental JDBC sources only"
+            )
+        )
+    if load == SourceLoad.INCREMENTAL and kind == "file":
+        problems.append(
+            Problem((*loc, "load_type"), "file sources are read append (new files) or full")
+        )
+    if obj.partition_column is not None:
+        if kind != "jdbc":
+            problems.append(
+                Problem((*loc, "partition_column"), "partitioned reads are for JDBC sources")
+            )
+        elif not is_numeric(types.get(obj.partition_column, "string")):
+            problems.append(
+                Problem((*loc, "partition_column"), "must be a declared numeric column")
+            )
+        elif obj.lower_bound is None or obj.upper_bound is None or obj.num_partitions is None:
+            problems.append(
+                Problem(
+                    (*loc, "partition_column"), "needs lower_bound, upper_bound and num_partitions"
+                )
+            )
+    if kind != "file" and (obj.archive or obj.content_hash or obj.on_changed_file != "block"):
+        problems.append(
+            Problem(loc, "archive, content_hash and on_changed_file are for file sources")
+        )
+    for field_name, value in (("locator", obj.locator), ("archive", obj.archive or "")):
+        if ".." in value.replace("\\", "/").split("/"):
+            problems.append(Problem((*loc, field_name), "'..' is not allowed"))
+    return problems
+
+
+def _check_sources(doc: MetadataDocument) -> list[Problem]:
+    problems: list[Problem] = _check_systems(doc)
+    systems = {s.id: s.kind for s in doc.source_systems}
     datasets = {d.id for d in doc.datasets}
+    per_dataset = Counter(o.dataset for o in doc.source_objects)
     for i, obj in enumerate(doc.source_objects):
+        loc: tuple[Any, ...] = ("source_objects", i)
         if obj.system not in systems:
-            problems.append(
-                Problem(("source_objects", i, "system"), f"unknown system {obj.system!r}")
-            )
+            problems.append(Problem((*loc, "system"), f"unknown system {obj.system!r}"))
         if obj.dataset not in datasets:
-            problems.append(
-                Problem(("source_objects", i, "dataset"), f"unknown dataset {obj.dataset!r}")
-            )
-        if ".." in obj.locator.replace("\\", "/").split("/"):
-            problems.append(Problem(("source_objects", i, "locator"), "'..' is not allowed"))
+            problems.append(Problem((*loc, "dataset"), f"unknown dataset {obj.dataset!r}"))
+        problems += _check_source_object(
+            obj, systems.get(obj.system, "file"), loc, per_dataset[obj.dataset]
+        )
     return problems
 
 

@@ -47,20 +47,25 @@ def document_rows(
                 }
             )
         )
+    kinds = {s.id: s.kind for s in doc.source_systems}
+    datasets = {d.id: d for d in doc.datasets}
     for obj in doc.source_objects:
+        fmt, load = obj.kind_defaults(kinds.get(obj.system, "file"))
+        target = datasets.get(obj.dataset)
         rows["source_objects"].append(
             _with_hash(
                 {
                     "source_object_id": obj.id,
                     "source_system_id": obj.system,
                     "locator": obj.locator,
-                    "format": obj.format,
+                    "format": fmt,
                     "read_options": to_json(obj.options),
                     "dataset_id": obj.dataset,
-                    "load_type": obj.load_type,
-                    "watermark_column": None,
-                    "business_keys": [],
-                    "hash_strategy": None,
+                    "load_type": load,
+                    "watermark_column": obj.watermark_column,
+                    "business_keys": list(target.business_keys) if target else [],
+                    "hash_strategy": to_json(target.hash_spec) if target else None,
+                    "ingest_options": to_json(obj.ingest_options()),
                     "schema_compat_profile": obj.schema_profile,
                     "dq_fail_behavior": obj.fail_behavior,
                     "max_malformed_ratio": obj.max_malformed_ratio,
@@ -105,7 +110,15 @@ def document_rows(
             )
         )
     for ds in doc.datasets:
-        transform = {"filter": ds.filter, "columns": ds.columns, "profile": ds.profile}
+        transform = {
+            "filter": ds.filter,
+            "columns": ds.columns,
+            "profile": ds.profile,
+            "sql": ds.sql,
+            "refresh_keys": ds.refresh_keys,
+            "hash_strategy": ds.hash_spec,
+            "delete_missing": ds.delete_missing,
+        }
         rows["dataset_registry"].append(
             _with_hash(
                 {

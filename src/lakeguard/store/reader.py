@@ -13,6 +13,7 @@ from typing import Any
 
 from lakeguard.errors import NotRegisteredError
 from lakeguard.store import leases
+from lakeguard.store.progress import SourceProgress, fold
 from lakeguard.store.records import (
     ApprovedVersion,
     DatasetDef,
@@ -218,6 +219,16 @@ class StoreReader:
             for e in events
             if e["status"] == EventStatus.RUNNING and e["run_id"] not in finished
         ]
+
+    def source_progress(self, dataset_id: str) -> SourceProgress:
+        """What the dataset's approved versions took from its sources (files, watermarks)."""
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            rows_f = pool.submit(
+                self._store.rows, "source_progress", filters=[("dataset_id", "=", dataset_id)]
+            )
+            versions = self.versions(dataset_id)
+            rows = rows_f.result()
+        return fold(rows, {v.run_id for v in versions})
 
     def lease(self, dataset_id: str) -> Lease | None:
         """Who holds the dataset now (None when it is free)."""

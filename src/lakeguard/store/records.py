@@ -27,11 +27,15 @@ def _tuple(value: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Transform:
-    """How a derived dataset shapes its input: a filter and output column expressions."""
+    """How a derived dataset shapes its input and publishes it."""
 
     filter: str | None = None
     columns: dict[str, str] | None = None
     profile: bool = True
+    sql: str | None = None  # a SQL model over the parents (replaces filter and columns)
+    refresh_keys: tuple[str, ...] | None = None  # SQL models: incremental by these keys
+    hash_strategy: str | dict[str, list[str]] = "all"
+    delete_missing: str = "none"  # none | soft | hard
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,6 +70,10 @@ class DatasetDef:
                 filter=raw.get("filter"),
                 columns=raw.get("columns"),
                 profile=bool(raw.get("profile", True)),
+                sql=raw.get("sql"),
+                refresh_keys=tuple(raw["refresh_keys"]) if raw.get("refresh_keys") else None,
+                hash_strategy=raw.get("hash_strategy") or "all",
+                delete_missing=raw.get("delete_missing") or "none",
             ),
             domain=row.get("domain"),
             owner=row.get("owner"),
@@ -115,6 +123,28 @@ class SourceColumnDef:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class IngestOptions:
+    """How new input is found, beyond the reader's own options (see the document models)."""
+
+    lookback: float | str | None = None
+    on_changed_file: str = "block"
+    archive: str | None = None
+    content_hash: bool = False
+    partition_column: str | None = None
+    lower_bound: int | None = None
+    upper_bound: int | None = None
+    num_partitions: int | None = None
+    fetch_size: int | None = None
+    change_data_feed: bool | None = None
+
+    @classmethod
+    def from_json(cls, text: str | None) -> IngestOptions:
+        raw = _json(text, {})
+        known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SourceObjectDef:
     source_object_id: str
     source_system_id: str
@@ -123,7 +153,9 @@ class SourceObjectDef:
     dataset_id: str
     read_options: dict[str, str] = field(default_factory=dict)
     load_type: str = "append"
+    watermark_column: str | None = None
     max_malformed_ratio: float = 0.0
+    ingest: IngestOptions = field(default_factory=IngestOptions)
     columns: tuple[SourceColumnDef, ...] = ()
 
     @classmethod
@@ -138,7 +170,9 @@ class SourceObjectDef:
             dataset_id=row["dataset_id"],
             read_options={str(k): str(v) for k, v in _json(row.get("read_options"), {}).items()},
             load_type=row.get("load_type") or "append",
+            watermark_column=row.get("watermark_column"),
             max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
+            ingest=IngestOptions.from_json(row.get("ingest_options")),
             columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
         )
 

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import random
-import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -39,12 +39,9 @@ def write_metadata(folder: Path) -> Path:
     return target
 
 
-def _deliver(incoming: Path, archive: Path, name: str) -> Path:
-    """Move earlier deliveries out of the landing folder, as the upstream drop process does."""
+def _deliver(incoming: Path, name: str) -> Path:
+    """A new file in the landing folder; earlier ones stay (each is ingested exactly once)."""
     incoming.mkdir(parents=True, exist_ok=True)
-    archive.mkdir(parents=True, exist_ok=True)
-    for old in incoming.glob("*.csv"):
-        shutil.move(str(old), archive / old.name)
     return incoming / name
 
 
@@ -62,7 +59,7 @@ def run_demo(
     """Generate, declare, apply and run the demo; returns what each run did."""
     folder = lakehouse.config.home / "demo"
     yaml_path = write_metadata(folder)
-    incoming, archive = folder / "feed" / "incoming", folder / "feed" / "archive"
+    incoming = folder / "feed" / "incoming"
     progress("applying metadata")
     lakehouse.apply(yaml_path)
 
@@ -80,9 +77,10 @@ def run_demo(
         ),
     ]
     runs = []
+    stamp = time.strftime("%Y%m%dT%H%M%S")  # a demo run again delivers new files, as a feed does
     for index, (label, subset, options) in enumerate(plan, start=1):
         progress(f"{label}: generating {len(subset):,} rows")
-        path = _deliver(incoming, archive, f"cells_{index:03d}.csv")
+        path = _deliver(incoming, f"cells_{stamp}_{index:03d}.csv")
         stats = write_delivery(path, subset, **options)  # type: ignore[arg-type]
         result = lakehouse.run(
             JOB_ID,

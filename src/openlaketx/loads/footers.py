@@ -148,6 +148,19 @@ def delta_stats(footer: FileFooter, columns: list[str]) -> str:
     )
 
 
+def highest(footers: list[FileFooter], column: str) -> Any:
+    """The greatest non-null value of `column` over the files, or None when a file's footer
+    cannot tell (no statistics) or no file has a value."""
+    best = None
+    for footer in footers:
+        summary = footer.columns.get(column)
+        if summary is None or not summary.bounded:
+            return None
+        if summary.max is not None and (best is None or summary.max > best):
+            best = summary.max
+    return best
+
+
 def _profile_text(value: Any) -> str | None:
     if value is None:
         return None

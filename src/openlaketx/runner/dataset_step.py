@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.errors import LakeTxError, MetadataStoreError, describe
-from lakeguard.gate import Decision, Gate, decide
+from lakeguard.errors import (
+    LakeTxError,
+    MetadataStoreError,
+    SourceError,
+    describe,
+    first_line,
+)
+from lakeguard.gate import Check, Decision, Gate, decide
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.rules import CompiledRule, compile_rules
@@ -25,8 +31,15 @@ from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store import RunWriter
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import AttemptStatus, Layer, LoadType, RuleType, StepStatus
-from openlaketx.loads import staging, strategies
+from lakeguard.vocabulary import (
+    AttemptStatus,
+    Layer,
+    LoadType,
+    ProgressKind,
+    RuleType,
+    StepStatus,
+)
+from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import evidence
@@ -39,9 +52,11 @@ from openlaketx.runner.inputs import (
     derived_input,
 )
 from openlaketx.runner.lease import LeaseHold
-from openlaketx.runner.lifecycle import DatasetAttempt, JobRun
+from openlaketx.runner.lifecycle import DatasetAttempt, JobRun, new_id
 from openlaketx.runner.validation import evaluate_staged
-from openlaketx.sources.files import CORRUPT_COLUMN
+from openlaketx.sources.credentials import scrub
+from openlaketx.sources.files import CORRUPT_COLUMN, archive_files
+from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import dataset_location, quarantine_name, register
 
 if TYPE_CHECKING:
@@ -134,37 +149,35 @@ class _GovernedStep:
         ctx, attempt = self.ctx, self.attempt
         rules = compile_rules(ctx.registry.rules(self.dataset_id))
         own_latest = ctx.gate.latest(self.dataset_id)
-        next_version = (own_latest.version if own_latest else 0) + 1
         published = published_through(self.path, app_id(ctx.writer.tenant, self.dataset_id))
+        # Holding the lease, any staged batch left here is a crashed run's leftover.
+        swept = staging.sweep(self.path, published)
+        recovered: list[TaggedCommit] = []
+        if published > (own_latest.version if own_latest else 0):
+            recovered = self._recover(own_latest, published)
+            own_latest = ctx.gate.latest(self.dataset_id)
+        next_version = (own_latest.version if own_latest else 0) + 1
 
         with attempt.phase("read", "read") as log:
-            # Holding the lease, any staged batch left here is a crashed run's leftover.
-            swept = staging.sweep(self.path, published)
             batch = self._input(own_latest)
             log.metadata = {"fingerprint": batch.fingerprint, "swept": len(swept)}
             if batch.frame is None:
                 log.rows, log.metadata["note"] = 0, batch.note
         if batch.frame is None:
-            return self._result(
-                AttemptStatus.SUCCESS, rows_read=0, rows_written=0, reason=batch.note
-            )
-
-        if published >= next_version:
-            pending = find_commit(self.path, next_version)
-            if pending is None:
-                raise MetadataStoreError(
-                    f"{self.dataset_id} has a commit for version {next_version} without its tag",
-                    where=self.path,
-                    fix="inspect the table history (DESCRIBE HISTORY) before running again",
-                )
-            if pending.batch_fingerprint == batch.fingerprint:
-                return self._adopt(pending, own_latest)
-            own_latest = self._adopt_foreign(pending, own_latest)
-            next_version += 1
+            return self._nothing_new(batch.note, recovered)
 
         all_rules = [*batch.builtin_rules, *rules]
-        with attempt.phase(f"stage and validate {len(all_rules)} rules", "validate") as log:
-            staged = self._stage(batch, all_rules, next_version)
+        with attempt.phase("stage", "stage") as log:
+            try:
+                staged = self._stage(batch, all_rules, next_version)
+            except Exception as exc:
+                raise _source_failure(exc, batch) from exc
+            if staged.rows == 0 and batch.empty_is_nothing_new:
+                staging.discard(staged)
+                log.rows, log.metadata["note"] = 0, "no new rows"
+        if staged.rows == 0 and batch.empty_is_nothing_new:
+            return self._nothing_new("no new rows in the source", recovered)
+        with attempt.phase(f"evaluate {len(all_rules)} rules", "validate") as log:
             result = evaluate_staged(
                 ctx.spark, staged, all_rules, profile=self.dataset.transform.profile
             )
@@ -177,8 +190,22 @@ class _GovernedStep:
             }
 
         with attempt.phase("gate", "gate") as log:
+            checks = list(batch.checks)
+            if staged.rows == 0 and any(s.snapshot for s in batch.sources):
+                checks.append(
+                    Check(
+                        name="empty_snapshot",
+                        passed=False,
+                        blocking=True,
+                        detail="the source returned no rows; promoting an empty snapshot "
+                        "would empty the dataset",
+                    )
+                )
             decision = decide(
-                result.outcomes, from_layer=batch.from_layer, to_layer=self.dataset.layer
+                result.outcomes,
+                from_layer=batch.from_layer,
+                to_layer=self.dataset.layer,
+                checks=checks,
             )
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
@@ -210,10 +237,23 @@ class _GovernedStep:
             )
         return self._publish(staged, batch, result, decision, own_latest, next_version)
 
+    def _nothing_new(self, note: str | None, recovered: list[TaggedCommit]) -> StepResult:
+        """Nothing new to promote: no decision, no version (except one recovered from a crash)."""
+        if not recovered:
+            return self._result(AttemptStatus.SUCCESS, rows_read=0, rows_written=0, reason=note)
+        last = recovered[-1]
+        return self._result(
+            AttemptStatus.SUCCESS,
+            rows_written=sum(strategies.rows_written(c) for c in recovered),
+            data_version=last.data_version,
+            reason=f"recovered commit {last.commit_version} of run {last.run_id}; {note}",
+        )
+
     def _input(self, own_latest: ApprovedVersion | None) -> InputBatch:
         ctx = self.ctx
         if self.dataset.layer == Layer.BRONZE:
-            return bronze_input(ctx.spark, ctx.registry, self.dataset)
+            progress = ctx.gate.reader.source_progress(self.dataset_id)
+            return bronze_input(ctx.spark, ctx.registry, self.dataset, progress)
         parent_latest = ctx.gate.latest(self.dataset.parents[0])
         return derived_input(
             ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
@@ -274,6 +314,10 @@ class _GovernedStep:
                     self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
                 )
                 register(ctx.spark, ctx.warehouse, quarantine_name(self.dataset_id))
+            # What the batch takes from its sources counts once this version is approved.
+            progress = self._progress_rows(batch, staged, version)
+            if progress:
+                ctx.writer.append("source_progress", progress)
             assert self.hold is not None
             self.hold.check()
             if self.load_type == LoadType.MERGE and DeltaTable.is_deltatable(self.path):
@@ -305,6 +349,11 @@ class _GovernedStep:
         with self.attempt.phase("record version", "record") as log:
             self._record_commit(commit, own_latest)
             log.metadata = {"version": version}
+        moves = [m for s in batch.sources for m in s.archive]
+        if moves:
+            with self.attempt.phase("archive", "archive") as log:
+                archive_files(ctx.spark, moves)
+                log.rows = len(moves)
         return self._result(
             AttemptStatus.SUCCESS,
             rows_read=result.rows,
@@ -314,6 +363,53 @@ class _GovernedStep:
             outcomes=result.outcomes,
             quarantined=set_aside,
         )
+
+    def _progress_rows(
+        self, batch: InputBatch, staged: staging.StagedBatch, version: int
+    ) -> list[dict[str, Any]]:
+        """`source_progress` rows for what the batch read, with new watermarks from the
+        staged files' footers."""
+        now = self.ctx.writer.now()
+        base = {
+            "tenant_id": self.ctx.writer.tenant,
+            "dataset_id": self.dataset_id,
+            "run_id": self.attempt.run_id,
+            "data_version": version,
+            "recorded_at": now,
+        }
+        rows = [
+            {**base, **entry, "progress_id": new_id(), "source_object_id": s.source_object_id}
+            for s in batch.sources
+            for entry in s.progress
+        ]
+        for s in batch.sources:
+            if s.watermark_column and staged.rows:
+                rows.append(
+                    {
+                        **base,
+                        "progress_id": new_id(),
+                        "source_object_id": s.source_object_id,
+                        "kind": ProgressKind.WATERMARK,
+                        "watermark": self._highest(staged, s.watermark_column),
+                    }
+                )
+        return rows
+
+    def _highest(self, staged: staging.StagedBatch, column: str) -> str:
+        """The highest value of `column` in the staged batch, as text (footers, else Spark)."""
+        value = footers.highest([*staged.good, *staged.malformed], column)
+        if value is None:
+            from pyspark.sql import functions as F
+
+            row = self.ctx.spark.read.parquet(staged.folder).agg(F.max(column)).first()
+            value = row[0] if row else None
+        if value is None:
+            raise SourceError(
+                f"the watermark column {column!r} is null in every new row",
+                where=f"datasets[{self.dataset_id}]",
+                fix="choose a watermark column that is set on every row",
+            )
+        return watermark_text(value)
 
     # -- versions and crash recovery ------------------------------------------------------
     def _table_schema_hash(self, commit_version: int) -> str:
@@ -336,26 +432,45 @@ class _GovernedStep:
             previous=latest,
         )
 
-    def _adopt(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> StepResult:
-        """The same batch was committed by a run that died before recording it: record it now."""
+    def _recover(self, latest: ApprovedVersion | None, published: int) -> list[TaggedCommit]:
+        """Record the commits a crashed run published but never recorded (they were approved:
+        their decisions are on record), oldest first; their input then counts as taken."""
+        recovered = []
         with self.attempt.phase("record recovered version", "record") as log:
-            self._record_commit(commit, latest)
-            log.metadata = {"recovered_commit": commit.commit_version}
-        return self._result(
-            AttemptStatus.SUCCESS,
-            rows_written=strategies.rows_written(commit),
-            data_version=commit.data_version,
-            reason=f"recovered commit {commit.commit_version} of run {commit.run_id}",
-        )
+            for version in range((latest.version if latest else 0) + 1, published + 1):
+                commit = find_commit(self.path, version)
+                if commit is None:
+                    raise MetadataStoreError(
+                        f"{self.dataset_id} has a commit for version {version} without its tag",
+                        where=self.path,
+                        fix="inspect the table history (DESCRIBE HISTORY) before running again",
+                    )
+                self._record_commit(commit, latest)
+                latest = self.ctx.gate.latest(self.dataset_id)
+                recovered.append(commit)
+            log.metadata = {"recovered_commits": [c.commit_version for c in recovered]}
+        return recovered
 
-    def _adopt_foreign(
-        self, commit: TaggedCommit, latest: ApprovedVersion | None
-    ) -> ApprovedVersion | None:
-        """Another batch was committed (approved) but never recorded: record it first."""
-        with self.attempt.phase("record recovered version", "record") as log:
-            self._record_commit(commit, latest)
-            log.metadata = {"recovered_commit": commit.commit_version}
-        return self.ctx.gate.latest(self.dataset_id)
+
+def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
+    """A failure while the source was being read, said without any secret and classified."""
+    if isinstance(exc, LakeTxError):
+        return exc
+    text = first_line(exc)
+    for source in batch.sources:
+        text = scrub(text, source.secret)
+    if "FileNotFoundException" in text or "FILE_NOT_EXIST" in text:
+        return SourceError(
+            f"a source file vanished between listing and reading: {text}",
+            where="source files",
+            fix="run again: the files are listed afresh; nothing was promoted",
+            transient=True,
+        )
+    if any(s.secret is not None for s in batch.sources):
+        return SourceError(
+            f"reading the source failed: {text}", where="jdbc source", transient=True
+        )
+    return exc
 
 
 def _malformed(result: BatchEvaluation) -> int:

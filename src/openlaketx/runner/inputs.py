@@ -1,7 +1,8 @@
-"""The input batch of a dataset step: source files for bronze, the parent's new rows above it.
+"""The input batch of a dataset step: what is new in the sources for bronze, the parents' new
+approved rows for silver and gold.
 
-Both are lazy DataFrames plus a fingerprint that identifies the batch, so a retry of the same
-batch can be recognised after a crash.
+Both are lazy DataFrames plus a fingerprint that identifies the batch and what the batch takes
+from its sources (recorded with it, so the next batch starts where this one ended).
 """
 
 from __future__ import annotations
@@ -10,13 +11,16 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from lakeguard.gate import Check
 from lakeguard.quality.rules import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
-from lakeguard.store.records import ApprovedVersion, DatasetDef
+from lakeguard.store.progress import SourceProgress
+from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import RuleType, Severity
 from openlaketx.sources.files import CORRUPT_COLUMN, read_files
+from openlaketx.sources.reads import SourceRead
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
@@ -36,24 +40,53 @@ class InputBatch:
     builtin_rules: list[CompiledRule] = field(default_factory=list)
     note: str | None = None
     has_corrupt_column: bool = False
+    checks: list[Check] = field(default_factory=list)
+    sources: list[SourceRead] = field(default_factory=list)
+
+    @property
+    def empty_is_nothing_new(self) -> bool:
+        """An empty batch of watermark sources means no new rows (no version, no decision)."""
+        return bool(self.sources) and all(s.watermark_column for s in self.sources)
 
 
-def bronze_input(spark: SparkSession, registry: Registry, dataset: DatasetDef) -> InputBatch:
-    """Union of the dataset's source objects, read with their approved schemas."""
+def read_source(
+    spark: SparkSession,
+    registry: Registry,
+    obj: SourceObjectDef,
+    progress: SourceProgress,
+) -> SourceRead:
+    """What is new in one source object, by the kind of its system."""
+    system = registry.system(obj.source_system_id)
+    if system.kind == "jdbc":
+        from openlaketx.sources.jdbc import read_jdbc
+
+        return read_jdbc(spark, system, obj, progress.watermarks.get(obj.source_object_id))
+    if system.kind == "delta":
+        from openlaketx.sources.delta import read_delta
+
+        return read_delta(spark, system, obj, progress.source_versions.get(obj.source_object_id))
+    return read_files(spark, system, obj, progress.files.get(obj.source_object_id, {}))
+
+
+def bronze_input(
+    spark: SparkSession, registry: Registry, dataset: DatasetDef, progress: SourceProgress
+) -> InputBatch:
+    """Union of what is new in the dataset's source objects, read with their approved schemas."""
     objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return InputBatch(None, "none", "source", note="no active source object lands here")
-    frames, prints, corrupt = [], [], False
-    budget = 0.0
-    for obj in objects:
-        batch = read_files(spark, registry.system(obj.source_system_id), obj)
-        frames.append(batch.frame)
-        prints.append(batch.fingerprint)
-        corrupt = corrupt or batch.has_corrupt_column
-        budget = max(budget, obj.max_malformed_ratio)
-    frame = frames[0]
-    for other in frames[1:]:
-        frame = frame.unionByName(other, allowMissingColumns=True)
+    reads = [read_source(spark, registry, obj, progress) for obj in objects]
+    live = [r for r in reads if r.frame is not None]
+    if not live:
+        notes = "; ".join(r.note for r in reads if r.note)
+        return InputBatch(None, "none", "source", note=notes or "nothing new in the sources")
+    corrupt = any(r.has_corrupt_column for r in live)
+    budget = max(obj.max_malformed_ratio for obj in objects)
+    frame = live[0].frame
+    assert frame is not None
+    for other in live[1:]:
+        assert other.frame is not None
+        frame = frame.unionByName(other.frame, allowMissingColumns=True)
     rules = []
     if corrupt:
         rules.append(
@@ -68,7 +101,13 @@ def bronze_input(spark: SparkSession, registry: Registry, dataset: DatasetDef) -
             )
         )
     return InputBatch(
-        frame, "+".join(sorted(prints)), "source", builtin_rules=rules, has_corrupt_column=corrupt
+        frame,
+        "+".join(sorted(r.fingerprint for r in live)),
+        "source",
+        builtin_rules=rules,
+        has_corrupt_column=corrupt,
+        checks=[c for r in live for c in r.checks],
+        sources=live,
     )
 
 

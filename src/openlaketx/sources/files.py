@@ -1,18 +1,30 @@
-"""File sources (csv, json, parquet): read with the approved schema, keep malformed rows visible.
+"""File sources (csv, json, parquet): each delivered file is ingested exactly once.
 
-Rows that do not parse are not dropped silently: the reader keeps them in a `_corrupt_record`
-column so the gate can count them against the source's malformed-row budget.
+The locator's files are listed through Hadoop's file system (any scheme Spark reads), with
+size and modification time (and a content hash where the source asks for one). Only files the
+dataset's approved versions have not taken are read; a file that comes back under a known name
+with other content is read again or blocks the batch, as the source says. Files are read with
+the approved schema; rows that do not parse are kept in `_corrupt_record` for the gate to count.
+Delivered files are never moved or deleted, unless the source names an archive folder.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from lakeguard.errors import SourceError, first_line
+from lakeguard.gate import Check
 from lakeguard.hashing import digest
 from lakeguard.store.ddl import quote
+from lakeguard.store.progress import SeenFile
 from lakeguard.store.records import SourceColumnDef, SourceObjectDef, SourceSystemDef
+from lakeguard.vocabulary import ProgressKind, SourceLoad
+from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -21,18 +33,33 @@ CORRUPT_COLUMN = "_corrupt_record"
 
 
 @dataclass(frozen=True)
-class SourceBatch:
-    frame: DataFrame
-    files: list[str]
-    fingerprint: str
-    has_corrupt_column: bool
+class Selection:
+    """The listed files split by what the dataset has already taken."""
+
+    new: list[SeenFile]
+    changed: list[SeenFile]
+    unchanged: list[SeenFile]
 
 
-def source_path(system: SourceSystemDef, obj: SourceObjectDef) -> str:
+def select_files(listed: list[SeenFile], seen: dict[str, SeenFile]) -> Selection:
+    """Which listed files are new, which came back changed, which were taken already (pure)."""
+    new, changed, unchanged = [], [], []
+    for f in listed:
+        before = seen.get(f.path)
+        if before is None:
+            new.append(f)
+        elif before.same_as(f):
+            unchanged.append(f)
+        else:
+            changed.append(f)
+    return Selection(new, changed, unchanged)
+
+
+def source_path(system: SourceSystemDef, locator: str) -> str:
     root = system.options.get("root")
     if root is None:
-        return obj.locator
-    return f"{root.rstrip('/')}/{obj.locator.lstrip('/')}"
+        return locator
+    return f"{root.rstrip('/')}/{locator.lstrip('/')}"
 
 
 def declared_schema_ddl(columns: tuple[SourceColumnDef, ...], with_corrupt: bool) -> str:
@@ -43,44 +70,177 @@ def declared_schema_ddl(columns: tuple[SourceColumnDef, ...], with_corrupt: bool
     return ", ".join(parts)
 
 
-def read_files(spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef) -> SourceBatch:
-    """Read a file source object with its approved schema; SourceError if nothing is there."""
+def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+
+
+def _content_hash(fs: Any, status: Any) -> str | None:
+    uri = urlparse(status.getPath().toString())
+    if uri.scheme in ("", "file"):
+        sha = hashlib.sha256()
+        with open(uri.path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+        return sha.hexdigest()
+    checksum = fs.getFileChecksum(status.getPath())  # e.g. an object store's etag
+    return None if checksum is None else str(checksum.toString())
+
+
+def list_files(spark: SparkSession, pattern: str, *, content_hash: bool) -> list[SeenFile]:
+    """The data files `pattern` names (a glob, a file or a folder), as the file system has them.
+
+    Names starting with `_` or `.` are skipped, as Spark's readers skip them.
+    """
+    fs, hadoop_path = _fs(spark, pattern)
+    statuses = list(fs.globStatus(hadoop_path) or [])
+    files = []
+    for status in statuses:
+        children = list(fs.listStatus(status.getPath())) if status.isDirectory() else [status]
+        for child in children:
+            name = child.getPath().getName()
+            if not child.isFile() or name.startswith(("_", ".")):
+                continue
+            stamp = datetime.fromtimestamp(child.getModificationTime() / 1000, UTC)
+            files.append(
+                SeenFile(
+                    path=child.getPath().toString(),
+                    size=int(child.getLen()),
+                    modification_time=stamp.replace(tzinfo=None),
+                    content_hash=_content_hash(fs, child) if content_hash else None,
+                )
+            )
+    return sorted(files, key=lambda f: f.path)
+
+
+def archive_files(spark: SparkSession, moves: list[tuple[str, str]]) -> None:
+    """Move ingested files into their archive folder (after their version is recorded).
+
+    A name already in the archive gets a numbered suffix: nothing archived is overwritten.
+    """
+    for source, folder in moves:
+        fs, src = _fs(spark, source)
+        if not fs.exists(src):
+            continue  # archived by an earlier attempt
+        target, n = f"{folder.rstrip('/')}/{src.getName()}", 0
+        _, dst = _fs(spark, target)
+        while fs.exists(dst):
+            n += 1
+            _, dst = _fs(spark, f"{target}.{n}")
+        fs.mkdirs(dst.getParent())
+        if not fs.rename(src, dst):
+            raise SourceError(
+                f"cannot move {source} to the archive {target}",
+                where=target,
+                fix="check the archive folder's permissions; the data is promoted already",
+            )
+
+
+def read_files(
+    spark: SparkSession,
+    system: SourceSystemDef,
+    obj: SourceObjectDef,
+    seen: dict[str, SeenFile],
+) -> SourceRead:
+    """The files of `obj` that the dataset has not taken yet, read with the approved schema."""
+    where = f"source_objects[{obj.source_object_id}]"
     if not system.enabled:
         raise SourceError(
             f"source system {system.source_system_id} is disabled",
             where=f"source_systems[{system.source_system_id}]",
             fix="enable the system in its metadata before running",
         )
-    fmt = obj.format
-    path = source_path(system, obj)
-    text_format = fmt in ("csv", "json")
-    reader = spark.read.format(fmt).options(**obj.read_options)
+    pattern = source_path(system, obj.locator)
+    try:
+        listed = list_files(spark, pattern, content_hash=obj.ingest.content_hash)
+    except Exception as exc:
+        raise SourceError(
+            f"cannot list {pattern}: {first_line(exc)}",
+            where=where,
+            fix="check the system root, the locator and access to the file system",
+            transient=True,
+        ) from exc
+    if not listed and not seen:
+        raise SourceError(
+            f"no files match {pattern}",
+            where=where,
+            fix="check the system root and the locator, or wait for the delivery",
+        )
+    chosen = select_files(listed, seen)
+    checks = []
+    if chosen.changed:
+        names = ", ".join(Path(f.path).name for f in chosen.changed[:5])
+        reload = obj.ingest.on_changed_file == "reload"
+        checks.append(
+            Check(
+                name=f"changed_files:{obj.source_object_id}",
+                passed=reload,
+                blocking=True,
+                detail=f"{len(chosen.changed)} file(s) ingested before came back with other "
+                f"content ({names}); "
+                + (
+                    "ingested again (on_changed_file: reload)"
+                    if reload
+                    else "set on_changed_file: reload to ingest them again, or restore them"
+                ),
+            )
+        )
+    snapshot = obj.load_type == SourceLoad.FULL
+    to_read = [*chosen.new, *chosen.changed]
+    if to_read and snapshot:  # something changed: the folder's files are the new snapshot
+        to_read = listed
+    if not to_read:
+        return SourceRead(
+            source_object_id=obj.source_object_id,
+            frame=None,
+            fingerprint="none",
+            note=f"no new file at {pattern}",
+        )
+    text_format = obj.format in ("csv", "json")
+    reader = spark.read.format(obj.format).options(**obj.read_options)
     if text_format:
         reader = reader.option("mode", "PERMISSIVE").option(
             "columnNameOfCorruptRecord", CORRUPT_COLUMN
         )
     reader = reader.schema(declared_schema_ddl(obj.columns, with_corrupt=text_format))
-    where = f"source_objects[{obj.source_object_id}]"
     try:
-        frame = reader.load(path)
-        files = sorted(frame.inputFiles())
+        frame: DataFrame = reader.load([f.path for f in to_read])
     except Exception as exc:
         message = first_line(exc)
-        if "PATH_NOT_FOUND" in message or "does not exist" in message:
-            raise SourceError(
-                f"no files at {path}",
-                where=where,
-                fix="check the system root and the locator, or wait for the delivery",
-            ) from exc
+        vanished = "PATH_NOT_FOUND" in message or "does not exist" in message
         raise SourceError(
-            f"cannot read {path}: {message}",
+            (
+                f"a file of {pattern} vanished between listing and reading: {message}"
+                if vanished
+                else f"cannot read {pattern}: {message}"
+            ),
             where=where,
-            fix="check the files and the read options",
+            fix="run again: the files are listed afresh"
+            if vanished
+            else "check the files and the read options",
+            transient=vanished,
         ) from exc
-    if not files:
-        raise SourceError(
-            f"no files match {path}",
-            where=where,
-            fix="check the system root and the locator, or wait for the delivery",
-        )
-    return SourceBatch(frame, files, digest("\n".join(files)), text_format)
+    prints = [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in to_read]
+    archive = source_path(system, obj.ingest.archive) if obj.ingest.archive else None
+    moves = [(f.path, archive) for f in to_read] if archive else []
+    return SourceRead(
+        source_object_id=obj.source_object_id,
+        frame=frame,
+        fingerprint=digest("\n".join(prints)),
+        progress=[
+            {
+                "kind": ProgressKind.FILE,
+                "path": f.path,
+                "size": f.size,
+                "modification_time": f.modification_time,
+                "content_hash": f.content_hash,
+            }
+            for f in to_read
+        ],
+        checks=checks,
+        has_corrupt_column=text_format,
+        archive=moves,
+        snapshot=snapshot,
+    )

@@ -1,0 +1,38 @@
+"""Credentials by reference: a source names where its secret is, never the secret itself."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lakeguard.errors import ConfigError
+
+
+def resolve(ref: str | None, *, where: str) -> str | None:
+    """The secret `ref` points at: an environment variable (NAME or env:NAME) or a file
+    (file:/path). A missing one is a terminal ConfigError that names the reference only."""
+    if ref is None:
+        return None
+    if ref.startswith("file:"):
+        path = Path(ref.removeprefix("file:"))
+        if not path.is_file():
+            raise ConfigError(
+                f"credential_ref {ref} names a file that does not exist",
+                where=where,
+                fix="create the file (readable by this user) or point credential_ref elsewhere",
+            )
+        return path.read_text(encoding="utf-8").strip()
+    name = ref.removeprefix("env:")
+    value = os.environ.get(name)
+    if value is None:
+        raise ConfigError(
+            f"credential_ref {ref}: the environment variable {name} is not set",
+            where=where,
+            fix=f"export {name} in the environment of the process that runs laketx",
+        )
+    return value
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """`text` with every occurrence of the secret masked (errors must never echo it)."""
+    return text.replace(secret, "****") if secret else text

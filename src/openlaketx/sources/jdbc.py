@@ -1,0 +1,170 @@
+"""JDBC sources (PostgreSQL first): a table read whole, or above its last watermark.
+
+The read is Spark's JDBC data source, optionally split on a numeric column into parallel
+partitions; the watermark predicate is a filter on the raw column, which Spark pushes down to
+the database in its dialect. The password comes from the system's `credential_ref` and is never
+stored, logged or echoed in an error: errors name the reference instead and say whether a retry
+can help (the database unreachable) or not (credentials refused, table missing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lakeguard.errors import LakeTxError, SourceError, first_line
+from lakeguard.hashing import digest
+from lakeguard.schema.types import is_watermark_type
+from lakeguard.store.ddl import quote
+from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.vocabulary import SourceLoad
+from openlaketx.sources.credentials import resolve, scrub
+from openlaketx.sources.reads import SourceRead
+from openlaketx.sources.watermarks import lower_bound
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
+
+_UNREACHABLE = (
+    "connection refused",
+    "connection attempt failed",
+    "could not connect",
+    "timed out",
+    "timeout",
+    "no route to host",
+    "unknownhost",
+    "too many connections",
+)
+_REFUSED = ("password authentication failed", "authentication failed", "pg_hba.conf")
+
+
+def classify(
+    exc: Exception, *, system: SourceSystemDef, obj: SourceObjectDef, secret: str | None
+) -> LakeTxError:
+    """A JDBC failure as a SourceError: transient when the database is out of reach."""
+    text = scrub(first_line(exc), secret)
+    lowered = text.lower()
+    where = f"source_systems[{system.source_system_id}]"
+    ref = system.credential_ref or "(none)"
+    if any(s in lowered for s in _REFUSED):
+        return SourceError(
+            f"the database refused the credentials of credential_ref {ref} "
+            f"(user {system.options.get('user', '?')})",
+            where=where,
+            fix=f"check the user in the system's options and the secret that {ref} holds",
+            details={"credential_ref": ref},
+            transient=False,
+        )
+    if any(s in lowered for s in _UNREACHABLE):
+        return SourceError(
+            f"cannot reach the database of {system.source_system_id}: {text}",
+            where=where,
+            fix="check that the database is up and reachable from this host; the run can be "
+            "retried",
+            details={"credential_ref": ref},
+            transient=True,
+        )
+    if "does not exist" in lowered or "not found" in lowered:
+        return SourceError(
+            f"table {obj.locator} of {system.source_system_id} cannot be read: {text}",
+            where=f"source_objects[{obj.source_object_id}].locator",
+            fix="check the table name (schema.table) and the user's grants",
+        )
+    return SourceError(
+        f"cannot read {obj.locator} from {system.source_system_id}: {text}",
+        where=f"source_objects[{obj.source_object_id}]",
+        fix="check the system's connection options and the table",
+    )
+
+
+def _reader_options(system: SourceSystemDef, obj: SourceObjectDef) -> dict[str, str]:
+    url = system.options.get("url", "")
+    options = {k: v for k, v in system.options.items() if k != "url"}
+    options.setdefault(
+        "driver", next((d for prefix, d in DRIVERS.items() if url.startswith(prefix)), "")
+    )
+    options = {k: v for k, v in options.items() if v}
+    ingest = obj.ingest
+    if ingest.fetch_size:
+        options["fetchsize"] = str(ingest.fetch_size)
+    if ingest.partition_column:
+        options.update(
+            partitionColumn=ingest.partition_column,
+            lowerBound=str(ingest.lower_bound if ingest.lower_bound is not None else 0),
+            upperBound=str(ingest.upper_bound if ingest.upper_bound is not None else 0),
+            numPartitions=str(ingest.num_partitions or 1),
+        )
+    return {**options, **obj.read_options, "url": url, "dbtable": obj.locator}
+
+
+def _load(
+    spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef, secret: str | None
+) -> DataFrame:
+    reader = spark.read.format("jdbc").options(**_reader_options(system, obj))
+    if secret is not None:
+        reader = reader.option("password", secret)
+    try:
+        return reader.load()  # connects once, for the table's schema
+    except Exception as exc:
+        raise classify(exc, system=system, obj=obj, secret=secret) from None
+
+
+def read_jdbc(
+    spark: SparkSession,
+    system: SourceSystemDef,
+    obj: SourceObjectDef,
+    watermark: str | None,
+) -> SourceRead:
+    """The table (or its rows above `watermark`), with the approved columns and types."""
+    from pyspark.sql import functions as F
+
+    if not system.enabled:
+        raise SourceError(
+            f"source system {system.source_system_id} is disabled",
+            where=f"source_systems[{system.source_system_id}]",
+            fix="enable the system in its metadata before running",
+        )
+    secret = resolve(
+        system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"
+    )
+    raw = _load(spark, system, obj, secret)
+    present = {f.name.lower(): f for f in raw.schema.fields}
+    missing = [c.column_name for c in obj.columns if c.column_name.lower() not in present]
+    if missing:
+        raise SourceError(
+            f"table {obj.locator} has no column(s) {', '.join(missing)}",
+            where=f"source_objects[{obj.source_object_id}].columns",
+            fix="declare the table's columns as they are in the database",
+        )
+    incremental = obj.load_type == SourceLoad.INCREMENTAL
+    wm = obj.watermark_column if incremental else None
+    lower: str | None = None
+    if wm is not None:
+        source_type = present[wm.lower()].dataType.simpleString()
+        if not is_watermark_type(source_type):
+            raise SourceError(
+                f"watermark column {wm} is {source_type} in {obj.locator}; a watermark must be "
+                "numeric, a date or a timestamp",
+                where=f"source_objects[{obj.source_object_id}].watermark_column",
+                fix="choose a column that grows with every new or changed row",
+            )
+        if watermark is not None:
+            lower = lower_bound(watermark, source_type, obj.ingest.lookback)
+            name = present[wm.lower()].name
+            raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
+    frame = raw.select(
+        *[
+            F.col(quote(present[c.column_name.lower()].name)).cast(c.data_type).alias(c.column_name)
+            for c in obj.columns
+        ]
+    )
+    detail: dict[str, Any] = {"table": obj.locator, "above": lower}
+    return SourceRead(
+        source_object_id=obj.source_object_id,
+        frame=frame,
+        fingerprint=digest(f"{obj.source_object_id}|{detail}"),
+        watermark_column=wm,
+        snapshot=not incremental,
+        secret=secret,
+    )

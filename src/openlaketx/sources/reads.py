@@ -1,0 +1,36 @@
+"""What a source contributes to a bronze batch: rows, what they were read from, what to check.
+
+Each source kind (files, JDBC, Delta) turns one source object into a `SourceRead`; the bronze
+input unions them. `progress` lists what the batch takes from the source (files, the source
+version read up to); it is recorded before the data commit and counts once the batch's version
+is approved, so a crash neither loses nor repeats input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakeguard.gate import Check
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+@dataclass(kw_only=True)
+class SourceRead:
+    source_object_id: str
+    frame: DataFrame | None  # None: nothing new in this source
+    fingerprint: str
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    has_corrupt_column: bool = False
+    note: str | None = None
+    # incremental sources: the column whose highest value in the batch is the new watermark
+    watermark_column: str | None = None
+    # files to move into the source's archive folder once the batch's version is recorded
+    archive: list[tuple[str, str]] = field(default_factory=list)
+    # a full snapshot of the source (an empty one is refused rather than promoted)
+    snapshot: bool = False
+    # the source's secret, to mask it in any error the read raises later (never printed)
+    secret: str | None = field(default=None, repr=False)

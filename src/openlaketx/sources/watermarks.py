@@ -1,0 +1,64 @@
+"""Watermarks of incremental sources, as text in `source_progress` (pure).
+
+A watermark is the highest value of the source's watermark column that a promoted batch read.
+The next batch reads rows above it, less the source's lookback (to catch late rows).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from lakeguard.errors import ConfigError
+from lakeguard.schema.types import TEMPORAL_TYPES
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$")
+
+
+def watermark_text(value: Any) -> str:
+    """A watermark value as stored: ISO text for dates and (naive UTC) timestamps."""
+    if isinstance(value, datetime):
+        naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return naive.isoformat(sep=" ", timespec="microseconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def duration(text: str) -> timedelta:
+    match = _DURATION.match(text)
+    if match is None:
+        raise ConfigError(
+            f"lookback {text!r} is not a duration",
+            fix="write it as '<n> seconds|minutes|hours|days'",
+        )
+    amount, unit = int(match.group(1)), match.group(2)
+    return timedelta(**{f"{unit}s": amount})
+
+
+def lower_bound(text: str, data_type: str, lookback: float | str | None) -> str:
+    """The value rows must exceed to be read: the watermark less the lookback, as text."""
+    kind = data_type.lower()
+    if lookback is None:
+        return text
+    if kind in TEMPORAL_TYPES:
+        if not isinstance(lookback, str):
+            raise ConfigError(
+                f"a {kind} watermark needs a duration as lookback, not {lookback!r}",
+                fix="write the lookback as e.g. '2 hours'",
+            )
+        if kind == "date":
+            return (date.fromisoformat(text) - duration(lookback)).isoformat()
+        moved = datetime.fromisoformat(text) - duration(lookback)
+        return moved.isoformat(sep=" ", timespec="microseconds")
+    if isinstance(lookback, str):
+        raise ConfigError(
+            f"a numeric watermark needs a number as lookback, not {lookback!r}",
+            fix="write the lookback as a number of the watermark's unit",
+        )
+    moved_number = Decimal(text) - Decimal(str(lookback))
+    return str(moved_number)
