@@ -189,3 +189,13 @@ def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(job, "run", traced)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A real PostgreSQL server for this test session (see tests/postgres.py)."""
+    from tests.postgres import start
+
+    server = start()
+    yield server
+    server.stop()

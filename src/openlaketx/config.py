@@ -15,6 +15,9 @@ from lakeguard.errors import ConfigError
 
 # The pinned pair (see pyproject.toml): Delta's jar for Spark 4.1, Scala 2.13.
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
+# JDBC drivers resolved with Delta's jars (more through --conf spark.jars.packages=...).
+JDBC_PACKAGES = ("org.postgresql:postgresql:42.7.14",)
+SPARK_PACKAGES = (DELTA_PACKAGE, *JDBC_PACKAGES)
 
 
 def _parse_conf_pairs(text: str, origin: str) -> dict[str, str]:

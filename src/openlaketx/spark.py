@@ -1,7 +1,8 @@
 """The SparkSession factory: Delta-enabled, embedded `local[*]` by default, any master by config.
 
-Delta's jars come through Spark's standard package resolution (`spark.jars.packages`, Ivy) from
-Maven Central into a cache directory. After the first successful resolution the list of
+Delta's jars (and the JDBC drivers of `config.JDBC_PACKAGES`) come through Spark's standard
+package resolution (`spark.jars.packages`, Ivy) from Maven Central into a cache directory.
+After the first successful resolution the list of
 resolved jar files is remembered next to the cache, and later starts hand those files to Spark
 directly (`spark.jars`), so a second start makes no network request at all.
 """
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import ConfigError, first_line
-from openlaketx.config import DELTA_PACKAGE, LakehouseConfig
+from lakeguard.hashing import digest
+from openlaketx.config import SPARK_PACKAGES, LakehouseConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,7 +54,7 @@ def check_java() -> None:
 
 
 def _manifest_path(cache: Path) -> Path:
-    safe = DELTA_PACKAGE.replace(":", "_")
+    safe = f"{SPARK_PACKAGES[0].replace(':', '_')}-{digest(','.join(SPARK_PACKAGES), 8)}"
     return cache / f"{safe}.jars"
 
 
@@ -119,7 +121,7 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     if jars is not None:
         conf["spark.jars"] = ",".join([*jars, *filter(None, [conf.get("spark.jars")])])
     else:
-        packages = [DELTA_PACKAGE, *filter(None, [conf.get("spark.jars.packages")])]
+        packages = [*SPARK_PACKAGES, *filter(None, [conf.get("spark.jars.packages")])]
         conf["spark.jars.packages"] = ",".join(packages)
         conf["spark.jars.ivy"] = str(cfg.jar_cache)
 

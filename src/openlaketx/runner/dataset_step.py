@@ -21,7 +21,6 @@ from lakeguard.errors import (
     MetadataStoreError,
     SourceError,
     describe,
-    first_line,
 )
 from lakeguard.gate import Check, Decision, Gate, decide
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
@@ -56,6 +55,7 @@ from openlaketx.runner.lifecycle import DatasetAttempt, JobRun, new_id
 from openlaketx.runner.validation import evaluate_staged
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.files import CORRUPT_COLUMN, archive_files
+from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import dataset_location, quarantine_name, register
 
@@ -456,7 +456,7 @@ def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
     """A failure while the source was being read, said without any secret and classified."""
     if isinstance(exc, LakeTxError):
         return exc
-    text = first_line(exc)
+    text = root_cause(exc)
     for source in batch.sources:
         text = scrub(text, source.secret)
     if "FileNotFoundException" in text or "FILE_NOT_EXIST" in text:

@@ -39,11 +39,24 @@ _UNREACHABLE = (
 _REFUSED = ("password authentication failed", "authentication failed", "pg_hba.conf")
 
 
+def root_cause(exc: BaseException) -> str:
+    """The deepest message of a JVM exception behind a Py4J error (else the first line)."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return first_line(exc)
+    try:
+        while java.getCause() is not None and java.getCause() != java:
+            java = java.getCause()
+        return str(java.toString()).splitlines()[0]
+    except Exception:
+        return first_line(exc)
+
+
 def classify(
     exc: Exception, *, system: SourceSystemDef, obj: SourceObjectDef, secret: str | None
 ) -> LakeTxError:
     """A JDBC failure as a SourceError: transient when the database is out of reach."""
-    text = scrub(first_line(exc), secret)
+    text = scrub(root_cause(exc), secret)
     lowered = text.lower()
     where = f"source_systems[{system.source_system_id}]"
     ref = system.credential_ref or "(none)"
