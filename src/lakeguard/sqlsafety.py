@@ -9,6 +9,8 @@ re-rendering of the vetted tree (`vetted_sql`), never the raw text.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
@@ -135,6 +137,93 @@ def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> 
         if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
             raise refuse("'*' is not allowed")
     return tree
+
+
+_STATEMENTS: tuple[type, ...] = (
+    exp.Insert,
+    exp.Delete,
+    exp.Update,
+    exp.Drop,
+    exp.Create,
+    exp.Command,
+    exp.Merge,
+    exp.Alter,
+    exp.Set,
+    exp.Use,
+    exp.Placeholder,
+)
+
+
+@dataclass(frozen=True)
+class VettedQuery:
+    """A SQL model that passed vetting: its tree and the datasets it reads."""
+
+    tree: Any
+    parents: tuple[str, ...]
+
+
+def vet_query(text: str, *, where: str, datasets: Collection[str]) -> VettedQuery:
+    """Parse a SQL model: one SELECT (CTEs, joins, aggregates, windows allowed) that reads
+    only registered datasets, named by id. Every problem is reported, each with `where`."""
+    problems: list[str] = []
+
+    def refuse(reasons: list[str]) -> UnsafeExpressionError:
+        return UnsafeExpressionError(
+            f"SQL model refused: {'; '.join(reasons)}",
+            where=where,
+            errors=[{"path": where, "message": r} for r in reasons],
+            fix="write one SELECT over the parents, naming each by its dataset id; built-in "
+            "functions only",
+        )
+
+    if not isinstance(text, str) or not text.strip():
+        raise refuse(["the model is empty"])
+    try:
+        parsed = sqlglot.parse(text, read="spark")
+    except SqlglotError as exc:
+        raise refuse([f"it does not parse: {str(exc).splitlines()[0]}"]) from exc
+    statements = [p for p in parsed if p is not None]
+    if len(statements) != 1:
+        raise refuse(["exactly one statement is expected"])
+    tree = statements[0]
+    if not isinstance(tree, exp.Query):
+        raise refuse([f"a {type(tree).__name__.upper()} statement is not a query"])
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    parents: set[str] = set()
+    for node in tree.walk():
+        if isinstance(node, _STATEMENTS):
+            problems.append(f"{type(node).__name__.lower()} is not allowed in a model")
+        elif isinstance(node, exp.Func):
+            name = _function_name(node)
+            if name in _FORBIDDEN_NAMES:
+                problems.append(f"function {name}() is not allowed")
+            elif isinstance(node, exp.Anonymous) and name not in _ALLOWED_ANONYMOUS:
+                problems.append(f"unknown function {name}() (user-defined functions are refused)")
+        elif isinstance(node, exp.Table):
+            if not isinstance(node.this, exp.Identifier):
+                problems.append("table functions are not allowed; read parents by dataset id")
+            elif node.db or node.catalog:
+                problems.append(
+                    f"{node.sql(dialect='spark')}: name parents by dataset id, not by table or path"
+                )
+            elif node.name in ctes:
+                continue
+            elif node.name not in datasets:
+                problems.append(f"unknown dataset {node.name!r}")
+            else:
+                parents.add(node.name)
+    if problems:
+        raise refuse(sorted(set(problems)))
+    return VettedQuery(tree, tuple(sorted(parents)))
+
+
+def render_query(query: VettedQuery, views: Mapping[str, str]) -> str:
+    """The model's Spark SQL with each parent dataset id replaced by its view's name."""
+    tree = query.tree.copy()
+    for table in tree.find_all(exp.Table):
+        if table.name in views and not table.db:
+            table.set("this", exp.to_identifier(views[table.name]))
+    return render(tree)
 
 
 def render(tree: Any) -> str:

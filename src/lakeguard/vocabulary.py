@@ -28,6 +28,11 @@ class LoadType(StrEnum):
     SCD2 = "scd2"
 
 
+# Columns an scd2 dataset adds to each version of a row, and the soft-delete marker.
+SCD2_COLUMNS = ("valid_from", "valid_to", "is_current")
+DELETED_AT = "_laketx_deleted_at"
+
+
 class SourceLoad(StrEnum):
     """How a source object is read: only what is new, a whole snapshot, or above a watermark."""
 

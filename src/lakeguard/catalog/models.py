@@ -234,6 +234,8 @@ class Dataset(Strict):
     def effective_load_type(self) -> LoadType:
         if self.load_type:
             return self.load_type
+        if self.sql is not None:
+            return LoadType.MERGE if self.refresh_keys else LoadType.FULL
         return LoadType.MERGE if self.business_keys else LoadType.APPEND
 
 

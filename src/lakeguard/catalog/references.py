@@ -24,11 +24,12 @@ from lakeguard.catalog.models import (
     RegexRule,
     UniqueRule,
 )
+from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
 from lakeguard.schema.types import is_numeric, is_watermark_type
 from lakeguard.sqlsafety import referenced_columns, vet_expression
-from lakeguard.vocabulary import LoadType, SourceLoad
+from lakeguard.vocabulary import SCD2_COLUMNS, LoadType, SourceLoad
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,18 @@ def dataset_columns(doc: MetadataDocument) -> dict[str, list[str] | None]:
     def columns_of(ds: Dataset, seen: frozenset[str]) -> list[str] | None:
         if ds.id in result:
             return result[ds.id]
+        found = _own_columns(ds, seen)
+        if found is not None and ds.effective_load_type == LoadType.SCD2:
+            found = [*found, *SCD2_COLUMNS]
+        return found
+
+    def _own_columns(ds: Dataset, seen: frozenset[str]) -> list[str] | None:
+        if ds.sql is not None:
+            parents = model_parents(ds, by_id)
+            if any(p in seen or p not in by_id for p in parents):
+                return None
+            inputs = {p: columns_of(by_id[p], seen | {ds.id}) for p in parents}
+            return check_model(ds, by_id, inputs)[1]
         if ds.columns is not None:
             return list(ds.columns)
         if ds.layer is Layer.BRONZE:
@@ -101,18 +114,30 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
         loc: tuple[Any, ...] = ("datasets", i)
         if tables[ds.table_name] > 1:
             problems.append(Problem((*loc, "table"), f"table {ds.table_name} is used twice"))
+        parents = model_parents(ds, by_id)
         for parent in ds.parents:
             if parent not in by_id:
                 problems.append(Problem((*loc, "parents"), f"unknown parent dataset {parent!r}"))
-        parent_layers = {by_id[p].layer for p in ds.parents if p in by_id}
+        parent_layers = {by_id[p].layer for p in parents if p in by_id}
+        if ds.sql is not None:
+            if ds.layer is Layer.BRONZE:
+                problems.append(Problem((*loc, "sql"), "a bronze dataset reads sources, not SQL"))
+            if ds.filter is not None or ds.columns is not None:
+                problems.append(Problem((*loc, "sql"), "a SQL model replaces filter and columns"))
+            inputs = {p: cols.get(p) for p in parents}
+            problems += [Problem((*loc, "sql"), m) for m in check_model(ds, by_id, inputs)[0]]
+        elif ds.refresh_keys:
+            problems.append(Problem((*loc, "refresh_keys"), "refresh_keys are for SQL models"))
         if ds.layer is Layer.BRONZE:
             if ds.parents:
                 problems.append(Problem((*loc, "parents"), "a bronze dataset has no parents"))
             if ds.id not in fed:
                 problems.append(Problem(loc, "no source object lands in this bronze dataset"))
         elif ds.layer is Layer.SILVER:
-            if len(ds.parents) != 1:
+            if len(parents) != 1 and ds.sql is None:
                 problems.append(Problem((*loc, "parents"), "a silver dataset needs one parent"))
+            elif not parents:
+                problems.append(Problem((*loc, "parents"), "a silver dataset needs a parent"))
             elif parent_layers - {Layer.BRONZE, Layer.SILVER}:
                 problems.append(Problem((*loc, "parents"), "a silver parent is bronze or silver"))
         elif Layer.SILVER not in parent_layers:
@@ -120,7 +145,7 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
         if ds.layer is not Layer.BRONZE and ds.id in fed:
             problems.append(Problem(loc, "source objects land only in bronze datasets"))
         load = ds.effective_load_type
-        if load in (LoadType.MERGE, LoadType.SCD2) and not ds.business_keys:
+        if load in (LoadType.MERGE, LoadType.SCD2) and not (ds.business_keys or ds.refresh_keys):
             problems.append(Problem((*loc, "business_keys"), f"a {load} load needs business keys"))
         if ds.delete_missing != "none" and load not in (LoadType.MERGE, LoadType.SCD2):
             problems.append(
@@ -135,7 +160,7 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
             for name in listed:
                 if name not in (cols.get(ds.id) or []):
                     problems.append(Problem((*loc, "hash_strategy"), f"unknown column {name!r}"))
-        input_cols = cols.get(ds.parents[0]) if len(ds.parents) == 1 else None
+        input_cols = cols.get(parents[0]) if len(parents) == 1 else None
         if ds.layer is Layer.BRONZE:
             input_cols = cols.get(ds.id)
         if ds.filter is not None:
@@ -321,9 +346,20 @@ def _check_jobs(doc: MetadataDocument) -> list[Problem]:
     return problems
 
 
+def _check_lineage(doc: MetadataDocument) -> list[Problem]:
+    """Datasets must not read themselves, directly or through others."""
+    ids = {d.id for d in doc.datasets}
+    graph = {d.id: [p for p in model_parents(d, ids) if p in ids] for d in doc.datasets}
+    try:
+        order_tasks(graph)
+    except CycleError as exc:
+        return [Problem(("datasets",), str(exc).replace("tasks", "datasets"))]
+    return []
+
+
 def check_references(doc: MetadataDocument) -> list[Problem]:
     """Every cross-reference problem of the document (empty when it is consistent)."""
-    problems: list[Problem] = []
+    problems: list[Problem] = _check_lineage(doc)
     for section in ("source_systems", "source_objects", "datasets", "rules", "jobs"):
         problems += _duplicates(section, [item.id for item in getattr(doc, section)])
     cols = dataset_columns(doc)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lakeguard.catalog.models import Layer, MetadataDocument
+from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -109,6 +110,7 @@ def document_rows(
                 }
             )
         )
+    dataset_ids = {d.id for d in doc.datasets}
     for ds in doc.datasets:
         transform = {
             "filter": ds.filter,
@@ -130,7 +132,7 @@ def document_rows(
                     "description": ds.description,
                     "table_name": ds.table_name,
                     "target_id": ds.layer.value,
-                    "parents": list(ds.parents),
+                    "parents": model_parents(ds, dataset_ids),
                     "business_keys": list(ds.business_keys),
                     "sequence_by": ds.sequence_by,
                     "load_type": ds.effective_load_type,

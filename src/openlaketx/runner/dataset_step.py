@@ -52,6 +52,7 @@ from openlaketx.runner.inputs import (
 )
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import DatasetAttempt, JobRun, new_id
+from openlaketx.runner.models import model_input
 from openlaketx.runner.validation import evaluate_staged
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.files import CORRUPT_COLUMN, archive_files
@@ -136,6 +137,8 @@ class _GovernedStep:
         self.path = dataset_location(ctx.warehouse, dataset.table_name)
         self.quarantine_path = dataset_location(ctx.warehouse, quarantine_name(self.dataset_id))
         self.load_type = LoadType(dataset.load_type)
+        # What a merge matches on: business keys, or a SQL model's refresh keys.
+        self.keys = list(dataset.business_keys or dataset.transform.refresh_keys or ())
         self.rows_read: int | None = None
         self.hold: LeaseHold | None = None
 
@@ -172,6 +175,9 @@ class _GovernedStep:
                 staged = self._stage(batch, all_rules, next_version)
             except Exception as exc:
                 raise _source_failure(exc, batch) from exc
+            finally:
+                for view in batch.views:
+                    ctx.spark.catalog.dropTempView(view)
             if staged.rows == 0 and batch.empty_is_nothing_new:
                 staging.discard(staged)
                 log.rows, log.metadata["note"] = 0, "no new rows"
@@ -254,6 +260,17 @@ class _GovernedStep:
         if self.dataset.layer == Layer.BRONZE:
             progress = ctx.gate.reader.source_progress(self.dataset_id)
             return bronze_input(ctx.spark, ctx.registry, self.dataset, progress)
+        if self.dataset.transform.sql is not None:
+            latest = {p: ctx.gate.latest(p) for p in self.dataset.parents}
+            return model_input(
+                ctx.spark,
+                ctx.registry,
+                self.dataset,
+                latest,
+                own_latest,
+                ctx.warehouse,
+                self.attempt.run_id,
+            )
         parent_latest = ctx.gate.latest(self.dataset.parents[0])
         return derived_input(
             ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
@@ -268,7 +285,7 @@ class _GovernedStep:
         assert batch.frame is not None
         frame = batch.frame
         if self.load_type == LoadType.MERGE:
-            frame = strategies.with_row_hash(frame, list(self.dataset.business_keys))
+            frame = strategies.with_row_hash(frame, self.keys)
         frame = (
             frame.withColumn(FAILED_RULES, failed_rules_column(rules))
             .withColumn(VERSION_COL, F.lit(version).cast("long"))
@@ -326,7 +343,7 @@ class _GovernedStep:
                     staged.part_folder(),
                     self.path,
                     tag,
-                    list(self.dataset.business_keys),
+                    self.keys,
                     self.dataset.sequence_by,
                     drop=_NOT_PUBLISHED,
                 )

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 VERSION_COL = "_laketx_version"
 RUN_COL = "_laketx_run_id"
 LOADED_COL = "_laketx_loaded_at"
+# The engine's bookkeeping on every row; derived datasets do not inherit it from parents.
+LINEAGE_COLUMNS = frozenset(
+    {VERSION_COL, RUN_COL, LOADED_COL, "_laketx_failed_rules", "_laketx_row_hash"}
+)
+
+
+def without_lineage(frame: DataFrame) -> DataFrame:
+    """The frame without the engine's lineage columns (soft-delete markers stay)."""
+    return frame.drop(*[c for c in frame.columns if c in LINEAGE_COLUMNS])
 
 
 @dataclass
@@ -42,6 +51,7 @@ class InputBatch:
     has_corrupt_column: bool = False
     checks: list[Check] = field(default_factory=list)
     sources: list[SourceRead] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)  # temporary views to drop after staging
 
     @property
     def empty_is_nothing_new(self) -> bool:
@@ -137,7 +147,7 @@ def derived_input(
         .where(F.col(VERSION_COL) > consumed)
         .where(F.col(VERSION_COL) <= parent_latest.version)
     )
-    frame = frame.drop(*[c for c in frame.columns if c.startswith("_laketx_")])
+    frame = without_lineage(frame)
     transform = dataset.transform
     where = f"dataset_registry[{dataset.dataset_id}].transform"
     if transform.filter:
