@@ -141,6 +141,8 @@ def _appended(
             fix="enable delta.enableChangeDataFeed on the source table, or read it with "
             "load_type: full (a snapshot each run)",
         )
-    added = sorted(now - then)
+    # Data file names carry a unique id, and both engines agree on them (paths they spell
+    # differently: with or without a scheme).
+    added = sorted({uri.rsplit("/", 1)[-1] for uri in now - then})
     snapshot = spark.read.format("delta").option("versionAsOf", current).load(path)
-    return snapshot.where(F.col("_metadata.file_path").isin(added)).drop("_metadata")
+    return snapshot.where(F.col("_metadata.file_name").isin(added))
