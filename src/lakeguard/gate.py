@@ -118,6 +118,7 @@ class Gate:
         run_id: str,
         promoted_by: str,
         previous: ApprovedVersion | None,
+        content_hash: str | None = None,
     ) -> None:
         """Append an approved version; it must be exactly one above `previous` (the latest).
 
@@ -141,6 +142,7 @@ class Gate:
             "row_count": row_count,
             "rows_written": rows_written,
             "upstream_refs": to_json(upstream_refs),
+            "content_hash": content_hash,
             "run_id": run_id,
             "promoted_at": self.store.now(),
             "promoted_by": promoted_by,

@@ -147,6 +147,23 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
         load = ds.effective_load_type
         if load in (LoadType.MERGE, LoadType.SCD2) and not (ds.business_keys or ds.refresh_keys):
             problems.append(Problem((*loc, "business_keys"), f"a {load} load needs business keys"))
+        snapshot = _reads_snapshots(doc, ds, by_id)
+        if ds.layer is Layer.BRONZE and snapshot and load == LoadType.APPEND:
+            problems.append(
+                Problem(
+                    (*loc, "load_type"),
+                    "a full-snapshot source would append the whole snapshot again on every run: "
+                    "use load_type full, merge or scd2",
+                )
+            )
+        if ds.delete_missing != "none" and not snapshot:
+            problems.append(
+                Problem(
+                    (*loc, "delete_missing"),
+                    "missing keys mean deleted only in a full snapshot: its sources must be read "
+                    "full (bronze), or its one parent loaded full",
+                )
+            )
         if ds.delete_missing != "none" and load not in (LoadType.MERGE, LoadType.SCD2):
             problems.append(
                 Problem(
@@ -176,6 +193,18 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
                     if name not in known:
                         problems.append(Problem((*loc, field), f"unknown column {name!r}"))
     return problems
+
+
+def _reads_snapshots(doc: MetadataDocument, ds: Dataset, by_id: dict[str, Dataset]) -> bool:
+    """Whether each batch of `ds` is a whole snapshot (so a missing key was deleted)."""
+    if ds.layer is Layer.BRONZE:
+        kinds = {s.id: s.kind for s in doc.source_systems}
+        objects = [o for o in doc.source_objects if o.dataset == ds.id]
+        return bool(objects) and all(
+            o.kind_defaults(kinds.get(o.system, "file"))[1] == SourceLoad.FULL for o in objects
+        )
+    parents = [by_id[p] for p in ds.parents if p in by_id]
+    return len(parents) == 1 and parents[0].effective_load_type == LoadType.FULL
 
 
 def _rule_columns(rule: Any) -> list[str]:

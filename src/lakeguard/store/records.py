@@ -233,6 +233,7 @@ class ApprovedVersion:
     row_count: int
     schema_hash: str | None = None
     promoted_at: datetime | None = None
+    content_hash: str | None = None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ApprovedVersion:
@@ -245,6 +246,7 @@ class ApprovedVersion:
             row_count=int(row["row_count"]),
             schema_hash=row.get("schema_hash"),
             promoted_at=row.get("promoted_at"),
+            content_hash=row.get("content_hash"),
         )
 
 

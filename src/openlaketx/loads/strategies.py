@@ -1,15 +1,21 @@
-"""Load strategies that Spark runs: a MERGE of a staged batch into its dataset table.
+"""Load strategies that Spark runs: MERGE of a staged batch on business keys (merge, scd2).
 
-Appends and full loads are published by delta-rs from the staged files (`publish.py`); a merge
-needs Spark's MERGE, which reads the staged batch once and commits one tagged, idempotent
-Delta commit.
+Appends and full loads are published by delta-rs from the staged files (`publish.py`). A merge
+upserts on the keys and rewrites only rows whose row hash changed (`hash_strategy` chooses the
+hashed columns); scd2 closes the current version of a changed key (`valid_to`, `is_current`)
+and inserts the new one. A full snapshot may delete the keys it lacks: softly (a timestamp in
+`_laketx_deleted_at`; scd2 closes the version) or for good. `changes` counts what a MERGE would
+do before it runs, so a batch that changes nothing publishes nothing. Each MERGE is one tagged,
+idempotent Delta commit.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
+from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, LoadType
 from openlaketx.loads.commit import (
     CommitTag,
     TaggedCommit,
@@ -23,15 +29,19 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 ROW_HASH = "_laketx_row_hash"
+VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
 
 
 def rows_written(commit: TaggedCommit) -> int:
-    """Rows a commit inserted or updated: recorded in its tag, or Delta's operation metrics."""
+    """Rows a commit inserted, updated or deleted: its tag, or Delta's operation metrics."""
     if commit.rows is not None:
         return commit.rows
     m = commit.metrics
     if "numTargetRowsInserted" in m:
-        return int(m.get("numTargetRowsInserted", 0)) + int(m.get("numTargetRowsUpdated", 0))
+        return sum(
+            int(m.get(k, 0))
+            for k in ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+        )
     return int(m.get("numOutputRows", 0))
 
 
@@ -50,14 +60,113 @@ def _is_conflict(exc: Exception) -> bool:
     return any(n in text for n in names)
 
 
-def with_row_hash(frame: DataFrame, keys: list[str]) -> DataFrame:
-    """Add a hash of the non-key columns, so unchanged rows are not rewritten by a merge."""
+def hashed_columns(columns: list[str], keys: list[str], strategy: Any) -> list[str]:
+    """The columns whose values make the row hash (pure): never keys or engine columns."""
+    own = [
+        c
+        for c in columns
+        if c not in keys and not c.startswith("_laketx") and c not in SCD2_COLUMNS
+    ]
+    if isinstance(strategy, dict) and "include" in strategy:
+        return [c for c in own if c in strategy["include"]]
+    if isinstance(strategy, dict) and "exclude" in strategy:
+        return [c for c in own if c not in strategy["exclude"]]
+    return own
+
+
+def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> DataFrame:
+    """Add a hash of the hashed columns, so unchanged rows are not rewritten by a merge."""
     from pyspark.sql import functions as F
 
-    values = [
-        F.col(quote(c)) for c in frame.columns if c not in keys and not c.startswith("_laketx")
-    ]
+    values = [F.col(quote(c)) for c in hashed_columns(frame.columns, keys, strategy)]
     return frame.withColumn(ROW_HASH, F.xxhash64(*values) if values else F.lit(0).cast("long"))
+
+
+def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
+    """Rows as new current versions: valid from `effective`, open-ended, current."""
+    from pyspark.sql import functions as F
+
+    return (
+        frame.withColumn(VALID_FROM, effective.cast("timestamp"))
+        .withColumn(VALID_TO, F.lit(None).cast("timestamp"))
+        .withColumn(IS_CURRENT, F.lit(True))
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MergePlan:
+    """How a staged batch meets its table: keys, history, late rows, missing keys."""
+
+    load_type: LoadType  # MERGE or SCD2
+    keys: list[str]
+    sequence_by: str | None = None
+    delete_missing: str = "none"  # none | soft | hard
+
+    @property
+    def scd2(self) -> bool:
+        return self.load_type == LoadType.SCD2
+
+    def on(self, source_keys: list[str] | None = None) -> str:
+        source_keys = source_keys or self.keys
+        return " AND ".join(
+            f"t.{quote(k)} <=> s.{quote(s)}" for k, s in zip(self.keys, source_keys, strict=True)
+        )
+
+    def changed(self) -> str:
+        """Target row t differs from source row s (and s is not older, with sequence_by)."""
+        text = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
+        if self.sequence_by:
+            seq = quote(self.sequence_by)
+            text += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
+        if self.delete_missing == "soft":
+            text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
+        return text
+
+    def current(self, table: DataFrame) -> DataFrame:
+        """The table's live rows: current versions (scd2), not soft-deleted."""
+        from pyspark.sql import functions as F
+
+        if self.scd2:
+            table = table.where(F.col(IS_CURRENT))
+        if DELETED_AT in table.columns:
+            table = table.where(F.col(quote(DELETED_AT)).isNull())
+        return table
+
+
+def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) -> dict[str, int]:
+    """What a MERGE of `staged` into the table at `path` would insert, update and delete.
+
+    Reads only the keys, the row hashes (and `sequence_by`) of both sides.
+    """
+    from pyspark.sql import functions as F
+
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]]).alias("s")
+    table = plan.current(spark.read.format("delta").load(path))
+    if DELETED_AT not in table.columns and plan.delete_missing == "soft":
+        table = table.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
+    kept = [*plan.keys, ROW_HASH, *extra]
+    if plan.delete_missing == "soft":
+        kept.append(DELETED_AT)
+    t = table.select(*[F.col(quote(c)) for c in kept]).alias("t")
+    joined = s.join(t, F.expr(plan.on()), "full_outer")
+    first = quote(plan.keys[0])
+    counts = joined.agg(
+        F.sum(F.when(F.expr(f"t.{first} IS NULL"), 1).otherwise(0)).alias("inserted"),
+        F.sum(
+            F.when(
+                F.expr(f"s.{first} IS NOT NULL AND t.{first} IS NOT NULL AND ({plan.changed()})"), 1
+            ).otherwise(0)
+        ).alias("updated"),
+        F.sum(F.when(F.expr(f"s.{first} IS NULL"), 1).otherwise(0)).alias("missing"),
+    ).first()
+    assert counts is not None
+    deleted = int(counts["missing"] or 0) if plan.delete_missing != "none" else 0
+    return {
+        "inserted": int(counts["inserted"] or 0),
+        "updated": int(counts["updated"] or 0),
+        "deleted": deleted,
+    }
 
 
 def merge(
@@ -65,12 +174,11 @@ def merge(
     staged: str,
     path: str,
     tag: CommitTag,
-    keys: list[str],
-    sequence_by: str | None = None,
+    plan: MergePlan,
     *,
     drop: frozenset[str] = frozenset(),
 ) -> TaggedCommit:
-    """Upsert the staged batch on business keys: insert new keys, update changed rows.
+    """Publish the staged batch into the table by `plan` in one tagged MERGE commit.
 
     The batch holds at most one row per key (the runner de-duplicates by `sequence_by`, or the
     gate blocked duplicates). With `sequence_by`, a late row older than the stored one never
@@ -81,24 +189,83 @@ def merge(
     source = spark.read.parquet(staged)
     source = source.drop(*[c for c in source.columns if c in drop])
     ensure_columns(path, fields_of(source.schema.jsonValue()))
-    condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys)
-    updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in source.columns}
-    changed = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
-    if sequence_by:
-        seq = quote(sequence_by)
-        changed += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
+    target = DeltaTable.forPath(spark, path).alias("t")
+    merged = _scd2(spark, target, source, path, plan) if plan.scd2 else _scd1(target, source, plan)
+    if plan.delete_missing == "hard":
+        merged = merged.whenNotMatchedBySourceDelete()
     try:
         with session_tagging(spark, tag):
-            (
-                DeltaTable.forPath(spark, path)
-                .alias("t")
-                .merge(source.alias("s"), condition)
-                .whenMatchedUpdate(condition=changed, set=updates)
-                .whenNotMatchedInsertAll()
-                .execute()
-            )
+            merged.execute()
     except Exception as exc:
         if _is_conflict(exc):
             raise conflict(tag, path) from exc
         raise
     return committed(path, tag)
+
+
+def _scd1(target: Any, source: DataFrame, plan: MergePlan) -> Any:
+    """Upsert: changed rows are overwritten, new keys inserted, missing keys marked."""
+    from pyspark.sql import functions as F
+
+    updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in source.columns}
+    if plan.delete_missing == "soft":
+        updates[quote(DELETED_AT)] = F.lit(None).cast("timestamp")
+    merged = (
+        target.merge(source.alias("s"), plan.on())
+        .whenMatchedUpdate(condition=plan.changed(), set=updates)
+        .whenNotMatchedInsertAll()
+    )
+    if plan.delete_missing == "soft":
+        merged = merged.whenNotMatchedBySourceUpdate(
+            condition=f"t.{quote(DELETED_AT)} IS NULL",
+            set={quote(DELETED_AT): F.current_timestamp()},
+        )
+    return merged
+
+
+def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: MergePlan) -> Any:
+    """History: a changed key's current version is closed and its new version inserted.
+
+    The MERGE source holds every batch row keyed by its business keys (to close changed
+    versions and to find missing keys) and, with null keys that match nothing, the rows to
+    insert: new keys, changed keys, keys that come back after a delete.
+    """
+    from pyspark.sql import functions as F
+
+    marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+    history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    current = plan.current(spark.read.format("delta").load(path)).select(
+        *[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]]
+    )
+    joined = source.alias("s").join(current.alias("t"), F.expr(history.on()), "left")
+    first = quote(plan.keys[0])
+    inserts = joined.where(F.expr(f"t.{first} IS NULL OR ({history.changed()})")).select("s.*")
+    keyed = source.select(
+        "*", *[F.col(quote(k)).alias(m) for k, m in zip(plan.keys, marks, strict=True)]
+    )
+    fresh = inserts.select(
+        "*",
+        *[
+            F.lit(None).cast(source.schema[k].dataType).alias(m)
+            for k, m in zip(plan.keys, marks, strict=True)
+        ],
+    )
+    merged = (
+        target.merge(keyed.unionByName(fresh).alias("s"), plan.on(marks))
+        .whenMatchedUpdate(
+            condition=f"t.{IS_CURRENT} AND ({history.changed()})",
+            set={IS_CURRENT: F.lit(False), VALID_TO: F.col(f"s.{VALID_FROM}")},
+        )
+        .whenNotMatchedInsert(
+            condition=f"s.{marks[0]} IS NULL",
+            values={quote(c): F.col(f"s.{quote(c)}") for c in source.columns},
+        )
+    )
+    if plan.delete_missing == "soft":
+        now = F.current_timestamp()
+        merged = merged.whenNotMatchedBySourceUpdate(
+            condition=f"t.{IS_CURRENT}",
+            set={IS_CURRENT: F.lit(False), VALID_TO: now, quote(DELETED_AT): now},
+        )
+    return merged

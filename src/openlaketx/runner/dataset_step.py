@@ -28,9 +28,11 @@ from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.rules import CompiledRule, compile_rules
 from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store import RunWriter
+from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import (
+    DELETED_AT,
     AttemptStatus,
     Layer,
     LoadType,
@@ -43,6 +45,7 @@ from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit
 from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import evidence
 from openlaketx.runner.inputs import (
+    LINEAGE_COLUMNS,
     LOADED_COL,
     RUN_COL,
     VERSION_COL,
@@ -61,7 +64,7 @@ from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import dataset_location, quarantine_name, register
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 _NOT_PUBLISHED = frozenset({CORRUPT_COLUMN})
 
@@ -141,6 +144,7 @@ class _GovernedStep:
         self.keys = list(dataset.business_keys or dataset.transform.refresh_keys or ())
         self.rows_read: int | None = None
         self.hold: LeaseHold | None = None
+        self.content_hash: str | None = None  # of a full load's snapshot
 
     def _result(self, status: AttemptStatus, **kw: Any) -> StepResult:
         return StepResult(
@@ -178,11 +182,14 @@ class _GovernedStep:
             finally:
                 for view in batch.views:
                     ctx.spark.catalog.dropTempView(view)
-            if staged.rows == 0 and batch.empty_is_nothing_new:
+            nothing = "no new rows" if staged.rows == 0 and batch.empty_is_nothing_new else None
+            if nothing is None and self._unchanged(staged, own_latest):
+                nothing = "no row would change"
+            if nothing is not None:
                 staging.discard(staged)
-                log.rows, log.metadata["note"] = 0, "no new rows"
-        if staged.rows == 0 and batch.empty_is_nothing_new:
-            return self._nothing_new("no new rows in the source", recovered)
+                log.rows, log.metadata["note"] = 0, nothing
+        if nothing is not None:
+            return self._nothing_new(nothing, recovered)
         with attempt.phase(f"evaluate {len(all_rules)} rules", "validate") as log:
             result = evaluate_staged(
                 ctx.spark, staged, all_rules, profile=self.dataset.transform.profile
@@ -284,8 +291,13 @@ class _GovernedStep:
 
         assert batch.frame is not None
         frame = batch.frame
-        if self.load_type == LoadType.MERGE:
-            frame = strategies.with_row_hash(frame, self.keys)
+        transform = self.dataset.transform
+        if self.merges:
+            frame = strategies.with_row_hash(frame, self.keys, transform.hash_strategy)
+        if self.load_type == LoadType.SCD2:
+            frame = strategies.with_scd2_columns(frame, self._effective_time(frame))
+        if transform.delete_missing == "soft":
+            frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
         frame = (
             frame.withColumn(FAILED_RULES, failed_rules_column(rules))
             .withColumn(VERSION_COL, F.lit(version).cast("long"))
@@ -294,11 +306,53 @@ class _GovernedStep:
         )
         # A MERGE copies what it reads, so its input is scratch; anything else is published
         # in place (a first merge creates the table from its batch).
-        scratch = self.load_type == LoadType.MERGE and DeltaTable.is_deltatable(self.path)
+        scratch = self.merges and DeltaTable.is_deltatable(self.path)
         folder = staging.batch_folder(
             self.path, scratch=scratch, version=version, run_id=self.attempt.run_id
         )
         return staging.stage(frame, folder)
+
+    def _effective_time(self, frame: DataFrame) -> Column:
+        """When a new scd2 version starts: its `sequence_by` time where that is a date or
+        timestamp, else the load time."""
+        from pyspark.sql import functions as F
+
+        seq = self.dataset.sequence_by
+        if seq and dict(frame.dtypes).get(seq) in ("timestamp", "date", "timestamp_ntz"):
+            return F.col(quote(seq))
+        return F.current_timestamp()
+
+    @property
+    def merges(self) -> bool:
+        return self.load_type in (LoadType.MERGE, LoadType.SCD2)
+
+    @property
+    def plan(self) -> strategies.MergePlan:
+        return strategies.MergePlan(
+            load_type=self.load_type,
+            keys=self.keys,
+            sequence_by=self.dataset.sequence_by,
+            delete_missing=self.dataset.transform.delete_missing,
+        )
+
+    def _unchanged(self, staged: staging.StagedBatch, own_latest: ApprovedVersion | None) -> bool:
+        """A batch that would change no row of the dataset: a full snapshot equal to the last
+        approved one, or a merge or scd2 batch whose keys and row hashes all match."""
+        from deltalake import DeltaTable
+
+        if self.load_type == LoadType.FULL:
+            data = [
+                f["name"]
+                for f in staged.schema["fields"]
+                if f["name"] not in LINEAGE_COLUMNS and f["name"] not in _NOT_PUBLISHED
+            ]
+            self.content_hash = staging.content_hash(self.ctx.spark, staged, data)
+            return own_latest is not None and own_latest.content_hash == self.content_hash
+        if not self.merges or not staged.good or not DeltaTable.is_deltatable(self.path):
+            return False
+        batch = self.ctx.spark.read.parquet(staged.part_folder())
+        counts = strategies.changes(self.ctx.spark, batch, self.path, self.plan)
+        return not any(counts.values())
 
     def _publish(
         self,
@@ -337,15 +391,9 @@ class _GovernedStep:
                 ctx.writer.append("source_progress", progress)
             assert self.hold is not None
             self.hold.check()
-            if self.load_type == LoadType.MERGE and DeltaTable.is_deltatable(self.path):
+            if self.merges and DeltaTable.is_deltatable(self.path):
                 commit = strategies.merge(
-                    ctx.spark,
-                    staged.part_folder(),
-                    self.path,
-                    tag,
-                    self.keys,
-                    self.dataset.sequence_by,
-                    drop=_NOT_PUBLISHED,
+                    ctx.spark, staged.part_folder(), self.path, tag, self.plan, drop=_NOT_PUBLISHED
                 )
                 staging.discard(staged)
             else:
@@ -364,7 +412,7 @@ class _GovernedStep:
             }
 
         with self.attempt.phase("record version", "record") as log:
-            self._record_commit(commit, own_latest)
+            self._record_commit(commit, own_latest, self.content_hash)
             log.metadata = {"version": version}
         moves = [m for s in batch.sources for m in s.archive]
         if moves:
@@ -435,7 +483,12 @@ class _GovernedStep:
         fields = json.loads(DeltaTable(self.path, version=commit_version).schema().to_json())
         return schema_hash(from_fields(fields["fields"]))
 
-    def _record_commit(self, commit: TaggedCommit, latest: ApprovedVersion | None) -> None:
+    def _record_commit(
+        self,
+        commit: TaggedCommit,
+        latest: ApprovedVersion | None,
+        content_hash: str | None = None,
+    ) -> None:
         self.ctx.gate.record_version(
             dataset_id=self.dataset_id,
             version=commit.data_version,
@@ -447,6 +500,7 @@ class _GovernedStep:
             run_id=commit.run_id,
             promoted_by=self.ctx.job.pipeline_id,
             previous=latest,
+            content_hash=content_hash,
         )
 
     def _recover(self, latest: ApprovedVersion | None, published: int) -> list[TaggedCommit]:
