@@ -53,7 +53,10 @@ class Postgres:
 
     @property
     def url(self) -> str:
-        return f"jdbc:postgresql://127.0.0.1:{self.port}/postgres"
+        return self.url_of("postgres")
+
+    def url_of(self, database: str) -> str:
+        return f"jdbc:postgresql://127.0.0.1:{self.port}/{database}"
 
     def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
         done = subprocess.run(
@@ -70,7 +73,7 @@ class Postgres:
             raise RuntimeError(f"{args[0]} failed: {done.stderr or done.stdout}")
         return done.stdout
 
-    def sql(self, statement: str) -> str:
+    def sql(self, statement: str, database: str = "postgres") -> str:
         """Run SQL through psql (tuples only, unaligned), as the `postgres` user."""
         return self._run(
             "psql",
@@ -81,7 +84,7 @@ class Postgres:
             "-U",
             USER,
             "-d",
-            "postgres",
+            database,
             "-v",
             "ON_ERROR_STOP=1",
             "-tAc",

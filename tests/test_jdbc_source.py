@@ -140,6 +140,8 @@ def test_a_lookback_catches_late_rows_and_the_merge_absorbs_the_repeats(
     postgres.sql(f"INSERT INTO customers{s} VALUES (2, 'Bob', 'south', 20, '2026-01-01 09:30')")
     assert lh.run(f"crm_job{s}").status == "COMPLETED"
     assert silver(lh, s) == {1: ("Ada", "north", 10.0), 2: ("Bob", "south", 20.0)}
+    # the lookback read Ada again; she is already in bronze, so only Bob landed
+    assert lh.read(f"bronze_customers{s}").count() == 2
 
 
 def test_wrong_password_and_unreachable_database_are_clear_and_classified(

@@ -266,7 +266,8 @@ class _GovernedStep:
         ctx = self.ctx
         if self.dataset.layer == Layer.BRONZE:
             progress = ctx.gate.reader.source_progress(self.dataset_id)
-            return bronze_input(ctx.spark, ctx.registry, self.dataset, progress)
+            batch = bronze_input(ctx.spark, ctx.registry, self.dataset, progress)
+            return self._without_repeats(batch, own_latest)
         if self.dataset.transform.sql is not None:
             latest = {p: ctx.gate.latest(p) for p in self.dataset.parents}
             return model_input(
@@ -282,6 +283,26 @@ class _GovernedStep:
         return derived_input(
             ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
         )
+
+    def _without_repeats(self, batch: InputBatch, own_latest: ApprovedVersion | None) -> InputBatch:
+        """Drop rows a lookback read again that the dataset already holds (at or above the
+        lookback's lower bound, in its approved snapshot), so each source row lands once."""
+        windows = [s.reread_from for s in batch.sources if s.reread_from is not None]
+        if batch.frame is None or not windows or own_latest is None:
+            return batch
+        from pyspark.sql import functions as F
+
+        column, lower, kind = windows[0]
+        held = (
+            self.ctx.spark.read.format("delta")
+            .option("versionAsOf", int(own_latest.snapshot_ref))
+            .load(self.path)
+            .where(F.col(quote(column)) >= F.lit(lower).cast(kind))
+            .select(*[F.col(quote(c)) for c in batch.frame.columns])
+        )
+        same = [batch.frame[quote(c)].eqNullSafe(held[quote(c)]) for c in batch.frame.columns]
+        batch.frame = batch.frame.join(held, on=same, how="left_anti")
+        return batch
 
     def _stage(
         self, batch: InputBatch, rules: list[CompiledRule], version: int

@@ -173,6 +173,10 @@ def read_jdbc(
         ]
     )
     detail: dict[str, Any] = {"table": obj.locator, "above": lower}
+    reread = None
+    if wm is not None and watermark is not None and obj.ingest.lookback is not None:
+        assert lower is not None
+        reread = (wm, lower, present[wm.lower()].dataType.simpleString())
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=frame,
@@ -180,4 +184,5 @@ def read_jdbc(
         watermark_column=wm,
         snapshot=not incremental,
         secret=secret,
+        reread_from=reread,
     )

@@ -32,5 +32,8 @@ class SourceRead:
     archive: list[tuple[str, str]] = field(default_factory=list)
     # a full snapshot of the source (an empty one is refused rather than promoted)
     snapshot: bool = False
+    # rows at or above this (column, value as text, type) may have been taken already: the
+    # lookback reads them again, and the engine drops those the dataset already holds
+    reread_from: tuple[str, str, str] | None = None
     # the source's secret, to mask it in any error the read raises later (never printed)
     secret: str | None = field(default=None, repr=False)
