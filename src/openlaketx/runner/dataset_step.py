@@ -167,7 +167,14 @@ class _GovernedStep:
 
         with attempt.phase("read", "read") as log:
             batch = self._input(own_latest)
-            log.metadata = {"fingerprint": batch.fingerprint, "swept": len(swept)}
+            log.metadata = {
+                "fingerprint": batch.fingerprint,
+                "swept": len(swept),
+                "sources": {
+                    o.source_object_id: o.load_type
+                    for o in ctx.registry.source_objects(self.dataset_id)
+                },
+            }
             if batch.frame is None:
                 log.rows, log.metadata["note"] = 0, batch.note
         if batch.frame is None:
@@ -428,6 +435,7 @@ class _GovernedStep:
             register(ctx.spark, ctx.warehouse, self.dataset.table_name)
             log.rows = strategies.rows_written(commit)
             log.metadata = {
+                "load_type": self.load_type,
                 "delta_version": commit.commit_version,
                 "malformed_set_aside": set_aside,
             }
