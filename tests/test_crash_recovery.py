@@ -7,8 +7,6 @@ twice; the dead run's lease does not block the next one; the dead attempt is rea
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,42 +17,11 @@ from openlaketx.loads.commit import app_id, published_through
 from openlaketx.loads.staging import STAGED_DIR
 from openlaketx.tables import dataset_location
 from tests.conftest import Project
+from tests.killing import kill_during_run
 
 pytestmark = pytest.mark.spark
 
-ROOT = Path(__file__).resolve().parents[1]
 ROWS = ["GSM,1,10.5,100", "LTE,2,20.5,100", "LTE,3,-30.0,100", "UMTS,4,1.0,100"]
-
-CHILD = """
-import os, sys
-from lakeguard.gate import Gate
-import openlaketx.runner.dataset_step as step
-from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
-
-def die(*_a, **_k):
-    os._exit(137)
-
-home, point, target = sys.argv[1:4]
-if point == "before_publish":
-    step.publish = die
-elif point == "before_version":
-    Gate.record_version = die
-lh = Lakehouse.open(home=home, master="local[1]", spark_conf=TEST_CONF)
-lh.run(target)
-"""
-
-
-def kill_during_run(home: Path, point: str, target: str) -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(home), point, target],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert child.returncode == 137, child.stderr[-3000:]
 
 
 def staged_folders(lh: Any, table: str) -> list[Path]:

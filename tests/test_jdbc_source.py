@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -13,11 +11,11 @@ import pytest
 
 from lakeguard.store import StoreReader
 from tests.conftest import write
+from tests.killing import KILL_POINTS, kill_during_run
 from tests.postgres import PASSWORD
 
 pytestmark = pytest.mark.spark
 
-ROOT = Path(__file__).resolve().parents[1]
 SECRET_ENV = "LAKETX_TEST_PG_PASSWORD"
 
 
@@ -182,26 +180,7 @@ def test_a_watermark_of_the_wrong_type_is_refused_at_validate(tmp_path: Path) ->
     assert "a watermark must be numeric, a date or a timestamp" in str(info.value)
 
 
-CHILD = """
-import os, sys
-from lakeguard.gate import Gate
-import openlaketx.runner.dataset_step as step
-from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
-
-def die(*_a, **_k):
-    os._exit(137)
-
-home, point, target = sys.argv[1:4]
-if point == "before_publish":
-    step.publish = die
-else:
-    Gate.record_version = die
-Lakehouse.open(home=home, master="local[1]", spark_conf=TEST_CONF).run(target)
-"""
-
-
-@pytest.mark.parametrize("point", ["before_publish", "before_version"])
+@pytest.mark.parametrize("point", KILL_POINTS)
 def test_a_killed_incremental_run_then_a_rerun_load_each_row_once(
     shared_lakehouse: Any, postgres: Any, crm: Any, point: str
 ) -> None:
@@ -211,15 +190,7 @@ def test_a_killed_incremental_run_then_a_rerun_load_each_row_once(
         f"INSERT INTO customers{s} VALUES (1, 'Ada', 'north', 10, '2026-01-01 10:00'), "
         "(2, 'Bob', 'south', 20, '2026-01-01 11:00')"
     )
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(lh.config.home), point, f"bronze_customers{s}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert child.returncode == 137, child.stderr[-2000:]
+    kill_during_run(lh.config.home, point, f"bronze_customers{s}")
     postgres.sql(f"INSERT INTO customers{s} VALUES (3, 'Cy', 'north', 30, '2026-01-01 12:00')")
     rerun = lh.run(f"bronze_customers{s}")
     assert rerun.status == "COMPLETED", rerun.error

@@ -20,7 +20,7 @@ from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import RuleType, Severity
 from openlaketx.sources.files import CORRUPT_COLUMN, read_files
-from openlaketx.sources.reads import SourceRead
+from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ def read_source(
 ) -> SourceRead:
     """What is new in one source object, by the kind of its system."""
     system = registry.system(obj.source_system_id)
+    require_enabled(system)
     if system.kind == "jdbc":
         from openlaketx.sources.jdbc import read_jdbc
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError, first_line
-from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import ProgressKind, SourceLoad
 from openlaketx.sources.files import source_path
-from openlaketx.sources.reads import SourceRead
+from openlaketx.sources.reads import SourceRead, select_declared
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -84,22 +83,7 @@ def read_delta(
             if feed
             else _appended(spark, path, obj, last_version, current)
         )
-    present = {f.name.lower(): f.name for f in frame.schema.fields}
-    missing = [c.column_name for c in obj.columns if c.column_name.lower() not in present]
-    if missing:
-        raise SourceError(
-            f"Delta table {obj.locator} has no column(s) {', '.join(missing)}",
-            where=f"{where}.columns",
-            fix="declare the table's columns as they are",
-        )
-    from pyspark.sql import functions as F
-
-    selected = frame.select(
-        *[
-            F.col(quote(present[c.column_name.lower()])).cast(c.data_type).alias(c.column_name)
-            for c in obj.columns
-        ]
-    )
+    selected = select_declared(frame, obj)
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=selected,

@@ -146,12 +146,6 @@ def read_files(
 ) -> SourceRead:
     """The files of `obj` that the dataset has not taken yet, read with the approved schema."""
     where = f"source_objects[{obj.source_object_id}]"
-    if not system.enabled:
-        raise SourceError(
-            f"source system {system.source_system_id} is disabled",
-            where=f"source_systems[{system.source_system_id}]",
-            fix="enable the system in its metadata before running",
-        )
     pattern = source_path(system, obj.locator)
     try:
         listed = list_files(spark, pattern, content_hash=obj.ingest.content_hash)

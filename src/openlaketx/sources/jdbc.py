@@ -18,7 +18,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceLoad
 from openlaketx.sources.credentials import resolve, scrub
-from openlaketx.sources.reads import SourceRead
+from openlaketx.sources.reads import SourceRead, declared_fields, select_declared
 from openlaketx.sources.watermarks import lower_bound
 
 if TYPE_CHECKING:
@@ -132,24 +132,11 @@ def read_jdbc(
     """The table (or its rows above `watermark`), with the approved columns and types."""
     from pyspark.sql import functions as F
 
-    if not system.enabled:
-        raise SourceError(
-            f"source system {system.source_system_id} is disabled",
-            where=f"source_systems[{system.source_system_id}]",
-            fix="enable the system in its metadata before running",
-        )
     secret = resolve(
         system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"
     )
     raw = _load(spark, system, obj, secret)
-    present = {f.name.lower(): f for f in raw.schema.fields}
-    missing = [c.column_name for c in obj.columns if c.column_name.lower() not in present]
-    if missing:
-        raise SourceError(
-            f"table {obj.locator} has no column(s) {', '.join(missing)}",
-            where=f"source_objects[{obj.source_object_id}].columns",
-            fix="declare the table's columns as they are in the database",
-        )
+    present = declared_fields(raw, obj)
     incremental = obj.load_type == SourceLoad.INCREMENTAL
     wm = obj.watermark_column if incremental else None
     lower: str | None = None
@@ -166,12 +153,7 @@ def read_jdbc(
             lower = lower_bound(watermark, source_type, obj.ingest.lookback)
             name = present[wm.lower()].name
             raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
-    frame = raw.select(
-        *[
-            F.col(quote(present[c.column_name.lower()].name)).cast(c.data_type).alias(c.column_name)
-            for c in obj.columns
-        ]
-    )
+    frame = select_declared(raw, obj)
     detail: dict[str, Any] = {"table": obj.locator, "above": lower}
     reread = None
     if wm is not None and watermark is not None and obj.ingest.lookback is not None:

@@ -11,10 +11,49 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.errors import SourceError
 from lakeguard.gate import Check
+from lakeguard.store.ddl import quote
+from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructField
+
+
+def require_enabled(system: SourceSystemDef) -> None:
+    if not system.enabled:
+        raise SourceError(
+            f"source system {system.source_system_id} is disabled",
+            where=f"source_systems[{system.source_system_id}]",
+            fix="enable the system in its metadata before running",
+        )
+
+
+def declared_fields(frame: DataFrame, obj: SourceObjectDef) -> dict[str, StructField]:
+    """The source's fields by lower-case name; every declared column must be one of them."""
+    present = {f.name.lower(): f for f in frame.schema.fields}
+    missing = [c.column_name for c in obj.columns if c.column_name.lower() not in present]
+    if missing:
+        raise SourceError(
+            f"{obj.locator} has no column(s) {', '.join(missing)}",
+            where=f"source_objects[{obj.source_object_id}].columns",
+            fix="declare the source's columns as the source has them",
+        )
+    return present
+
+
+def select_declared(frame: DataFrame, obj: SourceObjectDef) -> DataFrame:
+    """The declared columns, cast to their approved types and named as declared."""
+    from pyspark.sql import functions as F
+
+    present = declared_fields(frame, obj)
+    return frame.select(
+        *[
+            F.col(quote(present[c.column_name.lower()].name)).cast(c.data_type).alias(c.column_name)
+            for c in obj.columns
+        ]
+    )
 
 
 @dataclass(kw_only=True)
