@@ -191,6 +191,12 @@ def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(job, "run", traced)
 
 
+def assert_sound(lakehouse: Any, *datasets: str) -> None:
+    """`laketx verify` on the datasets a scenario used: every invariant holds."""
+    violations = lakehouse.verify(set(datasets))
+    assert violations == [], "\n".join(f"{v.check} {v.where}: {v.what}" for v in violations)
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A real PostgreSQL server for this test session (see tests/postgres.py)."""

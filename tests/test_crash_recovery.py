@@ -16,7 +16,7 @@ from lakeguard.store import StoreReader
 from openlaketx.loads.commit import app_id, published_through
 from openlaketx.loads.staging import STAGED_DIR
 from openlaketx.tables import dataset_location
-from tests.conftest import Project
+from tests.conftest import Project, assert_sound
 from tests.killing import kill_during_run
 
 pytestmark = pytest.mark.spark
@@ -63,6 +63,7 @@ def test_kill_after_staging_leaves_the_target_untouched_and_is_swept(
     }
     assert history[dead[0].run_id] == "FAILED"  # reaped: one terminal row for the dead attempt
     assert StoreReader(lh.store).in_flight() == []
+    assert_sound(lh, p.bronze)
 
 
 def test_kill_after_publishing_is_adopted_not_written_twice(
@@ -87,3 +88,4 @@ def test_kill_after_publishing_is_adopted_not_written_twice(
         if r["triggered_by"] == "reaper"
     ]
     assert version.version == 1 and [version.run_id] == [r["run_id"] for r in dead_attempt]
+    assert_sound(lh, p.bronze)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
-from tests.conftest import write
+from tests.conftest import assert_sound, write
 
 pytestmark = pytest.mark.spark
 
@@ -56,6 +56,7 @@ def test_new_versions_of_an_append_only_table_are_read_once(
     assert refused.status == "FAILED"
     assert "enable delta.enableChangeDataFeed" in (refused.error or "")
     assert lh.read(f"bronze_orders{s}").count() == 3
+    assert_sound(lh, f"bronze_orders{s}")
 
 
 def test_a_table_by_name_with_a_change_feed_follows_updates(
@@ -81,3 +82,4 @@ def test_a_table_by_name_with_a_change_feed_follows_updates(
         assert result.status == "COMPLETED", result.error
     assert amounts(lh, f"silver_orders{s}") == {1: 10.0, 2: 25.0, 3: 30.0}
     assert lh.read(f"bronze_orders{s}").count() == 4  # 2 + the updated image + 1 new
+    assert_sound(lh, f"bronze_orders{s}", f"silver_orders{s}")

@@ -14,7 +14,7 @@ import pytest
 from lakeguard.errors import NotRegisteredError
 from lakeguard.store import StoreReader
 from openlaketx.runner import dataset_step, reaper
-from tests.conftest import Project
+from tests.conftest import Project, assert_sound
 
 pytestmark = pytest.mark.spark
 
@@ -125,6 +125,7 @@ def test_two_overlapping_deliveries_flow_to_silver_with_full_audit(
     )
     assert summary == [{"overall_status": "WARNING", "expectations_failed": 1}]
     assert StoreReader(lh.store).in_flight() == []
+    assert_sound(lh, p.bronze, p.silver)
 
 
 def test_fail_rule_blocks_leaves_target_untouched_and_quarantines(
@@ -165,6 +166,7 @@ def test_fail_rule_blocks_leaves_target_untouched_and_quarantines(
     ]
     explained = lh.explain(p.bronze)
     assert not explained.allowed and explained.rules
+    assert_sound(lh, p.bronze, p.silver)
 
 
 def test_crash_in_the_write_ends_failed_and_records_nothing(
@@ -192,6 +194,7 @@ def test_crash_in_the_write_ends_failed_and_records_nothing(
     ) == [{"status": "FAILED"}]
     assert q(lh, f"SELECT * FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'") == []
     assert StoreReader(lh.store).in_flight() == []
+    assert_sound(lh, p.bronze)
 
 
 def test_crash_between_commit_and_version_is_recovered_without_duplicates(
@@ -223,6 +226,7 @@ def test_crash_between_commit_and_version_is_recovered_without_duplicates(
         lh, f"SELECT version, run_id FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'"
     )
     assert version["version"] == 1 and version["run_id"] == crashed.steps[0].run_id
+    assert_sound(lh, p.bronze)
 
 
 def test_readers_see_the_approved_snapshot_not_a_later_commit(
@@ -236,6 +240,8 @@ def test_readers_see_the_approved_snapshot_not_a_later_commit(
         f"INSERT INTO bronze.cells{p.suffix} (radio, cell, lat, updated) VALUES ('GSM', 99, 0.0, 1)"
     )  # a commit that went around the gate
     assert lh.read(p.bronze).count() == 4
+    (planted,) = lh.verify({p.bronze})
+    assert planted.check == "commit_around_the_gate" and planted.invariant == 8
 
 
 def test_malformed_rows_within_budget_are_set_aside_beyond_it_block(
@@ -257,6 +263,7 @@ def test_malformed_rows_within_budget_are_set_aside_beyond_it_block(
     p.deliver("d2.csv", ["LTE,x,1.0,100", "GSM,y,2.0,100", "GSM,7,2.0,100"])
     blocked = lh.run(p.bronze)
     assert blocked.status == "BLOCKED" and "_malformed_rows" in (blocked.error or "")
+    assert_sound(lh, p.bronze)
 
 
 def test_missing_source_files_fail_with_a_clear_message(

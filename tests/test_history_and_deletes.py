@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
-from tests.conftest import write
+from tests.conftest import assert_sound, write
 from tests.postgres import PASSWORD
 
 pytestmark = pytest.mark.spark
@@ -114,6 +114,7 @@ def test_scd2_keeps_history_and_closes_deleted_keys(
         r["id"]: r["city"] for r in lh.read(f"silver_people{s}").where("is_current").collect()
     }
     assert current == {1: "Oslo", 2: "Paris", 3: "Quito", 4: "Kyiv"}
+    assert_sound(lh, f"bronze_people{s}", f"silver_people{s}")
 
 
 def test_merge_with_hard_deletes_rewrites_only_changed_rows(
@@ -134,3 +135,4 @@ def test_merge_with_hard_deletes_rewrites_only_changed_rows(
     assert rows == {1: ("Ada", "Oslo"), 2: ("Bob", "Paris")}
     (latest,) = StoreReader(lh.store).versions(f"silver_people{s}")[-1:]
     assert latest.row_count == 2
+    assert_sound(lh, f"bronze_people{s}", f"silver_people{s}")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
-from tests.conftest import write
+from tests.conftest import assert_sound, write
 from tests.killing import KILL_POINTS, kill_during_run
 from tests.postgres import PASSWORD
 
@@ -124,6 +124,7 @@ def test_incremental_loads_follow_inserts_and_updates_exactly(
     assert reader.source_progress(f"bronze_customers{s}").watermarks == {
         f"customers{s}": "2026-01-02 10:00:00.000000"
     }
+    assert_sound(lh, f"bronze_customers{s}", f"silver_customers{s}")
 
 
 def test_a_lookback_catches_late_rows_and_the_merge_absorbs_the_repeats(
@@ -140,6 +141,7 @@ def test_a_lookback_catches_late_rows_and_the_merge_absorbs_the_repeats(
     assert silver(lh, s) == {1: ("Ada", "north", 10.0), 2: ("Bob", "south", 20.0)}
     # the lookback read Ada again; she is already in bronze, so only Bob landed
     assert lh.read(f"bronze_customers{s}").count() == 2
+    assert_sound(lh, f"bronze_customers{s}", f"silver_customers{s}")
 
 
 def test_wrong_password_and_unreachable_database_are_clear_and_classified(
@@ -199,3 +201,4 @@ def test_a_killed_incremental_run_then_a_rerun_load_each_row_once(
         assert lh.run(f"bronze_customers{s}").status == "COMPLETED"
         ids = sorted(r["id"] for r in lh.read(f"bronze_customers{s}").select("id").collect())
     assert ids == [1, 2, 3]
+    assert_sound(lh, f"bronze_customers{s}")

@@ -10,7 +10,7 @@ import pytest
 
 from lakeguard.store import StoreReader
 from openlaketx.sources import files
-from tests.conftest import Project, write
+from tests.conftest import Project, assert_sound, write
 
 pytestmark = pytest.mark.spark
 
@@ -44,6 +44,7 @@ def test_each_file_is_ingested_once_and_a_run_without_news_is_a_no_op(
     taken = StoreReader(lh.store).source_progress(p.bronze).files[f"cells{p.suffix}_csv"]
     assert sorted(Path(f).name for f in taken) == ["d1.csv", "d2.csv"]
     assert (p.incoming / "d1.csv").exists()  # delivered files are never moved or deleted
+    assert_sound(lh, p.bronze, p.silver)
 
 
 def test_a_file_that_comes_back_changed_blocks_or_reloads_as_declared(
@@ -68,6 +69,7 @@ def test_a_file_that_comes_back_changed_blocks_or_reloads_as_declared(
     again = lh.run(p.bronze)
     assert again.status == "COMPLETED", again.error
     assert lh.read(p.bronze).count() == 3 and versions(lh, p.bronze) == [1, 2]
+    assert_sound(lh, p.bronze)
 
 
 def test_ingested_files_move_to_the_archive_when_asked(
@@ -88,6 +90,7 @@ def test_ingested_files_move_to_the_archive_when_asked(
     assert lh.run(p.bronze).status == "BLOCKED"
     assert (p.incoming / "bad.csv").exists()
     assert lh.run(p.bronze).status == "BLOCKED"  # and are tried again, not lost
+    assert_sound(lh, p.bronze)
 
 
 def test_a_file_that_vanishes_between_listing_and_reading_loses_nothing(

@@ -124,6 +124,8 @@ def test_gold_joins_and_aggregates_approved_snapshots_only(
     third = lh.run(f"radios_job{s}")  # nothing new anywhere: no version anywhere
     assert all(st.data_version is None for st in third.steps)
     assert len(reader.versions(f"gold_radios{s}")) == 2
+    (planted,) = lh.verify({d.dataset_id for d in reader.datasets() if d.dataset_id.endswith(s)})
+    assert planted.check == "commit_around_the_gate" and f"silver_radios{s}" in planted.where
 
 
 @pytest.mark.spark

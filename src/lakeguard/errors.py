@@ -142,5 +142,11 @@ class WriteConflict(LakeTxError):
     exit_code = 9
 
 
+class AuditFailed(LakeTxError):
+    """`verify` found the store breaking an invariant; `details['violations']` lists each."""
+
+    exit_code = 10
+
+
 class UnsafeExpressionError(ValidationError):
     """A SQL expression in metadata is not a plain, side-effect-free predicate."""

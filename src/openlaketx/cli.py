@@ -325,6 +325,23 @@ def explain(ctx: typer.Context, dataset: str, as_json: JsonFlag = False) -> None
 
 
 @app.command()
+def verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Audit the store against every invariant (exit 0 only when all hold). No Spark."""
+    from lakeguard.errors import AuditFailed
+
+    violations = _with_lakehouse(ctx, as_json, lambda lh, _: lh.verify())
+    rows = [asdict(v) for v in violations]
+    if as_json:
+        _print_json({"ok": not rows, "violations": rows})
+    elif rows:
+        out.print(render.rows_table(rows, title=f"{len(rows)} violation(s)"))
+    else:
+        out.print("[green]every invariant holds[/]")
+    if rows:
+        raise typer.Exit(AuditFailed.exit_code)
+
+
+@app.command()
 def reap(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Record runs whose process died in flight as FAILED. No Spark."""
 

@@ -13,12 +13,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.audit import Violation, audit, only
 from lakeguard.catalog.apply import apply_file, plan_file
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.plan import Plan
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
+from lakeguard.liveness import known_dead
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from openlaketx.config import LakehouseConfig
@@ -132,6 +134,14 @@ class Lakehouse:
 
     def reap(self) -> list[str]:
         return reap(self.store)
+
+    def verify(self, datasets: set[str] | None = None) -> list[Violation]:
+        """Audit the store (or some datasets) against every invariant of DESIGN.md §4.
+
+        Reads metadata and Delta logs only: no Spark.
+        """
+        data = self.reader.audit_data(lambda table: dataset_location(self.warehouse, table))
+        return audit(only(data, datasets) if datasets is not None else data, known_dead)
 
     def optimize(self) -> list[str]:
         """Compact the metadata tables and cluster them by their usual filters."""

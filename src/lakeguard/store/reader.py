@@ -6,13 +6,16 @@ metadata table lives in this module (or in the store beneath it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
+from lakeguard.audit import AuditData
+from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
-from lakeguard.store import leases
+from lakeguard.store import deltars, leases
+from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.progress import SourceProgress, fold
 from lakeguard.store.records import (
     ApprovedVersion,
@@ -229,6 +232,38 @@ class StoreReader:
             versions = self.versions(dataset_id)
             rows = rows_f.result()
         return fold(rows, {v.run_id for v in versions})
+
+    def audit_data(self, locate: Callable[[str], str]) -> AuditData:
+        """Everything `lakeguard.audit` checks: this tenant's run, version and decision rows,
+        the commits of every registered dataset's table (`locate` maps a table name to its
+        location) and of every append-only metadata table."""
+        store = self._store
+        runtime = [n for n, t in load_table_defs().items() if t.append_only]
+
+        def table_history(name: str) -> tuple[list[Commit], dict[str, str | None]]:
+            location = store.location(name)
+            return history(location), dict(deltars.load(name, location).metadata().configuration)
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            rows = {
+                t: pool.submit(store.rows, t)
+                for t in ("run_events", "run_history", "pipeline_runs", "data_versions")
+            }
+            decisions = pool.submit(store.rows, "promotion_status")
+            datasets = {d.dataset_id: d.table_name for d in self.datasets()}
+            commits = {d: pool.submit(history, locate(t)) for d, t in datasets.items()}
+            metadata = {t: pool.submit(table_history, t) for t in runtime}
+            return AuditData(
+                events=rows["run_events"].result(),
+                attempts=rows["run_history"].result(),
+                job_runs=rows["pipeline_runs"].result(),
+                versions=rows["data_versions"].result(),
+                decisions=decisions.result(),
+                datasets=datasets,
+                commits={d: f.result() for d, f in commits.items()},
+                append_only={t: f.result() for t, f in metadata.items()},
+                now=store.now(),
+            )
 
     def lease(self, dataset_id: str) -> Lease | None:
         """Who holds the dataset now (None when it is free)."""

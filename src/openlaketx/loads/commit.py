@@ -1,4 +1,4 @@
-"""One tagged, idempotent Delta commit per promotion.
+"""One tagged, idempotent Delta commit per promotion (the engine's side of `lakeguard.commits`).
 
 Every data commit carries `userMetadata` naming the run, dataset, data version, batch
 fingerprint and rows written, and a Delta application transaction (app id = the dataset, txn
@@ -16,12 +16,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.commits import (
+    TAG_KEY,
+    TaggedCommit,
+    app_id,
+    find_commit,
+    published_through,
+    tagged_commits,
+)
 from lakeguard.errors import WriteConflict
+
+__all__ = [
+    "CommitTag",
+    "TaggedCommit",
+    "app_id",
+    "committed",
+    "conflict",
+    "find_commit",
+    "published_through",
+    "session_tagging",
+    "tagged_commits",
+]
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-TAG_KEY = "laketx"
 
 
 @dataclass(frozen=True)
@@ -50,67 +68,6 @@ class CommitTag:
         return json.dumps({TAG_KEY: tag}, sort_keys=True)
 
 
-def app_id(tenant: str, dataset_id: str) -> str:
-    """The Delta application id of a dataset's promotions (its txn version = data version)."""
-    return f"laketx.{tenant}.{dataset_id}"
-
-
-@dataclass(frozen=True)
-class TaggedCommit:
-    """A commit of the dataset table that carries a laketx tag."""
-
-    commit_version: int
-    run_id: str
-    data_version: int
-    batch_fingerprint: str
-    metrics: dict[str, str]
-    upstream: dict[str, int] = field(default_factory=dict)
-    rows: int | None = None  # rows the commit published, when the engine recorded them
-
-
-def _parse_tag(user_metadata: str | None) -> dict[str, Any] | None:
-    if not user_metadata:
-        return None
-    try:
-        tag = json.loads(user_metadata).get(TAG_KEY)
-    except (ValueError, AttributeError):
-        return None
-    return tag if isinstance(tag, dict) else None
-
-
-def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
-    """The most recent laketx-tagged commits of the table at `path`, newest first."""
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(path):
-        return []
-    found = []
-    for entry in DeltaTable(path).history(limit):
-        tag = _parse_tag(entry.get("userMetadata"))
-        if tag is None:
-            continue
-        found.append(
-            TaggedCommit(
-                commit_version=int(entry["version"]),
-                run_id=str(tag.get("run_id")),
-                data_version=int(tag.get("data_version", -1)),
-                batch_fingerprint=str(tag.get("batch")),
-                metrics={str(k): str(v) for k, v in (entry.get("operationMetrics") or {}).items()},
-                upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
-                rows=int(tag["rows"]) if tag.get("rows") is not None else None,
-            )
-        )
-    return found
-
-
-def find_commit(path: str, data_version: int) -> TaggedCommit | None:
-    """The commit that was made to become `data_version`, if one exists."""
-    for commit in tagged_commits(path):
-        if commit.data_version == data_version:
-            return commit
-    return None
-
-
 def conflict(tag: CommitTag, path: str) -> WriteConflict:
     """The error of a promotion whose commit lost to a concurrent one."""
     return WriteConflict(
@@ -130,15 +87,6 @@ def committed(path: str, tag: CommitTag) -> TaggedCommit:
             fix="retry the run; no version was recorded",
         )
     return commit
-
-
-def published_through(path: str, app: str) -> int:
-    """The highest data version the table has a commit for (0 when none or no table)."""
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(path):
-        return 0
-    return int(DeltaTable(path).transaction_version(app) or 0)
 
 
 @contextmanager

@@ -1,0 +1,136 @@
+"""The commits of a dataset table, as the control plane reads them (delta-rs, no Spark).
+
+Every promotion's commit carries a tag in its `userMetadata` (`{"laketx": {...}}`: run, dataset,
+data version, batch fingerprint, rows written) and a Delta application transaction (app id =
+the dataset, txn version = the data version). The engine writes both; this module reads them:
+to find a commit a crashed run published, and to audit that every version has its commit.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+TAG_KEY = "laketx"
+# Operations that change no row (they may rewrite files or the table's metadata).
+MAINTENANCE = frozenset(
+    {
+        "OPTIMIZE",
+        "VACUUM START",
+        "VACUUM END",
+        "ADD COLUMNS",
+        "SET TBLPROPERTIES",
+        "UNSET TBLPROPERTIES",
+        "CHANGE COLUMN",
+        "UPGRADE PROTOCOL",
+        "ADD FEATURE",
+        "CREATE TABLE",
+        "REORG",
+    }
+)
+
+
+def app_id(tenant: str, dataset_id: str) -> str:
+    """The Delta application id of a dataset's promotions (its txn version = data version)."""
+    return f"laketx.{tenant}.{dataset_id}"
+
+
+def parse_tag(user_metadata: str | None) -> dict[str, Any] | None:
+    """The laketx tag of a commit's userMetadata, or None when it has none."""
+    if not user_metadata:
+        return None
+    try:
+        tag = json.loads(user_metadata).get(TAG_KEY)
+    except (ValueError, AttributeError):
+        return None
+    return tag if isinstance(tag, dict) else None
+
+
+@dataclass(frozen=True)
+class TaggedCommit:
+    """A commit of a dataset table that carries a laketx tag."""
+
+    commit_version: int
+    run_id: str
+    data_version: int
+    batch_fingerprint: str
+    metrics: dict[str, str]
+    upstream: dict[str, int] = field(default_factory=dict)
+    rows: int | None = None  # rows the commit published, when the engine recorded them
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Any commit of a table: its version, operation and laketx tag (if any)."""
+
+    version: int
+    operation: str
+    tag: dict[str, Any] | None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def maintenance(self) -> bool:
+        """Whether the commit only maintains the table (no row added, changed or removed)."""
+        if self.operation in MAINTENANCE:
+            return self.operation != "CREATE TABLE" or self.tag is None
+        return False
+
+
+def history(path: str, limit: int | None = None) -> list[Commit]:
+    """The table's commits, newest first (empty when there is no Delta table at `path`)."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(path):
+        return []
+    return [
+        Commit(
+            version=int(entry["version"]),
+            operation=str(entry.get("operation") or ""),
+            tag=parse_tag(entry.get("userMetadata")),
+            parameters=dict(entry.get("operationParameters") or {}),
+        )
+        for entry in DeltaTable(path).history(limit)
+    ]
+
+
+def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
+    """The most recent laketx-tagged commits of the table at `path`, newest first."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(path):
+        return []
+    found = []
+    for entry in DeltaTable(path).history(limit):
+        tag = parse_tag(entry.get("userMetadata"))
+        if tag is None:
+            continue
+        found.append(
+            TaggedCommit(
+                commit_version=int(entry["version"]),
+                run_id=str(tag.get("run_id")),
+                data_version=int(tag.get("data_version", -1)),
+                batch_fingerprint=str(tag.get("batch")),
+                metrics={str(k): str(v) for k, v in (entry.get("operationMetrics") or {}).items()},
+                upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
+                rows=int(tag["rows"]) if tag.get("rows") is not None else None,
+            )
+        )
+    return found
+
+
+def find_commit(path: str, data_version: int) -> TaggedCommit | None:
+    """The commit that was made to become `data_version`, if one exists."""
+    for commit in tagged_commits(path):
+        if commit.data_version == data_version:
+            return commit
+    return None
+
+
+def published_through(path: str, app: str) -> int:
+    """The highest data version the table has a commit for (0 when none or no table)."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(path):
+        return 0
+    return int(DeltaTable(path).transaction_version(app) or 0)

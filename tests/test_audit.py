@@ -1,0 +1,155 @@
+"""`verify`: every invariant audited; a violation planted in each one is found (pure part),
+and on real stores (Spark part)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lakeguard.audit import AuditData, Violation, audit
+from lakeguard.commits import Commit
+from openlaketx.cli import app
+from tests.conftest import Project
+
+NOW = datetime(2026, 11, 26, 12, 0)
+TAG = {"run_id": "r1", "data_version": 1}
+
+
+def sound() -> dict[str, Any]:
+    """A store with one job run, one attempt that promoted version 1, and its commit."""
+    event = {"run_id": "r1", "dataset_id": "d", "status": "RUNNING", "event_time": NOW}
+    return {
+        "events": [event, {**event, "run_id": "j1", "dataset_id": None}],
+        "attempts": [{"run_id": "r1", "dataset_id": "d"}],
+        "job_runs": [{"pipeline_logging_id": "j1"}],
+        "versions": [{"dataset_id": "d", "version": 1, "run_id": "r1", "snapshot_ref": "0"}],
+        "decisions": [{"dataset_id": "d", "run_id": "r1", "allowed": True, "evidence": "{}x"}],
+        "datasets": {"d": "bronze.d"},
+        "commits": {"d": [Commit(0, "WRITE", TAG, {"mode": "Append"})]},
+        "append_only": {
+            "run_history": (
+                [Commit(0, "CREATE TABLE", None), Commit(1, "WRITE", None, {"mode": "Append"})],
+                {"delta.appendOnly": "true"},
+            )
+        },
+        "now": NOW,
+    }
+
+
+def checks(**changes: Any) -> list[str]:
+    data = {**sound(), **changes}
+    return [v.check for v in audit(AuditData(**data), lambda worker: worker == "dead:1")]
+
+
+def test_a_sound_store_has_no_violation() -> None:
+    assert checks() == []
+    maintained = [
+        Commit(0, "WRITE", TAG),
+        Commit(1, "OPTIMIZE", None),
+        Commit(2, "ADD COLUMNS", None),
+    ]
+    assert checks(commits={"d": maintained}) == []
+
+
+def test_invariant_4_terminal_rows() -> None:
+    twice = [{"run_id": "r1", "dataset_id": "d"}] * 2
+    assert checks(attempts=twice) == ["one_terminal_row"]
+    left = {"run_id": "r2", "dataset_id": "d", "status": "RUNNING", "event_time": NOW}
+    alive = [*sound()["events"], {**left, "worker_instance": "live:2"}]
+    assert checks(events=alive) == []  # in flight, not a violation
+    dead = [*sound()["events"], {**left, "worker_instance": "dead:1"}]
+    assert checks(events=dead) == ["left_running"]
+    stale = [*sound()["events"], {**left, "event_time": NOW - timedelta(days=2)}]
+    assert checks(events=stale) == ["left_running"]
+
+
+def test_invariants_3_and_5_versions_and_decisions() -> None:
+    gap = [
+        *sound()["versions"],
+        {"dataset_id": "d", "version": 3, "run_id": "r1", "snapshot_ref": "0"},
+    ]
+    assert "versions_increasing" in checks(versions=gap)
+    assert checks(decisions=[]) == ["version_has_decision"]
+    blocked = [{"dataset_id": "d", "run_id": "r1", "allowed": False, "evidence": "x"}]
+    assert checks(decisions=blocked) == ["version_has_decision"]
+    bare = [{"dataset_id": "d", "run_id": "r1", "allowed": True, "evidence": None}]
+    assert checks(decisions=bare) == ["decision_has_evidence"]
+    assert checks(datasets={}) == ["registered"]
+
+
+def test_invariants_7_and_8_commits() -> None:
+    assert checks(commits={"d": []}) == ["version_has_commit"]
+    assert checks(commits={"d": [Commit(0, "WRITE", None)]}) == ["version_has_commit"]
+    other = {"run_id": "r9", "data_version": 1}
+    assert checks(commits={"d": [Commit(0, "WRITE", other)]}) == ["commit_matches_version"]
+    orphan = [Commit(0, "WRITE", TAG), Commit(1, "WRITE", {"run_id": "r2", "data_version": 2})]
+    assert checks(commits={"d": orphan}) == ["orphan_commit"]
+    around = [Commit(0, "WRITE", TAG), Commit(1, "DELETE", None)]
+    assert checks(commits={"d": around}) == ["commit_around_the_gate"]
+
+
+def test_invariant_3_append_only_tables() -> None:
+    commits, _ = sound()["append_only"]["run_history"]
+    rewritten = {
+        "run_history": ([*commits, Commit(2, "DELETE", None)], {"delta.appendOnly": "true"})
+    }
+    assert checks(append_only=rewritten) == ["append_only_rewritten"]
+    overwrite = [*commits, Commit(2, "WRITE", None, {"mode": "Overwrite"})]
+    assert checks(append_only={"run_history": (overwrite, {"delta.appendOnly": "true"})}) == [
+        "append_only_rewritten"
+    ]
+    unset = {"run_history": (commits, {"delta.appendOnly": "false"})}
+    assert checks(append_only=unset) == ["append_only_property"]
+
+
+def found(lh: Any, *datasets: str) -> list[Violation]:
+    return lh.verify(set(datasets)) if datasets else lh.verify()
+
+
+@pytest.mark.spark
+def test_verify_finds_what_was_planted_in_a_real_store(
+    lakehouse: Any, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lh, p = lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ["GSM,1,10.5,100", "LTE,2,20.5,100"])
+    assert lh.run(p.job).status == "COMPLETED"
+    home = str(lh.config.home)
+    runner = CliRunner()
+    clean = runner.invoke(app, ["--home", home, "verify", "--json"])
+    assert clean.exit_code == 0 and json.loads(clean.stdout) == {"ok": True, "violations": []}
+
+    # a commit around the gate
+    lh.sql(f"INSERT INTO bronze.cells{p.suffix} VALUES ('GSM', 9, 1.0, 1, array(), 9, 'x', now())")
+    (around,) = found(lh, p.bronze)
+    assert around.check == "commit_around_the_gate" and around.invariant == 8
+    assert "RESTORE TABLE" in around.fix
+    broken = runner.invoke(app, ["--home", home, "verify", "--json"])
+    assert broken.exit_code == 10
+    assert json.loads(broken.stdout)["violations"][0]["check"] == "commit_around_the_gate"
+
+    # an orphan: published, then the run died before the version was recorded
+    def crash(*_: Any, **__: Any) -> None:
+        raise RuntimeError("killed before recording")
+
+    monkeypatch.setattr(lh.gate.__class__, "record_version", crash)
+    p.add("d2.csv", ["GSM,3,5.0,200"])
+    lh.run(p.silver)  # nothing new for silver; bronze is the one that crashes
+    assert lh.run(p.bronze).status == "FAILED"
+    assert "orphan_commit" in [v.check for v in found(lh, p.bronze)]
+    monkeypatch.undo()
+    assert lh.run(p.bronze).status == "COMPLETED"  # adopts it
+    assert [v.check for v in found(lh, p.bronze)] == ["commit_around_the_gate"]
+
+    # an append-only metadata table rewritten behind the store's back
+    from deltalake import DeltaTable
+
+    table = DeltaTable(lh.store.location("step_logs"))
+    table.alter.set_table_properties({"delta.appendOnly": "false"})
+    DeltaTable(lh.store.location("step_logs")).delete("step_type = 'gate'")
+    rewritten = {v.check for v in found(lh)}
+    assert {"append_only_property", "append_only_rewritten"} <= rewritten
