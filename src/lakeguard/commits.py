@@ -20,6 +20,7 @@ MAINTENANCE = frozenset(
         "VACUUM START",
         "VACUUM END",
         "ADD COLUMNS",
+        "ADD COLUMN",
         "SET TBLPROPERTIES",
         "UNSET TBLPROPERTIES",
         "CHANGE COLUMN",

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import MetadataStoreError, WriteConflict
-from lakeguard.hashing import to_json
+from lakeguard.hashing import fingerprint, to_json
 from lakeguard.quality.outcome import RuleOutcome
+from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion
 
@@ -104,6 +105,41 @@ class Gate:
     def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
         """The latest approved version of a dataset (or approved `version`); None if none."""
         return self.reader.approved(dataset_id, version)
+
+    def evolve_source_schema(self, source_object_id: str, live: list[SchemaColumn]) -> int:
+        """Make `live` the approved schema of a source object, after a promotion its profile
+        allowed: new columns added, changed ones updated, missing ones deactivated. Returns the
+        column definitions changed. (Re-applying an older document reverts it: keep the
+        document up to date.)"""
+        stored = {
+            r["column_name"].lower(): r
+            for r in self.store.active_definitions(
+                "source_object_columns", [("source_object_id", "=", source_object_id)]
+            )
+        }
+        keep = ("dq_rule_set", "dq_severity", "is_pii", "pii_tags", "description")
+        rows = []
+        for ordinal, col in enumerate(live):
+            before = stored.pop(col.name.lower(), {})
+            row = {
+                "source_object_id": source_object_id,
+                "column_name": before.get("column_name", col.name),
+                "data_type": col.type,
+                "nullable": col.nullable,
+                "ordinal": ordinal,
+                **{k: before.get(k) for k in keep},
+            }
+            row["is_pii"] = bool(row["is_pii"])
+            row["pii_tags"] = row["pii_tags"] or []
+            rows.append({**row, "definition_hash": fingerprint(row)})
+        for gone in stored.values():
+            row = {
+                k: v for k, v in gone.items() if k not in ("tenant_id", "created_at", "updated_at")
+            }
+            rows.append(
+                {**row, "active": False, "definition_hash": fingerprint({**row, "active": False})}
+            )
+        return self.store.upsert("source_object_columns", rows)
 
     def record_version(
         self,

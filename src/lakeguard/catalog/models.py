@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.vocabulary import Layer, LoadType, Severity, SourceLoad
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
@@ -25,6 +26,18 @@ SparkType = Annotated[
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SchemaProfile(Strict):
+    """A named schema compatibility profile: what each kind of drift does (ALLOW, ALERT,
+    BLOCK). It starts from a shipped profile (`base`) and overrides some kinds."""
+
+    id: Identifier
+    base: Literal["strict", "additive", "permissive"] | None = Field(
+        default=None, description="Shipped profile to start from (default: every kind BLOCK)"
+    )
+    rules: dict[ChangeKind, DriftDecision] = Field(default_factory=dict)
+    description: str | None = None
 
 
 SourceKind = Literal["file", "jdbc", "delta"]
@@ -122,7 +135,11 @@ class SourceObject(Strict):
         default="quarantine",
         description="A blocked batch is kept in quarantine.<dataset> with its run id",
     )
-    schema_profile: str = "additive"
+    schema_profile: str = Field(
+        default="additive",
+        description="How schema drift of this source is decided: strict, additive, permissive "
+        "or a profile of schema_profiles",
+    )
     max_malformed_ratio: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Share of unparseable rows tolerated"
     )
@@ -218,6 +235,10 @@ class Dataset(Strict):
         "(default: full refresh)",
     )
     profile: bool = True
+    schema_profile: str = Field(
+        default="additive",
+        description="How a change of this dataset's schema is decided (see schema_profiles)",
+    )
 
     @property
     def table_name(self) -> str:
@@ -332,6 +353,7 @@ class MetadataDocument(Strict):
     """One YAML document of metadata."""
 
     version: Literal[1] = 1
+    schema_profiles: list[SchemaProfile] = Field(default_factory=list)
     source_systems: list[SourceSystem] = Field(default_factory=list)
     source_objects: list[SourceObject] = Field(default_factory=list)
     datasets: list[Dataset] = Field(default_factory=list)

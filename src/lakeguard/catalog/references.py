@@ -27,6 +27,7 @@ from lakeguard.catalog.models import (
 from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
+from lakeguard.schema.drift import SHIPPED_PROFILES
 from lakeguard.schema.types import is_numeric, is_watermark_type
 from lakeguard.sqlsafety import referenced_columns, vet_expression
 from lakeguard.vocabulary import SCD2_COLUMNS, LoadType, SourceLoad
@@ -386,10 +387,39 @@ def _check_lineage(doc: MetadataDocument) -> list[Problem]:
     return []
 
 
+def _check_profiles(doc: MetadataDocument) -> list[Problem]:
+    known = set(SHIPPED_PROFILES) | {p.id for p in doc.schema_profiles}
+    problems = [
+        Problem(("schema_profiles", i, "id"), f"{p.id!r} is a shipped profile; name it otherwise")
+        for i, p in enumerate(doc.schema_profiles)
+        if p.id in SHIPPED_PROFILES
+    ]
+    named: list[tuple[str, int, str]] = [
+        ("source_objects", i, o.schema_profile) for i, o in enumerate(doc.source_objects)
+    ]
+    named += [("datasets", i, d.schema_profile) for i, d in enumerate(doc.datasets)]
+    for section, i, profile in named:
+        if profile not in known:
+            problems.append(
+                Problem(
+                    (section, i, "schema_profile"),
+                    f"unknown schema profile {profile!r} (known: {', '.join(sorted(known))})",
+                )
+            )
+    return problems
+
+
 def check_references(doc: MetadataDocument) -> list[Problem]:
     """Every cross-reference problem of the document (empty when it is consistent)."""
-    problems: list[Problem] = _check_lineage(doc)
-    for section in ("source_systems", "source_objects", "datasets", "rules", "jobs"):
+    problems: list[Problem] = [*_check_lineage(doc), *_check_profiles(doc)]
+    for section in (
+        "schema_profiles",
+        "source_systems",
+        "source_objects",
+        "datasets",
+        "rules",
+        "jobs",
+    ):
         problems += _duplicates(section, [item.id for item in getattr(doc, section)])
     cols = dataset_columns(doc)
     problems += _check_sources(doc)

@@ -8,6 +8,7 @@ from typing import Any
 from lakeguard.catalog.models import Layer, MetadataDocument
 from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
+from lakeguard.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -34,6 +35,7 @@ def document_rows(
 ) -> Rows:
     """Rows for every definition table the document touches, keyed by table name."""
     rows: Rows = {name: [] for name in _TABLES}
+    rows["schema_compatibility_rules"] = profile_rows(doc)
     for sys in doc.source_systems:
         rows["source_systems"].append(
             _with_hash(
@@ -120,6 +122,7 @@ def document_rows(
             "refresh_keys": ds.refresh_keys,
             "hash_strategy": ds.hash_spec,
             "delete_missing": ds.delete_missing,
+            "schema_profile": ds.schema_profile,
         }
         rows["dataset_registry"].append(
             _with_hash(
@@ -203,6 +206,31 @@ def document_rows(
     return rows
 
 
+def profile_rows(doc: MetadataDocument) -> list[dict[str, Any]]:
+    """Every kind's decision in the shipped profiles and the document's own."""
+    profiles = {name: dict(rules) for name, rules in SHIPPED_PROFILES.items()}
+    described = dict.fromkeys(SHIPPED_PROFILES, "shipped profile")
+    for profile in doc.schema_profiles:
+        base = SHIPPED_PROFILES.get(profile.base or "", {})
+        profiles[profile.id] = {
+            kind: profile.rules.get(kind, base.get(kind, DriftDecision.BLOCK))
+            for kind in ChangeKind
+        }
+        described[profile.id] = profile.description or ""
+    return [
+        _with_hash(
+            {
+                "profile": name,
+                "change_kind": kind.value,
+                "decision": decision.value,
+                "description": described.get(name),
+            }
+        )
+        for name, rules in profiles.items()
+        for kind, decision in rules.items()
+    ]
+
+
 def _columns_of(rule: Any) -> list[str]:
     if hasattr(rule, "columns"):
         return list(rule.columns)
@@ -212,6 +240,7 @@ def _columns_of(rule: Any) -> list[str]:
 
 
 _TABLES = (
+    "schema_compatibility_rules",
     "source_systems",
     "source_objects",
     "source_object_columns",

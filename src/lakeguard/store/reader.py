@@ -6,6 +6,7 @@ metadata table lives in this module (or in the store beneath it).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import Any
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
+from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars, leases
 from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.progress import SourceProgress, fold
@@ -97,6 +99,19 @@ class StoreReader:
         if version is not None:
             versions = [v for v in versions if v.version == version]
         return versions[-1] if versions else None
+
+    def approved_schema(self, dataset_id: str) -> list[SchemaColumn] | None:
+        """The schema of the dataset's latest approved version (None: none, or not captured)."""
+        latest = self.approved(dataset_id)
+        if latest is None:
+            return None
+        rows = self._store.rows(
+            "schema_history",
+            filters=[("dataset_id", "=", dataset_id), ("run_id", "=", latest.run_id)],
+        )
+        if not rows:
+            return None
+        return [SchemaColumn(**c) for c in json.loads(rows[0]["schema_json"])]
 
     def all_versions(self) -> list[ApprovedVersion]:
         rows = self._store.rows("data_versions")

@@ -36,6 +36,7 @@ class Transform:
     refresh_keys: tuple[str, ...] | None = None  # SQL models: incremental by these keys
     hash_strategy: str | dict[str, list[str]] = "all"
     delete_missing: str = "none"  # none | soft | hard
+    schema_profile: str = "additive"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,6 +75,7 @@ class DatasetDef:
                 refresh_keys=tuple(raw["refresh_keys"]) if raw.get("refresh_keys") else None,
                 hash_strategy=raw.get("hash_strategy") or "all",
                 delete_missing=raw.get("delete_missing") or "none",
+                schema_profile=raw.get("schema_profile") or "additive",
             ),
             domain=row.get("domain"),
             owner=row.get("owner"),
@@ -155,6 +157,7 @@ class SourceObjectDef:
     load_type: str = "append"
     watermark_column: str | None = None
     max_malformed_ratio: float = 0.0
+    schema_profile: str = "additive"
     ingest: IngestOptions = field(default_factory=IngestOptions)
     columns: tuple[SourceColumnDef, ...] = ()
 
@@ -172,6 +175,7 @@ class SourceObjectDef:
             load_type=row.get("load_type") or "append",
             watermark_column=row.get("watermark_column"),
             max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
+            schema_profile=row.get("schema_compat_profile") or "additive",
             ingest=IngestOptions.from_json(row.get("ingest_options")),
             columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
         )

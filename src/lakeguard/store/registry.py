@@ -11,6 +11,7 @@ from typing import Any
 
 from lakeguard.errors import NotRegisteredError
 from lakeguard.hashing import digest
+from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
 from lakeguard.store.records import (
     DatasetDef,
     JobDef,
@@ -31,6 +32,7 @@ REGISTRY_TABLES = (
     "jobs",
     "job_tasks",
     "job_parameters",
+    "schema_compatibility_rules",
 )
 
 
@@ -42,6 +44,7 @@ class Registry:
     rules_by_dataset: dict[str, tuple[RuleDef, ...]]
     jobs: dict[str, JobDef]
     config_version: str
+    profiles: tuple[dict[str, str], ...] = ()
 
     @classmethod
     def from_rows(cls, rows: dict[str, list[dict[str, Any]]]) -> Registry:
@@ -67,6 +70,10 @@ class Registry:
             ),
             rules_by_dataset={k: tuple(v) for k, v in rules.items()},
             jobs=_jobs(rows),
+            profiles=tuple(
+                {k: r[k] for k in ("profile", "change_kind", "decision")}
+                for r in rows.get("schema_compatibility_rules", [])
+            ),
             config_version=digest("\n".join(hashes), 16),
         )
 
@@ -93,6 +100,18 @@ class Registry:
                 fix="declare the system and apply the document",
             )
         return self.systems[system_id]
+
+    def profile(self, name: str) -> dict[ChangeKind, DriftDecision]:
+        """A schema profile's decision per change kind (shipped or declared)."""
+        try:
+            return profile_rules(name, self.profiles)
+        except KeyError:
+            raise NotRegisteredError(
+                f"schema profile {name!r} is not registered",
+                where="schema_compatibility_rules",
+                fix="declare it under schema_profiles and apply the document, or use strict, "
+                "additive or permissive",
+            ) from None
 
     def job(self, job_id: str) -> JobDef | None:
         return self.jobs.get(job_id)

@@ -139,6 +139,7 @@ def publish(
     *,
     overwrite: bool,
     drop: frozenset[str],
+    may_add: bool = False,
 ) -> TaggedCommit:
     """Add the batch's good files to the dataset table in one tagged, idempotent commit."""
     fields = fields_of(batch.schema, drop)
@@ -163,7 +164,7 @@ def publish(
             fields,
             props,
             mode="overwrite" if overwrite else "append",
-            may_add=False,
+            may_add=may_add,
             create=create,
         )
     except CommitFailedError as exc:

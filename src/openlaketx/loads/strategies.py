@@ -177,6 +177,7 @@ def merge(
     plan: MergePlan,
     *,
     drop: frozenset[str] = frozenset(),
+    may_add: bool = False,
 ) -> TaggedCommit:
     """Publish the staged batch into the table by `plan` in one tagged MERGE commit.
 
@@ -188,7 +189,7 @@ def merge(
 
     source = spark.read.parquet(staged)
     source = source.drop(*[c for c in source.columns if c in drop])
-    ensure_columns(path, fields_of(source.schema.jsonValue()))
+    ensure_columns(path, fields_of(source.schema.jsonValue()), may_add=may_add)
     target = DeltaTable.forPath(spark, path).alias("t")
     merged = _scd2(spark, target, source, path, plan) if plan.scd2 else _scd1(target, source, plan)
     if plan.delete_missing == "hard":

@@ -26,13 +26,15 @@ from lakeguard.gate import Check, Decision, Gate, decide
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.rules import CompiledRule, compile_rules
-from lakeguard.schema.fingerprint import from_fields, schema_hash
+from lakeguard.schema.drift import diff
+from lakeguard.schema.fingerprint import capture, from_fields, schema_hash
 from lakeguard.store import RunWriter
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import (
     DELETED_AT,
+    SCD2_COLUMNS,
     AttemptStatus,
     Layer,
     LoadType,
@@ -43,7 +45,7 @@ from lakeguard.vocabulary import (
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.publish import fields_of, publish, quarantine
-from openlaketx.runner import evidence
+from openlaketx.runner import drift, evidence
 from openlaketx.runner.inputs import (
     LINEAGE_COLUMNS,
     LOADED_COL,
@@ -145,6 +147,7 @@ class _GovernedStep:
         self.rows_read: int | None = None
         self.hold: LeaseHold | None = None
         self.content_hash: str | None = None  # of a full load's snapshot
+        self.drift: list[drift.DriftOutcome] = []
 
     def _result(self, status: AttemptStatus, **kw: Any) -> StepResult:
         return StepResult(
@@ -179,6 +182,8 @@ class _GovernedStep:
                 log.rows, log.metadata["note"] = 0, batch.note
         if batch.frame is None:
             return self._nothing_new(batch.note, recovered)
+        self.drift = self._drift(batch, own_latest)
+        batch.checks += drift.checks(self.drift)
 
         all_rules = [*batch.builtin_rules, *rules]
         with attempt.phase("stage", "stage") as log:
@@ -237,6 +242,13 @@ class _GovernedStep:
                 columns=from_fields(fields_of(staged.schema, _NOT_PUBLISHED)),
                 decision_row=decision_row,
             )
+            attempt.evidence["schema_change_log"] = drift.log_rows(
+                self.drift,
+                tenant=ctx.writer.tenant,
+                dataset_id=self.dataset_id,
+                run_id=attempt.run_id,
+                now=decision_row["evaluated_at"],
+            )
             ctx.gate.record(decision_row)
             log.status = StepStatus.COMPLETED if decision.allowed else StepStatus.BLOCKED
             log.metadata = {"allowed": decision.allowed, "reason": decision.reason}
@@ -290,6 +302,49 @@ class _GovernedStep:
         return derived_input(
             ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
         )
+
+    def _table_types(self) -> dict[str, str] | None:
+        """The dataset table's column types by lower-case name (None: no table yet)."""
+        from deltalake import DeltaTable
+
+        if not DeltaTable.is_deltatable(self.path):
+            return None
+        fields = json.loads(DeltaTable(self.path).schema().to_json())["fields"]
+        return {c.name.lower(): c.type for c in from_fields(fields)}
+
+    def _drift(
+        self, batch: InputBatch, own_latest: ApprovedVersion | None
+    ) -> list[drift.DriftOutcome]:
+        """The batch's schema drift, each change decided by its source's or dataset's profile."""
+        registry, table = self.ctx.registry, self._table_types()
+        if self.dataset.layer == Layer.BRONZE:
+            objects = {o.source_object_id: o for o in registry.source_objects(self.dataset_id)}
+            return [
+                drift.decide(
+                    s.drift,
+                    registry.profile(objects[s.source_object_id].schema_profile),
+                    objects[s.source_object_id].schema_profile,
+                    table,
+                    source_object_id=s.source_object_id,
+                    live=s.live,
+                )
+                for s in batch.sources
+                if s.drift
+            ]
+        approved = self.ctx.gate.reader.approved_schema(self.dataset_id)
+        if approved is None or batch.frame is None:
+            return []
+        live = [c for c in capture(batch.frame.schema) if not _engine_column(c.name)]
+        changes = diff([c for c in approved if not _engine_column(c.name)], live)
+        if not changes:
+            return []
+        profile = self.dataset.transform.schema_profile
+        return [drift.decide(changes, registry.profile(profile), profile, table, live=live)]
+
+    @property
+    def evolves(self) -> bool:
+        """Whether this promotion carries schema changes its profiles allowed."""
+        return any(o.evolves for o in self.drift)
 
     def _without_repeats(self, batch: InputBatch, own_latest: ApprovedVersion | None) -> InputBatch:
         """Drop rows a lookback read again that the dataset already holds (at or above the
@@ -421,7 +476,13 @@ class _GovernedStep:
             self.hold.check()
             if self.merges and DeltaTable.is_deltatable(self.path):
                 commit = strategies.merge(
-                    ctx.spark, staged.part_folder(), self.path, tag, self.plan, drop=_NOT_PUBLISHED
+                    ctx.spark,
+                    staged.part_folder(),
+                    self.path,
+                    tag,
+                    self.plan,
+                    drop=_NOT_PUBLISHED,
+                    may_add=self.evolves,
                 )
                 staging.discard(staged)
             else:
@@ -431,6 +492,7 @@ class _GovernedStep:
                     tag,
                     overwrite=self.load_type == LoadType.FULL,
                     drop=_NOT_PUBLISHED,
+                    may_add=self.evolves,
                 )
             register(ctx.spark, ctx.warehouse, self.dataset.table_name)
             log.rows = strategies.rows_written(commit)
@@ -442,6 +504,9 @@ class _GovernedStep:
 
         with self.attempt.phase("record version", "record") as log:
             self._record_commit(commit, own_latest, self.content_hash)
+            for outcome in self.drift:
+                if outcome.evolves and outcome.source_object_id and outcome.live is not None:
+                    ctx.gate.evolve_source_schema(outcome.source_object_id, outcome.live)
             log.metadata = {"version": version}
         moves = [m for s in batch.sources for m in s.archive]
         if moves:
@@ -550,6 +615,10 @@ class _GovernedStep:
                 recovered.append(commit)
             log.metadata = {"recovered_commits": [c.commit_version for c in recovered]}
         return recovered
+
+
+def _engine_column(name: str) -> bool:
+    return name.startswith("_laketx") or name in SCD2_COLUMNS or name == CORRUPT_COLUMN
 
 
 def _source_failure(exc: Exception, batch: InputBatch) -> Exception:

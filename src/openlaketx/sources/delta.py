@@ -83,12 +83,14 @@ def read_delta(
             if feed
             else _appended(spark, path, obj, last_version, current)
         )
-    selected = select_declared(frame, obj)
+    selected, live, drift = select_declared(frame, obj)
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=selected,
         fingerprint=f"{obj.source_object_id}@{last_version}..{current}",
         progress=[{"kind": ProgressKind.SOURCE_VERSION, "source_version": current}],
+        drift=drift,
+        live=live,
         snapshot=not incremental,
     )
 

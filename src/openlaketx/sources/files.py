@@ -20,9 +20,11 @@ from urllib.parse import urlparse
 from lakeguard.errors import SourceError, first_line
 from lakeguard.gate import Check
 from lakeguard.hashing import digest
+from lakeguard.schema.drift import Change, diff
+from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
 from lakeguard.store.progress import SeenFile
-from lakeguard.store.records import SourceColumnDef, SourceObjectDef, SourceSystemDef
+from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import ProgressKind, SourceLoad
 from openlaketx.sources.reads import SourceRead
 
@@ -60,14 +62,6 @@ def source_path(system: SourceSystemDef, locator: str) -> str:
     if root is None:
         return locator
     return f"{root.rstrip('/')}/{locator.lstrip('/')}"
-
-
-def declared_schema_ddl(columns: tuple[SourceColumnDef, ...], with_corrupt: bool) -> str:
-    ordered = sorted(columns, key=lambda c: c.ordinal)
-    parts = [f"{quote(c.column_name)} {c.data_type.upper()}" for c in ordered]
-    if with_corrupt:
-        parts.append(f"{quote(CORRUPT_COLUMN)} STRING")
-    return ", ".join(parts)
 
 
 def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
@@ -113,6 +107,90 @@ def list_files(spark: SparkSession, pattern: str, *, content_hash: bool) -> list
                 )
             )
     return sorted(files, key=lambda f: f.path)
+
+
+def declared_columns(obj: SourceObjectDef) -> list[SchemaColumn]:
+    """The approved schema of a source object, in declared order."""
+    return [
+        SchemaColumn(c.column_name, c.data_type.lower(), c.nullable)
+        for c in sorted(obj.columns, key=lambda c: c.ordinal)
+    ]
+
+
+def _header(spark: SparkSession, path: str, options: dict[str, str]) -> list[str]:
+    """The column names of a CSV file's first line."""
+    separator = options.get("sep", options.get("delimiter", ","))
+    fs, hadoop_path = _fs(spark, path)
+    uri = urlparse(path)
+    if uri.scheme in ("", "file"):
+        with open(uri.path, encoding=options.get("encoding", "utf-8"), errors="replace") as f:
+            line = f.readline()
+    else:
+        stream = fs.open(hadoop_path)
+        try:
+            reader = spark.sparkContext._jvm.java.io.BufferedReader(  # type: ignore[union-attr]
+                spark.sparkContext._jvm.java.io.InputStreamReader(stream)  # type: ignore[union-attr]
+            )
+            line = reader.readLine() or ""
+        finally:
+            stream.close()
+    return [name.strip().strip('"') for name in line.rstrip("\r\n").split(separator)]
+
+
+def live_layouts(
+    spark: SparkSession, obj: SourceObjectDef, paths: list[str]
+) -> list[tuple[list[SchemaColumn], list[str]]]:
+    """The files grouped by the schema they really have: a CSV file's header (names matched to
+    the declared types, new columns as strings), a Parquet file's footer. JSON is read with
+    the declared schema. Every group is read by its own layout, so no column is read by the
+    position of another."""
+    approved = declared_columns(obj)
+    by_name = {c.name.lower(): c for c in approved}
+    header = obj.format == "csv" and obj.read_options.get("header", "false").lower() == "true"
+    if obj.format == "parquet":
+        fields = spark.read.parquet(*paths).schema.fields
+        live = [
+            SchemaColumn(
+                f.name,
+                f.dataType.simpleString(),
+                by_name[f.name.lower()].nullable if f.name.lower() in by_name else True,
+            )
+            for f in fields
+        ]
+        return [(live, paths)]
+    if not header:
+        return [(approved, paths)]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for path in paths:
+        groups.setdefault(tuple(_header(spark, path, obj.read_options)), []).append(path)
+    layouts = []
+    for names, members in groups.items():
+        columns = [
+            by_name.get(n.lower(), SchemaColumn(n, "string", True))
+            if n.lower() not in by_name
+            else SchemaColumn(n, by_name[n.lower()].type, by_name[n.lower()].nullable)
+            for n in names
+        ]
+        layouts.append((columns, members))
+    return layouts
+
+
+def _read(
+    spark: SparkSession,
+    obj: SourceObjectDef,
+    paths: list[str],
+    columns: list[SchemaColumn],
+    text_format: bool,
+) -> DataFrame:
+    reader = spark.read.format(obj.format).options(**obj.read_options)
+    if text_format:
+        reader = reader.option("mode", "PERMISSIVE").option(
+            "columnNameOfCorruptRecord", CORRUPT_COLUMN
+        )
+    parts = [f"{quote(c.name)} {c.type.upper()}" for c in columns]
+    if text_format:
+        parts.append(f"{quote(CORRUPT_COLUMN)} STRING")
+    return reader.schema(", ".join(parts)).load(paths)
 
 
 def archive_files(spark: SparkSession, moves: list[tuple[str, str]]) -> None:
@@ -193,17 +271,19 @@ def read_files(
             note=f"no new file at {pattern}",
         )
     text_format = obj.format in ("csv", "json")
-    reader = spark.read.format(obj.format).options(**obj.read_options)
-    if text_format:
-        reader = reader.option("mode", "PERMISSIVE").option(
-            "columnNameOfCorruptRecord", CORRUPT_COLUMN
-        )
-    reader = reader.schema(declared_schema_ddl(obj.columns, with_corrupt=text_format))
     try:
-        frame: DataFrame = reader.load([f.path for f in to_read])
+        layouts = live_layouts(spark, obj, [f.path for f in to_read])
+        frames = [_read(spark, obj, paths, columns, text_format) for columns, paths in layouts]
+        frame = frames[0]
+        for other in frames[1:]:
+            frame = frame.unionByName(other, allowMissingColumns=True)
     except Exception as exc:
         message = first_line(exc)
-        vanished = "PATH_NOT_FOUND" in message or "does not exist" in message
+        vanished = (
+            "PATH_NOT_FOUND" in message
+            or "does not exist" in message
+            or isinstance(exc, FileNotFoundError)
+        )
         raise SourceError(
             (
                 f"a file of {pattern} vanished between listing and reading: {message}"
@@ -216,12 +296,18 @@ def read_files(
             else "check the files and the read options",
             transient=vanished,
         ) from exc
+    approved = declared_columns(obj)
+    drift: list[Change] = []
+    for columns, _ in layouts:
+        drift += [c for c in diff(approved, columns) if c not in drift]
     prints = [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in to_read]
     archive = source_path(system, obj.ingest.archive) if obj.ingest.archive else None
     moves = [(f.path, archive) for f in to_read] if archive else []
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=frame,
+        drift=drift,
+        live=layouts[0][0],
         fingerprint=digest("\n".join(prints)),
         progress=[
             {

@@ -141,6 +141,12 @@ def read_jdbc(
     wm = obj.watermark_column if incremental else None
     lower: str | None = None
     if wm is not None:
+        if wm.lower() not in present:
+            raise SourceError(
+                f"watermark column {wm} is not a column of {obj.locator}",
+                where=f"source_objects[{obj.source_object_id}].watermark_column",
+                fix="choose a column the table has",
+            )
         source_type = present[wm.lower()].dataType.simpleString()
         if not is_watermark_type(source_type):
             raise SourceError(
@@ -153,7 +159,7 @@ def read_jdbc(
             lower = lower_bound(watermark, source_type, obj.ingest.lookback)
             name = present[wm.lower()].name
             raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
-    frame = select_declared(raw, obj)
+    frame, live, drift = select_declared(raw, obj)
     detail: dict[str, Any] = {"table": obj.locator, "above": lower}
     reread = None
     if wm is not None and watermark is not None and obj.ingest.lookback is not None:
@@ -167,4 +173,6 @@ def read_jdbc(
         snapshot=not incremental,
         secret=secret,
         reread_from=reread,
+        drift=drift,
+        live=live,
     )

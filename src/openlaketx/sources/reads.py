@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import SourceError
 from lakeguard.gate import Check
+from lakeguard.schema.drift import Change, diff
+from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 
@@ -31,29 +33,38 @@ def require_enabled(system: SourceSystemDef) -> None:
 
 
 def declared_fields(frame: DataFrame, obj: SourceObjectDef) -> dict[str, StructField]:
-    """The source's fields by lower-case name; every declared column must be one of them."""
-    present = {f.name.lower(): f for f in frame.schema.fields}
-    missing = [c.column_name for c in obj.columns if c.column_name.lower() not in present]
-    if missing:
-        raise SourceError(
-            f"{obj.locator} has no column(s) {', '.join(missing)}",
-            where=f"source_objects[{obj.source_object_id}].columns",
-            fix="declare the source's columns as the source has them",
-        )
-    return present
+    """The source's fields by lower-case name."""
+    return {f.name.lower(): f for f in frame.schema.fields}
 
 
-def select_declared(frame: DataFrame, obj: SourceObjectDef) -> DataFrame:
-    """The declared columns, cast to their approved types and named as declared."""
+def select_declared(
+    frame: DataFrame, obj: SourceObjectDef
+) -> tuple[DataFrame, list[SchemaColumn], list[Change]]:
+    """The declared columns as the source has them now, with how they drifted.
+
+    A declared column the source lacks is read as nulls of its declared type; one whose type
+    changed is read with its new type. Both are drift, for the source's profile to decide.
+    Columns the source has and the document does not declare are not read (and not drift):
+    a table's declared columns are a projection of it.
+    """
     from pyspark.sql import functions as F
 
     present = declared_fields(frame, obj)
-    return frame.select(
-        *[
-            F.col(quote(present[c.column_name.lower()].name)).cast(c.data_type).alias(c.column_name)
-            for c in obj.columns
-        ]
-    )
+    approved = [
+        SchemaColumn(c.column_name, c.data_type.lower(), c.nullable)
+        for c in sorted(obj.columns, key=lambda c: c.ordinal)
+    ]
+    live: list[SchemaColumn] = []
+    selected = []
+    for col in approved:
+        field = present.get(col.name.lower())
+        if field is None:
+            selected.append(F.lit(None).cast(col.type).alias(col.name))
+            continue
+        kind = field.dataType.simpleString()
+        live.append(SchemaColumn(col.name, kind, col.nullable))
+        selected.append(F.col(quote(field.name)).alias(col.name))
+    return frame.select(*selected), live, diff(approved, live)
 
 
 @dataclass(kw_only=True)
@@ -74,5 +85,9 @@ class SourceRead:
     # rows at or above this (column, value as text, type) may have been taken already: the
     # lookback reads them again, and the engine drops those the dataset already holds
     reread_from: tuple[str, str, str] | None = None
+    # how the source's schema differs from the approved one (decided by the source's profile)
+    drift: list[Change] = field(default_factory=list)
+    # the schema the source really has (read by it), to evolve the approved one when allowed
+    live: list[SchemaColumn] | None = None
     # the source's secret, to mask it in any error the read raises later (never printed)
     secret: str | None = field(default=None, repr=False)

@@ -1,0 +1,108 @@
+"""Schema drift of a batch, decided by its profile before anything is published.
+
+A source's drift is found by the source reader (a CSV header, a Parquet footer, a table's
+columns); a derived dataset's by comparing its batch with the schema of its last approved
+version. Each change gets its profile's decision. A type change of a column the dataset's table
+already holds is blocked whatever the profile says: the engine does not rewrite tables, and
+Delta's type widening is a feature the metadata writer (delta-rs) cannot write.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from lakeguard.gate import Check
+from lakeguard.schema.drift import (
+    Change,
+    ChangeKind,
+    DecidedChange,
+    DriftDecision,
+    decide_drift,
+)
+from lakeguard.schema.fingerprint import SchemaColumn
+
+_RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
+
+
+@dataclass(frozen=True)
+class DriftOutcome:
+    """The decided changes of one source object (or of a derived dataset's batch)."""
+
+    profile: str
+    decided: list[DecidedChange]
+    source_object_id: str | None = None
+    live: list[SchemaColumn] | None = None
+
+    @property
+    def blocked(self) -> bool:
+        return any(d.decision == DriftDecision.BLOCK for d in self.decided)
+
+    @property
+    def evolves(self) -> bool:
+        """Whether the approved schema changes with this promotion."""
+        return bool(self.decided) and not self.blocked
+
+
+def decide(
+    changes: list[Change],
+    rules: dict[ChangeKind, DriftDecision],
+    profile: str,
+    table_types: dict[str, str] | None,
+    *,
+    source_object_id: str | None = None,
+    live: list[SchemaColumn] | None = None,
+) -> DriftOutcome:
+    decided = []
+    for d in decide_drift(changes, rules):
+        held = (table_types or {}).get((d.change.column or "").lower())
+        if d.change.kind in _RETYPED and held is not None and held != d.change.new_type:
+            detail = (
+                f"{d.change.detail}; " if d.change.detail else ""
+            ) + f"the table holds {d.change.column} as {held}: retyping it needs a migration"
+            change = Change(
+                d.change.kind, d.change.column, d.change.old_type, d.change.new_type, detail
+            )
+            decided.append(DecidedChange(change, DriftDecision.BLOCK))
+        else:
+            decided.append(d)
+    return DriftOutcome(profile, decided, source_object_id, live)
+
+
+def checks(outcomes: list[DriftOutcome]) -> list[Check]:
+    """One gate check per change: ALLOW passes, ALERT is logged, BLOCK blocks."""
+    return [
+        Check(
+            name=f"schema:{d.change.kind.value}:{d.change.column or '*'}",
+            passed=d.decision == DriftDecision.ALLOW,
+            blocking=d.decision == DriftDecision.BLOCK,
+            detail=f"{d.change.describe()} ({o.profile}: {d.decision.value})",
+        )
+        for o in outcomes
+        for d in o.decided
+    ]
+
+
+def log_rows(
+    outcomes: list[DriftOutcome], *, tenant: str, dataset_id: str, run_id: str, now: datetime
+) -> list[dict[str, Any]]:
+    """`schema_change_log` rows: one per detected change, with its decision."""
+    return [
+        {
+            "change_id": uuid.uuid4().hex,
+            "run_id": run_id,
+            "tenant_id": tenant,
+            "dataset_id": dataset_id,
+            "column_name": d.change.column,
+            "change_kind": d.change.kind.value,
+            "old_type": d.change.old_type,
+            "new_type": d.change.new_type,
+            "profile": o.profile,
+            "decision": d.decision.value,
+            "detected_at": now,
+        }
+        for o in outcomes
+        for d in o.decided
+    ]
