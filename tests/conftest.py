@@ -149,9 +149,9 @@ class Project:
             old.unlink()
         return self.add(name, rows)
 
-    def add(self, name: str, rows: list[str]) -> Path:
+    def add(self, name: str, rows: list[str], header: str = "radio,cell,lat,updated") -> Path:
         """One more CSV file in the landing folder (earlier ones stay)."""
-        return write(self.incoming / name, "radio,cell,lat,updated\n" + "\n".join(rows) + "\n")
+        return write(self.incoming / name, header + "\n" + "\n".join(rows) + "\n")
 
 
 @pytest.fixture

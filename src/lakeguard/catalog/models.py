@@ -45,6 +45,23 @@ SourceKind = Literal["file", "jdbc", "delta"]
 DURATION = r"^\s*\d+\s*(second|minute|hour|day)s?\s*$"
 
 
+class Policy(Strict):
+    """A platform guarantee: checked before every write to the layers it covers."""
+
+    id: Identifier
+    type: Literal["PII", "SCHEMA", "SLA", "VOLUME"]
+    applies_to: list[Layer] = Field(min_length=1, description="The layers it covers")
+    enforcement: Literal["BLOCK", "ALERT"] = "BLOCK"
+    expression: str | None = Field(
+        default=None,
+        description="A boolean over the type's metrics (docs/metadata.md); default per type",
+    )
+    window: int = Field(
+        default=5, ge=1, le=100, description="VOLUME: approved versions the band is learnt from"
+    )
+    description: str | None = None
+
+
 class SourceSystem(Strict):
     id: Identifier
     kind: SourceKind = "file"
@@ -354,6 +371,7 @@ class MetadataDocument(Strict):
 
     version: Literal[1] = 1
     schema_profiles: list[SchemaProfile] = Field(default_factory=list)
+    policies: list[Policy] = Field(default_factory=list)
     source_systems: list[SourceSystem] = Field(default_factory=list)
     source_objects: list[SourceObject] = Field(default_factory=list)
     datasets: list[Dataset] = Field(default_factory=list)

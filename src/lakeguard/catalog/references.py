@@ -27,6 +27,8 @@ from lakeguard.catalog.models import (
 from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
+from lakeguard.policy.expression import DEFAULTS, parse
+from lakeguard.policy.pii import Shape, raw_pii
 from lakeguard.schema.drift import SHIPPED_PROFILES
 from lakeguard.schema.types import is_numeric, is_watermark_type
 from lakeguard.sqlsafety import referenced_columns, vet_expression
@@ -409,11 +411,54 @@ def _check_profiles(doc: MetadataDocument) -> list[Problem]:
     return problems
 
 
+def _check_policies(doc: MetadataDocument) -> list[Problem]:
+    """Policy expressions parse; PII-blocking policies are met by the document's lineage."""
+    problems: list[Problem] = []
+    for i, policy in enumerate(doc.policies):
+        try:
+            parse(policy.expression or DEFAULTS[policy.type], policy.type, where="")
+        except LakeTxError as exc:
+            problems.append(Problem(("policies", i, "expression"), exc.what))
+    guarded = {
+        layer
+        for p in doc.policies
+        if p.type == "PII" and p.enforcement == "BLOCK"
+        for layer in p.applies_to
+    }
+    if not guarded:
+        return problems
+    ids = {d.id for d in doc.datasets}
+    shapes = {
+        d.id: Shape(d.id, tuple(model_parents(d, ids)), d.columns, d.sql) for d in doc.datasets
+    }
+    tagged: dict[str, set[str]] = {}
+    for obj in doc.source_objects:
+        tagged.setdefault(obj.dataset, set()).update(c.name.lower() for c in obj.columns if c.pii)
+    raw = raw_pii(shapes, tagged)
+    for i, ds in enumerate(doc.datasets):
+        if ds.layer in guarded and raw.get(ds.id):
+            field = "sql" if ds.sql else "columns" if ds.columns is not None else "parents"
+            problems.append(
+                Problem(
+                    ("datasets", i, field),
+                    f"pii column(s) {', '.join(sorted(raw[ds.id]))} reach {ds.layer.value} "
+                    "raw; a PII policy blocks that: mask them (sha2(col, 256), md5, mask, ...) "
+                    "or drop them",
+                )
+            )
+    return problems
+
+
 def check_references(doc: MetadataDocument) -> list[Problem]:
     """Every cross-reference problem of the document (empty when it is consistent)."""
-    problems: list[Problem] = [*_check_lineage(doc), *_check_profiles(doc)]
+    problems: list[Problem] = [
+        *_check_lineage(doc),
+        *_check_profiles(doc),
+        *_check_policies(doc),
+    ]
     for section in (
         "schema_profiles",
+        "policies",
         "source_systems",
         "source_objects",
         "datasets",

@@ -8,6 +8,7 @@ from typing import Any
 from lakeguard.catalog.models import Layer, MetadataDocument
 from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
+from lakeguard.policy.expression import DEFAULTS
 from lakeguard.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -36,6 +37,20 @@ def document_rows(
     """Rows for every definition table the document touches, keyed by table name."""
     rows: Rows = {name: [] for name in _TABLES}
     rows["schema_compatibility_rules"] = profile_rows(doc)
+    rows["policy_rules"] = [
+        _with_hash(
+            {
+                "policy_id": p.id,
+                "applies_to_layer": ",".join(layer.value for layer in p.applies_to),
+                "policy_type": p.type,
+                "policy_expression": p.expression or DEFAULTS[p.type],
+                "enforcement": p.enforcement,
+                "description": p.description,
+                "parameters": to_json({"window": p.window}),
+            }
+        )
+        for p in doc.policies
+    ]
     for sys in doc.source_systems:
         rows["source_systems"].append(
             _with_hash(
@@ -241,6 +256,7 @@ def _columns_of(rule: Any) -> list[str]:
 
 _TABLES = (
     "schema_compatibility_rules",
+    "policy_rules",
     "source_systems",
     "source_objects",
     "source_object_columns",

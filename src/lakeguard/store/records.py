@@ -207,6 +207,31 @@ class RuleDef:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PolicyDef:
+    """A platform guarantee checked before every write to the layers it covers."""
+
+    policy_id: str
+    policy_type: str  # PII | SCHEMA | SLA | VOLUME
+    layers: tuple[str, ...]
+    expression: str
+    enforcement: str  # BLOCK | ALERT
+    parameters: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> PolicyDef:
+        return cls(
+            policy_id=row["policy_id"],
+            policy_type=row["policy_type"],
+            layers=tuple(x for x in (row.get("applies_to_layer") or "").split(",") if x),
+            expression=row.get("policy_expression") or "",
+            enforcement=row["enforcement"],
+            parameters=dict(_json(row.get("parameters"), {})),
+            description=row.get("description"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class JobTaskDef:
     task_id: str
     dataset_id: str
@@ -238,6 +263,7 @@ class ApprovedVersion:
     schema_hash: str | None = None
     promoted_at: datetime | None = None
     content_hash: str | None = None
+    rows_written: int | None = None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ApprovedVersion:
@@ -251,6 +277,7 @@ class ApprovedVersion:
             schema_hash=row.get("schema_hash"),
             promoted_at=row.get("promoted_at"),
             content_hash=row.get("content_hash"),
+            rows_written=row.get("rows_written"),
         )
 
 

@@ -16,6 +16,7 @@ from lakeguard.store.records import (
     DatasetDef,
     JobDef,
     JobTaskDef,
+    PolicyDef,
     RuleDef,
     SourceColumnDef,
     SourceObjectDef,
@@ -33,6 +34,7 @@ REGISTRY_TABLES = (
     "job_tasks",
     "job_parameters",
     "schema_compatibility_rules",
+    "policy_rules",
 )
 
 
@@ -45,6 +47,7 @@ class Registry:
     jobs: dict[str, JobDef]
     config_version: str
     profiles: tuple[dict[str, str], ...] = ()
+    policies: tuple[PolicyDef, ...] = ()
 
     @classmethod
     def from_rows(cls, rows: dict[str, list[dict[str, Any]]]) -> Registry:
@@ -70,6 +73,10 @@ class Registry:
             ),
             rules_by_dataset={k: tuple(v) for k, v in rules.items()},
             jobs=_jobs(rows),
+            policies=tuple(
+                PolicyDef.from_row(r)
+                for r in sorted(rows.get("policy_rules", []), key=lambda r: r["policy_id"])
+            ),
             profiles=tuple(
                 {k: r[k] for k in ("profile", "change_kind", "decision")}
                 for r in rows.get("schema_compatibility_rules", [])

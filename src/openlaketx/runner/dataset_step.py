@@ -58,6 +58,7 @@ from openlaketx.runner.inputs import (
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import DatasetAttempt, JobRun, new_id
 from openlaketx.runner.models import model_input
+from openlaketx.runner.policies import policy_checks
 from openlaketx.runner.validation import evaluate_staged
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.files import CORRUPT_COLUMN, archive_files
@@ -216,6 +217,15 @@ class _GovernedStep:
 
         with attempt.phase("gate", "gate") as log:
             checks = list(batch.checks)
+            checks += policy_checks(
+                ctx.registry,
+                ctx.gate.reader,
+                self.dataset,
+                rows=result.rows,
+                own_latest=own_latest,
+                drift_kinds=[d.change.kind for o in self.drift for d in o.decided],
+                now=ctx.writer.now(),
+            )
             if staged.rows == 0 and any(s.snapshot for s in batch.sources):
                 checks.append(
                     Check(

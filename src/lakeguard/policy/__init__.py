@@ -1,0 +1,1 @@
+"""Policies: platform guarantees (PII, SCHEMA, SLA, VOLUME) checked before every write."""
