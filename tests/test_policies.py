@@ -128,6 +128,19 @@ def test_sla_and_pii_policies_block_or_alert_promotions(
     decision = lh.explain(p.silver)
     assert decision.evidence["checks"][f"policy:fresh_parents{p.suffix}"] == "BLOCK"
     assert decision.evidence["checks"][f"policy:pii_watch{p.suffix}"] == "ALERT"
+    assert decision.evidence["upstream"] == {p.bronze: 1}  # the parent version it would use
+    (advice,) = decision.advice
+    assert advice.startswith(f"policy:fresh_parents{p.suffix}: meet it")
+    assert "raw pii: radio" in decision.evidence["check_details"][f"policy:pii_watch{p.suffix}"]
+    from typer.testing import CliRunner
+
+    from openlaketx.cli import app
+
+    shown = CliRunner().invoke(
+        app, ["--home", str(lh.config.home), "explain", p.silver, "--run", silver.run_id]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "to get it allowed" in shown.output and "checks and policies" in shown.output
     assert_sound(lh, p.bronze, p.silver)
 
 

@@ -132,6 +132,11 @@ def test_drift_kind_under_profile(
     step = drifted.steps[0]
     assert (step.status == "BLOCKED") == (expected == "BLOCK"), step.reason
     assert log(lh, step.run_id) == [(kind, expected)]
+    explained = lh.explain(f"bronze_drift{s}", step.run_id)
+    assert [(c["change_kind"], c["decision"]) for c in explained.schema_changes] == [
+        (kind, expected)
+    ]
+    assert bool(explained.advice) == (expected == "BLOCK")
     columns = table_columns(lh, s)
     if expected == "BLOCK":
         assert columns == before  # schema and table untouched (or still absent)

@@ -58,6 +58,7 @@ def decide(
         "checks": {
             c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks
         },
+        "check_details": {c.name: c.detail for c in checks},
     }
     if failed or blocking:
         parts = [f"FAIL rule {o.describe()}" for o in failed]

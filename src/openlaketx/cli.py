@@ -314,10 +314,15 @@ app.command("show", help="Alias of `read`.")(read)
 
 
 @app.command()
-def explain(ctx: typer.Context, dataset: str, as_json: JsonFlag = False) -> None:
-    """Why the latest promotion of a dataset was allowed or blocked. No Spark."""
+def explain(
+    ctx: typer.Context,
+    dataset: str,
+    run: str | None = typer.Option(None, help="A dataset attempt's run id (default: latest)."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Why a promotion was allowed or blocked, and what to change. No Spark."""
 
-    decision = _with_lakehouse(ctx, as_json, lambda lh, _: lh.explain(dataset))
+    decision = _with_lakehouse(ctx, as_json, lambda lh, _: lh.explain(dataset, run))
     if as_json:
         _print_json(asdict(decision))
     else:

@@ -178,14 +178,16 @@ class Lakehouse:
         """Each registered dataset with its latest approved version and its latest attempt."""
         return self.reader.status()
 
-    def explain(self, dataset_id: str) -> DecisionRecord:
-        """Why the latest promotion of a dataset was allowed or blocked, with its rule outcomes."""
+    def explain(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord:
+        """Why the latest promotion of a dataset (or attempt `run_id`'s) was allowed or
+        blocked: rules, checks and policies, schema changes, upstream versions, what to do."""
         self.dataset(dataset_id)
-        decision = self.reader.latest_decision(dataset_id)
+        decision = self.reader.latest_decision(dataset_id, run_id)
         if decision is None:
             raise NotRegisteredError(
-                f"dataset {dataset_id!r} has no recorded decision yet",
+                f"dataset {dataset_id!r} has no recorded decision"
+                + (f" for run {run_id}" if run_id else " yet"),
                 where="promotion_status",
-                fix="run it first",
+                fix="run it first" if run_id is None else "check the run id in `laketx runs`",
             )
         return decision

@@ -14,6 +14,9 @@ from lakeguard.store.records import DecisionRecord
 from openlaketx.runner.job import JobResult
 
 STATUS_STYLE = {
+    "ALLOW": "green",
+    "ALERT": "yellow",
+    "BLOCK": "red",
     "SUCCESS": "green",
     "COMPLETED": "green",
     "PASS": "green",
@@ -122,7 +125,17 @@ def job_result_table(result: JobResult) -> Group:
 
 def explain_panel(decision: DecisionRecord) -> Panel:
     verdict = "[green]ALLOWED[/]" if decision.allowed else "[yellow]BLOCKED[/]"
-    rules = Table(show_header=True)
+    head = (
+        f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} "
+        f"{verdict} at {_cell(decision.evaluated_at)} (run {decision.run_id})"
+    )
+    if decision.version is not None:
+        head += f", version {decision.version}"
+    parts: list[Any] = [head.replace("[run", r"\[run") + "\n" + _plain(decision.reason)]
+    upstream = decision.evidence.get("upstream") or {}
+    if upstream:
+        parts.append("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))
+    rules = Table(title="rules", show_header=True)
     for col in ("rule", "type", "severity", "failed rows", "of", "outcome", "samples"):
         rules.add_column(col, overflow="fold")
     for r in decision.rules:
@@ -133,14 +146,29 @@ def explain_panel(decision: DecisionRecord) -> Panel:
             f"{r.failed_rows:,}",
             f"{r.rows_evaluated:,}",
             styled(r.outcome),
-            _cell(r.sample_values).replace("[", r"\["),
+            _plain(_cell(r.sample_values)),
         )
-    head = (
-        f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} "
-        f"{verdict} at {_cell(decision.evaluated_at)} (run {decision.run_id})\n"
-        f"{decision.reason}"
-    )
-    return Panel(Group(head.replace("[run", r"\[run"), rules), title="promotion decision")
+    parts.append(rules)
+    checks = decision.evidence.get("checks", {})
+    details = decision.evidence.get("check_details", {})
+    if checks:
+        table = Table(title="checks and policies", show_header=True)
+        for col in ("check", "result", "detail"):
+            table.add_column(col, overflow="fold")
+        for name, result in checks.items():
+            table.add_row(name, styled(result), _plain(str(details.get(name, ""))))
+        parts.append(table)
+    if decision.schema_changes:
+        parts.append(rows_table(list(decision.schema_changes), title="schema changes"))
+    if decision.advice:
+        advice = "\n".join(f"  - {a}" for a in decision.advice)
+        parts.append("to get it allowed:\n" + _plain(advice))
+    return Panel(Group(*parts), title="promotion decision")
+
+
+def _plain(text: str) -> str:
+    """Text shown as written (rich would read `[...]` as markup)."""
+    return text.replace("[", r"\[")
 
 
 def short_reason(reason: str) -> str:

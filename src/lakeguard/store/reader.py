@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
+from lakeguard.explain import advise
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars, leases
 from lakeguard.store.definitions import load_table_defs
@@ -148,13 +150,40 @@ class StoreReader:
         results = self.rule_results([r["run_id"] for r in rows])
         return [DecisionRecord.from_row(r, results.get(r["run_id"], ())) for r in rows]
 
-    def latest_decision(self, dataset_id: str) -> DecisionRecord | None:
-        rows = self._store.rows("promotion_status", filters=[("dataset_id", "=", dataset_id)])
+    def latest_decision(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord | None:
+        """A dataset's latest decision (or the one of attempt `run_id`), with everything that
+        took part: rule outcomes, checks and policies, schema changes, the version made."""
+        filters: list[tuple[str, str, Any]] = [("dataset_id", "=", dataset_id)]
+        if run_id is not None:
+            filters.append(("run_id", "=", run_id))
+        rows = self._store.rows("promotion_status", filters=filters)
         if not rows:
             return None
         latest = max(rows, key=lambda r: r["evaluated_at"])
-        results = self.rule_results([latest["run_id"]])
-        return DecisionRecord.from_row(latest, results.get(latest["run_id"], ()))
+        attempt = latest["run_id"]
+        results = self.rule_results([attempt])
+        changes = self._store.rows("schema_change_log", filters=[("run_id", "=", attempt)])
+        version = next((v.version for v in self.versions(dataset_id) if v.run_id == attempt), None)
+        record = DecisionRecord.from_row(latest, results.get(attempt, ()))
+        decided = replace(
+            record,
+            schema_changes=tuple(
+                {
+                    k: c[k]
+                    for k in (
+                        "change_kind",
+                        "column_name",
+                        "old_type",
+                        "new_type",
+                        "profile",
+                        "decision",
+                    )
+                }
+                for c in changes
+            ),
+            version=version,
+        )
+        return replace(decided, advice=tuple(advise(decided)))
 
     # -- runs -----------------------------------------------------------------------------
     def job_runs(self, limit: int = 20) -> list[JobRunRecord]:

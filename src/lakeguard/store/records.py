@@ -363,6 +363,9 @@ class DecisionRecord:
     evaluated_at: datetime
     evidence: dict[str, Any] = field(default_factory=dict)
     rules: tuple[RuleResult, ...] = ()
+    schema_changes: tuple[dict[str, Any], ...] = ()
+    version: int | None = None  # the version the promotion produced, if it was published
+    advice: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:

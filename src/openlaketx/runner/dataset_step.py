@@ -242,6 +242,7 @@ class _GovernedStep:
                 to_layer=self.dataset.layer,
                 checks=checks,
             )
+            decision.evidence["upstream"] = batch.upstream_refs
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
                 tenant=ctx.writer.tenant,
