@@ -40,6 +40,7 @@ DESIGN_RUNTIME = {
     "schema_change_log",
     "dataset_leases",
     "source_progress",
+    "trust_scores",
 }
 
 

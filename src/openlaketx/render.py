@@ -132,6 +132,8 @@ def explain_panel(decision: DecisionRecord) -> Panel:
     if decision.version is not None:
         head += f", version {decision.version}"
     parts: list[Any] = [head.replace("[run", r"\[run") + "\n" + _plain(decision.reason)]
+    if decision.trust:
+        parts.append(f"trust of {decision.dataset_id}: {decision.trust['explanation']}")
     upstream = decision.evidence.get("upstream") or {}
     if upstream:
         parts.append("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))

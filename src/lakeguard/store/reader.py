@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,7 @@ from lakeguard.store.records import (
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
 from lakeguard.store.store import MetadataStore
+from lakeguard.trust import TrustScore, trust_score
 from lakeguard.vocabulary import EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
@@ -183,7 +184,12 @@ class StoreReader:
             ),
             version=version,
         )
-        return replace(decided, advice=tuple(advise(decided)))
+        score = self.trust([dataset_id])[dataset_id]
+        return replace(
+            decided,
+            advice=tuple(advise(decided)),
+            trust={**asdict(score), "explanation": score.explain()},
+        )
 
     # -- runs -----------------------------------------------------------------------------
     def job_runs(self, limit: int = 20) -> list[JobRunRecord]:
@@ -208,6 +214,7 @@ class StoreReader:
             versions = _latest(versions_f.result(), "dataset_id", "version")
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
+        trust = self.trust([d.dataset_id for d in datasets])
         out = []
         for ds in sorted(datasets, key=lambda d: (_LAYER_ORDER.get(d.layer, 9), d.dataset_id)):
             v, h = versions.get(ds.dataset_id, {}), history.get(ds.dataset_id, {})
@@ -223,9 +230,41 @@ class StoreReader:
                     last_status=h.get("status"),
                     last_run_at=h.get("end_time"),
                     last_error=h.get("error_message"),
+                    trust=trust[ds.dataset_id].score,
                 )
             )
         return out
+
+    def trust(self, dataset_ids: Sequence[str] | None = None) -> dict[str, TrustScore]:
+        """Each dataset's trust score and its components (see lakeguard.trust)."""
+        store = self._store
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            futures = {
+                t: pool.submit(store.rows, t)
+                for t in ("dq_results", "schema_change_log", "data_versions", "promotion_status")
+            }
+            rows = {t: f.result() for t, f in futures.items()}
+        ids = (
+            list(dataset_ids)
+            if dataset_ids is not None
+            else [d.dataset_id for d in self.datasets()]
+        )
+
+        def of(table: str, dataset_id: str) -> list[dict[str, Any]]:
+            return [r for r in rows[table] if r["dataset_id"] == dataset_id]
+
+        now = store.now()
+        return {
+            d: trust_score(
+                d,
+                dq=of("dq_results", d),
+                changes=of("schema_change_log", d),
+                versions=of("data_versions", d),
+                decisions=of("promotion_status", d),
+                now=now,
+            )
+            for d in ids
+        }
 
     def in_flight(self, window_days: int = 30) -> list[InFlightRun]:
         """RUNNING events of the last `window_days` without a terminal row.

@@ -322,6 +322,7 @@ class DatasetStatus:
     last_status: str | None = None
     last_run_at: datetime | None = None
     last_error: str | None = None
+    trust: int | None = None  # 0..100, see lakeguard.trust
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -366,6 +367,7 @@ class DecisionRecord:
     schema_changes: tuple[dict[str, Any], ...] = ()
     version: int | None = None  # the version the promotion produced, if it was published
     advice: tuple[str, ...] = ()
+    trust: dict[str, Any] = field(default_factory=dict)  # the dataset's score and components
 
     @classmethod
     def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:

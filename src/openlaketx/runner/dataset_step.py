@@ -131,7 +131,33 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
         data_version=result.data_version,
         error=result.reason if result.status == AttemptStatus.BLOCKED else None,
     )
+    _record_trust(ctx, dataset_id, attempt.run_id)
     return result
+
+
+def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> None:
+    """Append the dataset's trust score after the attempt (best effort: it never fails a run)."""
+    try:
+        score = ctx.gate.reader.trust([dataset_id])[dataset_id]
+        ctx.writer.append(
+            "trust_scores",
+            [
+                {
+                    "score_id": new_id(),
+                    "tenant_id": ctx.writer.tenant,
+                    "dataset_id": dataset_id,
+                    "run_id": run_id,
+                    "score": score.score,
+                    "quality": score.quality,
+                    "freshness": score.freshness,
+                    "stability": score.stability,
+                    "lineage": score.lineage,
+                    "computed_at": ctx.writer.now(),
+                }
+            ],
+        )
+    except Exception as exc:  # the score is derived; the next attempt records it again
+        ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")
 
 
 class _GovernedStep:

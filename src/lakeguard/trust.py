@@ -1,0 +1,80 @@
+"""The trust score of a dataset: one number from 0 to 100, and the components behind it (pure).
+
+| component | weight | from |
+|---|---|---|
+| quality | 40 | mean share of rules passed over the last 10 evaluated batches |
+| freshness | 20 | 1 while the latest approved version is under 24 h old, then down to 0 at 7 days |
+| schema stability | 20 | 1 / (1 + schema changes not simply allowed in the last 10 batches) |
+| lineage | 20 | share of approved versions with an allowed decision that carries evidence |
+
+A dataset with no approved version scores its quality and stability only (freshness and
+lineage 0): trust is earned by promotions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+WEIGHTS = {"quality": 0.4, "freshness": 0.2, "stability": 0.2, "lineage": 0.2}
+RECENT = 10
+FRESH_HOURS = 24.0
+STALE_HOURS = 7 * 24.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrustScore:
+    dataset_id: str
+    score: int  # 0..100
+    quality: float
+    freshness: float
+    stability: float
+    lineage: float
+
+    def explain(self) -> str:
+        parts = ", ".join(
+            f"{name} {getattr(self, name):.2f} x {int(weight * 100)}"
+            for name, weight in WEIGHTS.items()
+        )
+        return f"{self.score}/100 = {parts}"
+
+
+def _freshness(promoted_at: datetime | None, now: datetime) -> float:
+    if promoted_at is None:
+        return 0.0
+    age = (now - promoted_at).total_seconds() / 3600
+    if age <= FRESH_HOURS:
+        return 1.0
+    return max(0.0, 1 - (age - FRESH_HOURS) / (STALE_HOURS - FRESH_HOURS))
+
+
+def trust_score(
+    dataset_id: str,
+    *,
+    dq: Iterable[Mapping[str, Any]],
+    changes: Iterable[Mapping[str, Any]],
+    versions: Iterable[Mapping[str, Any]],
+    decisions: Iterable[Mapping[str, Any]],
+    now: datetime,
+) -> TrustScore:
+    """The score of one dataset from its rows in dq_results, schema_change_log,
+    data_versions and promotion_status."""
+    recent = sorted(dq, key=lambda r: r["executed_at"], reverse=True)[:RECENT]
+    shares = [
+        r["expectations_passed"] / max(1, r["expectations_passed"] + r["expectations_failed"])
+        for r in recent
+    ]
+    quality = sum(shares) / len(shares) if shares else 1.0
+    runs = {r["run_id"] for r in recent}
+    unsettled = sum(1 for c in changes if c["run_id"] in runs and c["decision"] != "ALLOW")
+    stability = 1 / (1 + unsettled)
+    approved = list(versions)
+    backed = {d["run_id"] for d in decisions if d["allowed"] and d.get("evidence")}
+    lineage = sum(1 for v in approved if v["run_id"] in backed) / len(approved) if approved else 0.0
+    latest = max((v["promoted_at"] for v in approved), default=None)
+    freshness = _freshness(latest, now)
+    parts = {"quality": quality, "freshness": freshness, "stability": stability, "lineage": lineage}
+    score = round(100 * sum(WEIGHTS[k] * v for k, v in parts.items()))
+    return TrustScore(dataset_id=dataset_id, score=score, **parts)

@@ -1,0 +1,60 @@
+"""The trust score and its components (pure), and where it shows (Spark)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from lakeguard.trust import trust_score
+from tests.conftest import Project
+
+NOW = datetime(2026, 11, 26, 12)
+
+
+def dq(run: str, passed: int, failed: int, hours_ago: int = 1) -> dict[str, Any]:
+    return {
+        "run_id": run,
+        "expectations_passed": passed,
+        "expectations_failed": failed,
+        "executed_at": NOW - timedelta(hours=hours_ago),
+    }
+
+
+def test_components_and_weights() -> None:
+    versions = [{"run_id": "r1", "promoted_at": NOW - timedelta(hours=2)}]
+    decisions = [{"run_id": "r1", "allowed": True, "evidence": "{...}"}]
+    perfect = trust_score(
+        "d", dq=[dq("r1", 4, 0)], changes=[], versions=versions, decisions=decisions, now=NOW
+    )
+    assert perfect.score == 100 and perfect.explain().startswith("100/100 = quality 1.00 x 40")
+    shaky = trust_score(
+        "d",
+        dq=[dq("r1", 4, 0), dq("r2", 2, 2, hours_ago=0)],
+        changes=[{"run_id": "r2", "decision": "BLOCK"}],
+        versions=versions,
+        decisions=decisions,
+        now=NOW + timedelta(days=4),
+    )
+    assert shaky.quality == 0.75 and shaky.stability == 0.5
+    assert 0 < shaky.freshness < 1 and shaky.lineage == 1.0
+    assert shaky.score == round(100 * (0.4 * 0.75 + 0.2 * shaky.freshness + 0.2 * 0.5 + 0.2))
+    unbacked = trust_score("d", dq=[], changes=[], versions=versions, decisions=[], now=NOW)
+    assert unbacked.lineage == 0.0
+    never = trust_score("d", dq=[], changes=[], versions=[], decisions=[], now=NOW)
+    assert never.freshness == 0.0 and never.score == 60  # quality and stability only
+
+
+@pytest.mark.spark
+def test_status_explain_and_a_table_show_the_score(shared_lakehouse: Any, project: Project) -> None:
+    lh, p = shared_lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ["GSM,1,10.5,100", "UMTS,2,20.5,100"])  # UMTS breaks a WARN rule
+    assert lh.run(p.job).status == "COMPLETED"
+    status = {s.dataset_id: s.trust for s in lh.status()}
+    assert status[p.silver] == 100 and 0 < status[p.bronze] < 100
+    trust = lh.explain(p.bronze).trust
+    assert trust["score"] == status[p.bronze] and "quality" in trust["explanation"]
+    rows = lh.store.rows("trust_scores", filters=[("dataset_id", "=", p.bronze)])
+    assert [r["score"] for r in rows] == [status[p.bronze]]
