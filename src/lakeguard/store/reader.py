@@ -238,17 +238,18 @@ class StoreReader:
     def trust(self, dataset_ids: Sequence[str] | None = None) -> dict[str, TrustScore]:
         """Each dataset's trust score and its components (see lakeguard.trust)."""
         store = self._store
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            futures = {
-                t: pool.submit(store.rows, t)
-                for t in ("dq_results", "schema_change_log", "data_versions", "promotion_status")
-            }
-            rows = {t: f.result() for t, f in futures.items()}
         ids = (
             list(dataset_ids)
             if dataset_ids is not None
             else [d.dataset_id for d in self.datasets()]
         )
+        only: list[tuple[str, str, Any]] = [("dataset_id", "in", ids)]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            futures = {
+                t: pool.submit(store.rows, t, filters=only)
+                for t in ("dq_results", "schema_change_log", "data_versions", "promotion_status")
+            }
+            rows = {t: f.result() for t, f in futures.items()}
 
         def of(table: str, dataset_id: str) -> list[dict[str, Any]]:
             return [r for r in rows[table] if r["dataset_id"] == dataset_id]
