@@ -46,10 +46,16 @@ def decide(
     from_layer: str,
     to_layer: str,
     checks: list[Check] | None = None,
+    droppable: frozenset[str] = frozenset(),
 ) -> Decision:
-    """Allowed unless a FAIL rule is breached or a blocking check failed. WARN only logs."""
+    """Allowed unless a FAIL rule is breached or a blocking check failed. WARN only logs.
+
+    FAIL rules in `droppable` (row rules of a source that drops failing rows) do not block:
+    their failing rows are set aside to quarantine and the rest is promoted.
+    """
     checks = checks or []
-    failed = [o for o in outcomes if o.outcome == "FAIL"]
+    dropped = [o for o in outcomes if o.outcome == "FAIL" and o.rule_id in droppable]
+    failed = [o for o in outcomes if o.outcome == "FAIL" and o.rule_id not in droppable]
     warned = [o for o in outcomes if o.outcome == "WARN"]
     blocking = [c for c in checks if not c.passed and c.blocking]
     alerts = [c for c in checks if not c.passed and not c.blocking]
@@ -59,12 +65,19 @@ def decide(
             c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks
         },
         "check_details": {c.name: c.detail for c in checks},
+        "dropped_rules": [o.rule_id for o in dropped],
     }
     if failed or blocking:
         parts = [f"FAIL rule {o.describe()}" for o in failed]
         parts += [f"check {c.name}: {c.detail}" for c in blocking]
         return Decision(False, "blocked by " + "; ".join(parts), from_layer, to_layer, evidence)
     reason = f"{len(outcomes)} rule(s) evaluated, none breached a FAIL threshold"
+    if dropped:
+        reason = (
+            f"{len(outcomes)} rule(s) evaluated; rows failing "
+            + ", ".join(o.describe() for o in dropped)
+            + " were dropped to quarantine"
+        )
     if warned or alerts:
         notes = [f"WARN {o.describe()}" for o in warned] + [
             f"ALERT {c.name}: {c.detail}" for c in alerts

@@ -61,6 +61,10 @@ class RuleType(StrEnum):
     REGEX = "REGEX"
     ALLOWED_VALUES = "ALLOWED_VALUES"
     EXPRESSION = "EXPRESSION"
+    ROW_COUNT = "ROW_COUNT"
+    FOREIGN_KEY = "FOREIGN_KEY"
+    FRESHNESS = "FRESHNESS"
+    AGGREGATE = "AGGREGATE"
     # Built in, never declared: unparseable source lines against the malformed-row budget.
     PARSE = "PARSE"
 

@@ -41,6 +41,7 @@ class SchemaProfile(Strict):
 
 
 SourceKind = Literal["file", "jdbc", "delta"]
+FailBehavior = Literal["quarantine", "drop", "abort"]
 # A duration for a temporal lookback: "90 seconds", "15 minutes", "2 hours", "1 day".
 DURATION = r"^\s*\d+\s*(second|minute|hour|day)s?\s*$"
 
@@ -94,6 +95,9 @@ class ColumnSpec(Strict):
     nullable: bool = True
     description: str | None = None
     pii: bool = False
+    rules: list[ColumnRule] = Field(
+        default_factory=list, description="Rules of this column (expanded into `rules`)"
+    )
 
 
 class SourceObject(Strict):
@@ -148,9 +152,11 @@ class SourceObject(Strict):
         default=None,
         description="Delta: read the change data feed (default: when the source table has it)",
     )
-    fail_behavior: Literal["quarantine"] = Field(
+    fail_behavior: FailBehavior = Field(
         default="quarantine",
-        description="A blocked batch is kept in quarantine.<dataset> with its run id",
+        description="What a FAIL rule breach does: quarantine (the batch is blocked and kept "
+        "in quarantine.<dataset>), drop (only the failing rows go to quarantine, the rest is "
+        "promoted), abort (blocked, and the whole job stops)",
     )
     schema_profile: str = Field(
         default="additive",
@@ -256,6 +262,10 @@ class Dataset(Strict):
         default="additive",
         description="How a change of this dataset's schema is decided (see schema_profiles)",
     )
+    fail_behavior: FailBehavior = Field(
+        default="quarantine",
+        description="Derived datasets: what a FAIL rule breach does (as for source objects)",
+    )
 
     @property
     def table_name(self) -> str:
@@ -287,6 +297,13 @@ class _RuleBase(Strict):
     description: str | None = None
 
 
+def _check_bounds(kind: str, low: float | None, high: float | None) -> None:
+    if low is None and high is None:
+        raise ValueError(f"a {kind} rule needs min, max or both")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"min {low} is greater than max {high}")
+
+
 class NotNullRule(_RuleBase):
     type: Literal["NOT_NULL"]
     columns: list[ColumnName] = Field(min_length=1)
@@ -296,16 +313,13 @@ class RangeRule(_RuleBase):
     type: Literal["RANGE"]
     column: ColumnName
     min: float | None = None
-    max: float | None = None
+    # validated even when left out, so that a rule with neither bound is refused here
+    max: float | None = Field(default=None, validate_default=True)
 
     @field_validator("max")
     @classmethod
     def _bounds(cls, value: float | None, info: Any) -> float | None:
-        low = info.data.get("min")
-        if value is None and low is None:
-            raise ValueError("a RANGE rule needs min, max or both")
-        if value is not None and low is not None and low > value:
-            raise ValueError(f"min {low} is greater than max {value}")
+        _check_bounds("RANGE", info.data.get("min"), value)
         return value
 
 
@@ -342,10 +356,71 @@ class ExpressionRule(_RuleBase):
     expression: str = Field(min_length=1, description="SQL predicate every row must satisfy")
 
 
+class RowCountRule(_RuleBase):
+    type: Literal["ROW_COUNT"]
+    min: int | None = Field(default=None, ge=0)
+    # validated even when left out, so that a rule with neither bound is refused here
+    max: int | None = Field(default=None, ge=0, validate_default=True)
+
+    @field_validator("max")
+    @classmethod
+    def _bounds(cls, value: int | None, info: Any) -> int | None:
+        _check_bounds("ROW_COUNT", info.data.get("min"), value)
+        return value
+
+
+class ForeignKeyRule(_RuleBase):
+    type: Literal["FOREIGN_KEY"]
+    columns: list[ColumnName] = Field(min_length=1)
+    references: Identifier = Field(description="The dataset whose approved snapshot holds the keys")
+    ref_columns: list[ColumnName] | None = Field(
+        default=None, description="Its key columns (default: the same names)"
+    )
+
+
+class FreshnessRule(_RuleBase):
+    type: Literal["FRESHNESS"]
+    column: ColumnName
+    max_age: Annotated[str, Field(pattern=DURATION)] = Field(
+        description="How old a row's timestamp may be, e.g. '2 days'"
+    )
+
+
+class AggregateRule(_RuleBase):
+    type: Literal["AGGREGATE"]
+    expression: str = Field(
+        min_length=1, description="A SQL condition over aggregates of the batch, e.g. sum(x) > 0"
+    )
+
+
 Rule = Annotated[
-    NotNullRule | RangeRule | UniqueRule | RegexRule | AllowedValuesRule | ExpressionRule,
+    NotNullRule
+    | RangeRule
+    | UniqueRule
+    | RegexRule
+    | AllowedValuesRule
+    | ExpressionRule
+    | RowCountRule
+    | ForeignKeyRule
+    | FreshnessRule
+    | AggregateRule,
     Field(discriminator="type"),
 ]
+
+
+class ColumnRule(Strict):
+    """A rule written under a column (seed 001's per-column rule sets)."""
+
+    type: Literal["NOT_NULL", "UNIQUE", "RANGE", "REGEX", "ALLOWED_VALUES", "FRESHNESS"]
+    id: Identifier | None = Field(default=None, description="Default: <object>_<column>_<type>")
+    severity: Severity = Severity.FAIL
+    threshold: float = Field(default=0.0, ge=0.0, le=1.0)
+    min: float | None = None
+    max: float | None = None
+    pattern: str | None = None
+    values: list[str | int | float | bool] | None = None
+    max_age: str | None = None
+    description: str | None = None
 
 
 class Task(Strict):
@@ -377,3 +452,34 @@ class MetadataDocument(Strict):
     datasets: list[Dataset] = Field(default_factory=list)
     rules: list[Rule] = Field(default_factory=list)
     jobs: list[Job] = Field(default_factory=list)
+
+    def column_rules(self) -> list[tuple[tuple[Any, ...], Any]]:
+        """Rules written under source columns, each expanded into a full rule (or, when its
+        parameters do not make one, the reason), with its location in the document."""
+        from pydantic import TypeAdapter
+        from pydantic import ValidationError as PydanticError
+
+        adapter: TypeAdapter[Any] = TypeAdapter(Rule)
+        found: list[tuple[tuple[Any, ...], Any]] = []
+        for i, obj in enumerate(self.source_objects):
+            for j, col in enumerate(obj.columns):
+                for k, rule in enumerate(col.rules):
+                    spec = rule.model_dump(exclude_none=True)
+                    spec["id"] = rule.id or f"{obj.id}_{col.name.lower()}_{rule.type.lower()}"[:63]
+                    spec["dataset"] = obj.dataset
+                    if rule.type in ("NOT_NULL", "UNIQUE"):
+                        spec["columns"] = [col.name]
+                    else:
+                        spec["column"] = col.name
+                    loc = ("source_objects", i, "columns", j, "rules", k)
+                    try:
+                        found.append((loc, adapter.validate_python(spec)))
+                    except PydanticError as exc:
+                        found.append((loc, "; ".join(e["msg"] for e in exc.errors())))
+        return found
+
+    @property
+    def all_rules(self) -> list[Any]:
+        """The declared rules and those written under source columns."""
+        expanded = [r for _, r in self.column_rules() if not isinstance(r, str)]
+        return [*self.rules, *expanded]

@@ -14,9 +14,12 @@ from typing import Any
 from croniter import croniter
 
 from lakeguard.catalog.models import (
+    AggregateRule,
     AllowedValuesRule,
     Dataset,
     ExpressionRule,
+    ForeignKeyRule,
+    FreshnessRule,
     Layer,
     MetadataDocument,
     NotNullRule,
@@ -94,10 +97,12 @@ def _duplicates(section: str, ids: list[str]) -> list[Problem]:
     ]
 
 
-def _vet(text: str, loc: tuple[Any, ...], known: list[str] | None) -> list[Problem]:
+def _vet(
+    text: str, loc: tuple[Any, ...], known: list[str] | None, *, aggregates: bool = False
+) -> list[Problem]:
     path = Problem(loc, "").path
     try:
-        tree = vet_expression(text, where=path)
+        tree = vet_expression(text, where=path, allow_aggregates=aggregates)
     except LakeTxError as exc:
         return [Problem(loc, exc.what)]
     if known is not None:
@@ -211,29 +216,62 @@ def _reads_snapshots(doc: MetadataDocument, ds: Dataset, by_id: dict[str, Datase
 
 
 def _rule_columns(rule: Any) -> list[str]:
-    if isinstance(rule, NotNullRule | UniqueRule):
+    if isinstance(rule, NotNullRule | UniqueRule | ForeignKeyRule):
         return list(rule.columns)
-    if isinstance(rule, RangeRule | RegexRule | AllowedValuesRule):
+    if isinstance(rule, RangeRule | RegexRule | AllowedValuesRule | FreshnessRule):
         return [rule.column]
     return []
+
+
+def _check_rule(
+    rule: Any, loc: tuple[Any, ...], cols: dict[str, list[str] | None]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    if rule.dataset not in cols:
+        return [Problem((*loc, "dataset"), f"unknown dataset {rule.dataset!r}")]
+    known = cols[rule.dataset]
+    if isinstance(rule, ExpressionRule):
+        problems += _vet(rule.expression, (*loc, "expression"), known)
+    elif isinstance(rule, AggregateRule):
+        problems += _vet(rule.expression, (*loc, "expression"), known, aggregates=True)
+    elif isinstance(rule, ForeignKeyRule):
+        if rule.references not in cols:
+            problems.append(Problem((*loc, "references"), f"unknown dataset {rule.references!r}"))
+        else:
+            ref_known = cols[rule.references]
+            ref_columns = rule.ref_columns or rule.columns
+            if len(ref_columns) != len(rule.columns):
+                problems.append(
+                    Problem((*loc, "ref_columns"), "as many ref_columns as columns are needed")
+                )
+            elif ref_known is not None:
+                problems += [
+                    Problem((*loc, "ref_columns"), f"{name!r} is not a column of {rule.references}")
+                    for name in ref_columns
+                    if name not in ref_known
+                ]
+    if known is not None:
+        for name in _rule_columns(rule):
+            if name not in known:
+                problems.append(Problem(loc, f"column {name!r} is not a column of {rule.dataset}"))
+    return problems
 
 
 def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> list[Problem]:
     problems: list[Problem] = []
     for i, rule in enumerate(doc.rules):
-        loc: tuple[Any, ...] = ("rules", i)
-        if rule.dataset not in cols:
-            problems.append(Problem((*loc, "dataset"), f"unknown dataset {rule.dataset!r}"))
-            continue
-        known = cols[rule.dataset]
-        if isinstance(rule, ExpressionRule):
-            problems += _vet(rule.expression, (*loc, "expression"), known)
-        elif known is not None:
-            for name in _rule_columns(rule):
-                if name not in known:
-                    problems.append(
-                        Problem(loc, f"column {name!r} is not a column of {rule.dataset}")
-                    )
+        problems += _check_rule(rule, ("rules", i), cols)
+    for loc, rule in doc.column_rules():
+        if isinstance(rule, str):
+            problems.append(Problem(loc, rule))
+        else:
+            problems += _check_rule(rule, loc, cols)
+    ids = Counter(r.id for r in doc.all_rules)
+    problems += [
+        Problem(loc, f"rule id {r.id!r} is used twice")
+        for loc, r in doc.column_rules()
+        if not isinstance(r, str) and ids[r.id] > 1
+    ]
     return problems
 
 

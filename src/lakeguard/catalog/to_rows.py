@@ -93,7 +93,9 @@ def document_rows(
         )
         for ordinal, col in enumerate(obj.columns):
             rule_ids = [
-                r.id for r in doc.rules if r.dataset == obj.dataset and col.name in _columns_of(r)
+                r.id
+                for r in doc.all_rules
+                if r.dataset == obj.dataset and col.name in _columns_of(r)
             ]
             rows["source_object_columns"].append(
                 _with_hash(
@@ -138,6 +140,7 @@ def document_rows(
             "hash_strategy": ds.hash_spec,
             "delete_missing": ds.delete_missing,
             "schema_profile": ds.schema_profile,
+            "fail_behavior": ds.fail_behavior,
         }
         rows["dataset_registry"].append(
             _with_hash(
@@ -160,7 +163,7 @@ def document_rows(
             )
         )
     layer_of = {d.id: d.layer for d in doc.datasets}
-    for rule in doc.rules:
+    for rule in doc.all_rules:
         rows["quality_rules"].append(
             _with_hash(
                 {

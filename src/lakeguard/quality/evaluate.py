@@ -96,3 +96,47 @@ def evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOutc
         .collect()[0]
     )
     return outcome_for(rule, rows, int(dupes["failed"] or 0), [dupes["a"], dupes["b"]])
+
+
+def evaluate_row_count(rule: CompiledRule, rows: int) -> RuleOutcome:
+    """The batch's row count against the rule's bounds (pure): all rows fail when outside."""
+    assert rule.row_bounds is not None
+    low, high = rule.row_bounds
+    inside = (low is None or rows >= low) and (high is None or rows <= high)
+    return outcome_for(rule, max(rows, 1), 0 if inside else max(rows, 1), [str(rows)])
+
+
+def evaluate_aggregate(frame: DataFrame | None, rule: CompiledRule, rows: int) -> RuleOutcome:
+    """A condition over aggregates of the batch: when false, the whole batch fails it."""
+    from pyspark.sql import functions as F
+
+    holds = False
+    if frame is not None:
+        row = frame.agg(F.expr(rule.aggregate_sql or "FALSE").alias("holds")).first()
+        holds = bool(row and row["holds"])
+    return outcome_for(rule, max(rows, 1), 0 if holds else max(rows, 1), [])
+
+
+def evaluate_reference(
+    frame: DataFrame | None, rule: CompiledRule, rows: int, referenced: DataFrame | None
+) -> RuleOutcome:
+    """Rows whose (non-null) key has no match in the referenced dataset's approved snapshot."""
+    from pyspark.sql import functions as F
+
+    assert rule.reference is not None
+    _, columns, ref_columns = rule.reference
+    if frame is None:
+        return outcome_for(rule, rows, 0, [])
+    keys = frame.where(" AND ".join(f"{quote(c)} IS NOT NULL" for c in columns))
+    if referenced is not None:
+        known = referenced.select(
+            *[F.col(quote(r)).alias(c) for c, r in zip(columns, ref_columns, strict=True)]
+        ).distinct()
+        keys = keys.join(known, on=list(columns), how="left_anti")
+    missing = (
+        keys.select(F.expr(rule.sample_sql or "NULL").alias("s"))
+        .agg(F.count(F.lit(1)).alias("n"), F.min("s").alias("a"), F.max("s").alias("b"))
+        .first()
+    )
+    assert missing is not None
+    return outcome_for(rule, rows, int(missing["n"] or 0), [missing["a"], missing["b"]])

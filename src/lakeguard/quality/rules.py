@@ -8,12 +8,13 @@ row-level: it becomes a list of key columns, counted by one groupBy of its own.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from lakeguard.errors import ValidationError
-from lakeguard.sqlsafety import vetted_sql
+from lakeguard.sqlsafety import render, vet_expression, vetted_sql
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.records import RuleDef
 from lakeguard.vocabulary import DECLARABLE_RULE_TYPES, RuleType, Severity
@@ -29,6 +30,11 @@ class CompiledRule:
     violation_sql: str | None
     sample_sql: str | None
     unique_keys: tuple[str, ...] = ()
+    # batch-level rules (at most one of these): row-count bounds, an aggregate condition,
+    # or the keys that must exist in another dataset (dataset, columns, its columns)
+    row_bounds: tuple[int | None, int | None] | None = None
+    aggregate_sql: str | None = None
+    reference: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
 
     @property
     def row_level(self) -> bool:
@@ -48,6 +54,15 @@ def _as_text(columns: list[str]) -> str:
         return f"CAST({quote(columns[0])} AS STRING)"
     parts = ", ".join(f"coalesce(CAST({quote(c)} AS STRING), 'NULL')" for c in columns)
     return f"concat_ws('|', {parts})"
+
+
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+
+
+def _seconds(text: Any) -> int | None:
+    """Seconds in a duration such as '2 hours' (None when it is not one)."""
+    match = re.match(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$", str(text or ""))
+    return int(match.group(1)) * _UNITS[match.group(2)] if match else None
 
 
 def compile_rule(row: RuleDef) -> CompiledRule:
@@ -99,6 +114,36 @@ def compile_rule(row: RuleDef) -> CompiledRule:
             **common, columns=tuple(cols), violation_sql=f"({predicate})", sample_sql=_as_text(cols)
         )
 
+    if rule_type == RuleType.ROW_COUNT:
+        low, high = params.get("min"), params.get("max")
+        if low is None and high is None:
+            raise bad("needs 'min', 'max' or both")
+        bounds = (None if low is None else int(low), None if high is None else int(high))
+        return CompiledRule(
+            **common, columns=(), violation_sql=None, sample_sql=None, row_bounds=bounds
+        )
+    if rule_type == RuleType.AGGREGATE:
+        expression = params.get("expression")
+        if not isinstance(expression, str):
+            raise bad("needs 'expression'")
+        tree = vet_expression(expression, where=f"{where}.expression", allow_aggregates=True)
+        return CompiledRule(
+            **common, columns=(), violation_sql=None, sample_sql=None, aggregate_sql=render(tree)
+        )
+    if rule_type == RuleType.FOREIGN_KEY:
+        cols = params.get("columns") or []
+        refs = params.get("ref_columns") or cols
+        target = params.get("references")
+        if not cols or not isinstance(target, str) or len(refs) != len(cols):
+            raise bad("needs 'columns', 'references' and as many 'ref_columns' as columns")
+        return CompiledRule(
+            **common,
+            columns=tuple(cols),
+            violation_sql=None,
+            sample_sql=_as_text(cols),
+            reference=(target, tuple(cols), tuple(refs)),
+        )
+
     column = str(params.get("column") or "")
     if rule_type != RuleType.EXPRESSION and not column:
         raise bad("needs 'column'")
@@ -126,6 +171,14 @@ def compile_rule(row: RuleDef) -> CompiledRule:
             raise bad("needs a non-empty list 'values'")
         listed = ", ".join(_literal(v) for v in values)
         pred = f"({quote(column)} IS NOT NULL AND {quote(column)} NOT IN ({listed}))"
+    elif rule_type == RuleType.FRESHNESS:
+        seconds = _seconds(params.get("max_age"))
+        if seconds is None:
+            raise bad("needs 'max_age' as '<n> seconds|minutes|hours|days'")
+        pred = (
+            f"({quote(column)} IS NOT NULL AND CAST({quote(column)} AS TIMESTAMP) < "
+            f"current_timestamp() - make_dt_interval(0, 0, 0, {seconds}))"
+        )
     elif rule_type == RuleType.EXPRESSION:
         expression = params.get("expression")
         if not isinstance(expression, str):

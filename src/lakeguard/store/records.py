@@ -37,6 +37,7 @@ class Transform:
     hash_strategy: str | dict[str, list[str]] = "all"
     delete_missing: str = "none"  # none | soft | hard
     schema_profile: str = "additive"
+    fail_behavior: str = "quarantine"  # quarantine | drop | abort
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,6 +77,7 @@ class DatasetDef:
                 hash_strategy=raw.get("hash_strategy") or "all",
                 delete_missing=raw.get("delete_missing") or "none",
                 schema_profile=raw.get("schema_profile") or "additive",
+                fail_behavior=raw.get("fail_behavior") or "quarantine",
             ),
             domain=row.get("domain"),
             owner=row.get("owner"),
@@ -158,6 +160,7 @@ class SourceObjectDef:
     watermark_column: str | None = None
     max_malformed_ratio: float = 0.0
     schema_profile: str = "additive"
+    fail_behavior: str = "quarantine"  # quarantine | drop | abort
     ingest: IngestOptions = field(default_factory=IngestOptions)
     columns: tuple[SourceColumnDef, ...] = ()
 
@@ -176,6 +179,7 @@ class SourceObjectDef:
             watermark_column=row.get("watermark_column"),
             max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
             schema_profile=row.get("schema_compat_profile") or "additive",
+            fail_behavior=row.get("dq_fail_behavior") or "quarantine",
             ingest=IngestOptions.from_json(row.get("ingest_options")),
             columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
         )

@@ -84,6 +84,7 @@ class StepResult:
     error: LakeTxError | None = None
     outcomes: list[RuleOutcome] = field(default_factory=list)
     quarantined: int = 0
+    aborts_job: bool = False  # blocked under fail_behavior: abort; the job stops here
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,7 +232,11 @@ class _GovernedStep:
             return self._nothing_new(nothing, recovered)
         with attempt.phase(f"evaluate {len(all_rules)} rules", "validate") as log:
             result = evaluate_staged(
-                ctx.spark, staged, all_rules, profile=self.dataset.transform.profile
+                ctx.spark,
+                staged,
+                all_rules,
+                profile=self.dataset.transform.profile,
+                referenced=self._approved_snapshot,
             )
             self.rows_read = result.rows
             log.rows = result.rows
@@ -262,12 +267,15 @@ class _GovernedStep:
                         "would empty the dataset",
                     )
                 )
+            behavior = self.fail_behavior
             decision = decide(
                 result.outcomes,
                 from_layer=batch.from_layer,
                 to_layer=self.dataset.layer,
                 checks=checks,
+                droppable=_row_rules(all_rules) if behavior == "drop" else frozenset(),
             )
+            decision.evidence["fail_behavior"] = behavior
             decision.evidence["upstream"] = batch.upstream_refs
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
@@ -303,8 +311,20 @@ class _GovernedStep:
                 reason=decision.reason,
                 outcomes=result.outcomes,
                 quarantined=log.rows or 0,
+                aborts_job=behavior == "abort",
             )
         return self._publish(staged, batch, result, decision, own_latest, next_version)
+
+    @property
+    def fail_behavior(self) -> str:
+        """What a FAIL breach does here: a derived dataset's own setting; for bronze, `abort`
+        if any source object aborts, `drop` only if all of them drop, else `quarantine`."""
+        if self.dataset.layer != Layer.BRONZE:
+            return self.dataset.transform.fail_behavior
+        chosen = {o.fail_behavior for o in self.ctx.registry.source_objects(self.dataset_id)}
+        if "abort" in chosen:
+            return "abort"
+        return "drop" if chosen == {"drop"} else "quarantine"
 
     def _nothing_new(self, note: str | None, recovered: list[TaggedCommit]) -> StepResult:
         """Nothing new to promote: no decision, no version (except one recovered from a crash)."""
@@ -338,6 +358,18 @@ class _GovernedStep:
         parent_latest = ctx.gate.latest(self.dataset.parents[0])
         return derived_input(
             ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
+        )
+
+    def _approved_snapshot(self, dataset_id: str) -> DataFrame | None:
+        """Another dataset's latest approved snapshot (a foreign key's reference)."""
+        approved = self.ctx.gate.latest(dataset_id)
+        if approved is None:
+            return None
+        table = self.ctx.registry.dataset(dataset_id).table_name
+        return (
+            self.ctx.spark.read.format("delta")
+            .option("versionAsOf", int(approved.snapshot_ref))
+            .load(dataset_location(self.ctx.warehouse, table))
         )
 
     def _table_types(self) -> dict[str, str] | None:
@@ -496,10 +528,9 @@ class _GovernedStep:
         )
         with self.attempt.phase("write", "write") as log:
             set_aside = 0
-            if batch.has_corrupt_column and _malformed(result):
-                from pyspark.sql import functions as F
-
-                staged = staging.split(ctx.spark, staged, F.col(CORRUPT_COLUMN).isNotNull())
+            rejected = self._rejected(batch, result, decision)
+            if rejected is not None:
+                staged = staging.split(ctx.spark, staged, rejected)
             if staged.malformed:
                 set_aside = quarantine(
                     self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
@@ -536,7 +567,7 @@ class _GovernedStep:
             log.metadata = {
                 "load_type": self.load_type,
                 "delta_version": commit.commit_version,
-                "malformed_set_aside": set_aside,
+                "set_aside": set_aside,
             }
 
         with self.attempt.phase("record version", "record") as log:
@@ -559,6 +590,31 @@ class _GovernedStep:
             outcomes=result.outcomes,
             quarantined=set_aside,
         )
+
+    def _rejected(
+        self, batch: InputBatch, result: BatchEvaluation, decision: Decision
+    ) -> Column | None:
+        """Which staged rows stay out of the promotion: unparseable rows and rows failing a
+        rule whose failures are dropped (None: every row is promoted)."""
+        from pyspark.sql import functions as F
+
+        parts = []
+        if batch.has_corrupt_column and _malformed(result):
+            parts.append(F.col(CORRUPT_COLUMN).isNotNull())
+        dropped = [
+            rule_id
+            for rule_id in decision.evidence.get("dropped_rules", [])
+            if any(o.rule_id == rule_id and o.failed_rows for o in result.outcomes)
+        ]
+        if dropped:
+            ids = F.array(*[F.lit(rule_id) for rule_id in dropped])
+            parts.append(F.arrays_overlap(F.col(FAILED_RULES), ids))
+        if not parts:
+            return None
+        rejected = parts[0]
+        for part in parts[1:]:
+            rejected = rejected | part
+        return F.coalesce(rejected, F.lit(False))
 
     def _progress_rows(
         self, batch: InputBatch, staged: staging.StagedBatch, version: int
@@ -677,6 +733,11 @@ def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
             f"reading the source failed: {text}", where="jdbc source", transient=True
         )
     return exc
+
+
+def _row_rules(rules: list[CompiledRule]) -> frozenset[str]:
+    """FAIL rules that judge single rows (the only failures that can be dropped)."""
+    return frozenset(r.rule_id for r in rules if r.row_level and r.severity == "FAIL")
 
 
 def _malformed(result: BatchEvaluation) -> int:

@@ -39,7 +39,10 @@ class JobResult:
         if self.status == JobStatus.BLOCKED:
             return PromotionBlocked.exit_code
         failed = [s.error for s in self.steps if s.status == AttemptStatus.FAILED and s.error]
-        return failed[-1].exit_code if failed else 1
+        if failed:
+            return failed[-1].exit_code
+        # a FAILED job without a failed step was aborted by a blocked batch (fail_behavior)
+        return PromotionBlocked.exit_code if any(s.aborts_job for s in self.steps) else 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,26 +130,34 @@ def run(
         run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
     )
     outcome: dict[str, AttemptStatus | str] = {}
+    aborted: StepResult | None = None
     try:
         for task in job_plan.tasks:
-            if any(outcome.get(dep) != AttemptStatus.SUCCESS for dep in task.depends_on):
+            if aborted is not None or any(
+                outcome.get(dep) != AttemptStatus.SUCCESS for dep in task.depends_on
+            ):
                 outcome[task.task_id] = "SKIPPED"
                 result.skipped.append(task.dataset_id)
                 continue
             step = _with_retries(ctx, task, job_plan, progress, result.steps)
             result.steps.append(step)
             outcome[task.task_id] = step.status
+            if step.aborts_job:
+                aborted = step
     except BaseException as exc:
         result.status, result.error = JobStatus.FAILED, describe(exc)
         job.finish(JobStatus.FAILED, result.error)
         raise
     statuses = set(outcome.values())
-    if AttemptStatus.FAILED in statuses:
+    if AttemptStatus.FAILED in statuses or aborted is not None:
         result.status = JobStatus.FAILED
     elif AttemptStatus.BLOCKED in statuses:
         result.status = JobStatus.BLOCKED
     failures = [s.reason for s in result.steps if s.status != AttemptStatus.SUCCESS and s.reason]
     result.error = failures[-1] if failures else None
+    if aborted is not None:
+        # fail_behavior: abort stops the whole job, independent tasks included
+        result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
     row = job.finish(result.status, result.error)
     result.duration_ms = int(row["duration_ms"] or 0)
     return result

@@ -13,16 +13,25 @@ aggregates, and PySpark 4.1 counts a retried task twice. Footers are exact and f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.evaluate import FAILED_RULES, count_failures, evaluate_unique, row_outcomes
+from lakeguard.quality.evaluate import (
+    FAILED_RULES,
+    count_failures,
+    evaluate_aggregate,
+    evaluate_reference,
+    evaluate_row_count,
+    evaluate_unique,
+    row_outcomes,
+)
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
 from lakeguard.quality.rules import CompiledRule
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 # Column types a profile summarises (Delta schema JSON names).
 PROFILED_TYPES = frozenset(
@@ -41,7 +50,12 @@ def profiled_columns(staged: StagedBatch) -> list[str]:
 
 
 def evaluate_staged(
-    spark: SparkSession, staged: StagedBatch, rules: list[CompiledRule], *, profile: bool
+    spark: SparkSession,
+    staged: StagedBatch,
+    rules: list[CompiledRule],
+    *,
+    profile: bool,
+    referenced: Callable[[str], DataFrame | None] = lambda _: None,
 ) -> BatchEvaluation:
     """Outcomes of `rules` on the staged batch (in rule order) and, optionally, its profile."""
     rows = staged.rows
@@ -54,7 +68,13 @@ def evaluate_staged(
     for rule in rules:
         if rule.row_level:
             continue
-        if good is None:
+        if rule.row_bounds is not None:
+            outcomes.append(evaluate_row_count(rule, rows))
+        elif rule.aggregate_sql is not None:
+            outcomes.append(evaluate_aggregate(good, rule, rows))
+        elif rule.reference is not None:
+            outcomes.append(evaluate_reference(good, rule, rows, referenced(rule.reference[0])))
+        elif good is None:
             outcomes.append(outcome_for(rule, rows, 0, []))
         else:
             outcomes.append(evaluate_unique(good, rule, rows))
