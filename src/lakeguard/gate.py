@@ -169,6 +169,7 @@ class Gate:
         promoted_by: str,
         previous: ApprovedVersion | None,
         content_hash: str | None = None,
+        definition_hash: str | None = None,
     ) -> None:
         """Append an approved version; it must be exactly one above `previous` (the latest).
 
@@ -193,6 +194,7 @@ class Gate:
             "rows_written": rows_written,
             "upstream_refs": to_json(upstream_refs),
             "content_hash": content_hash,
+            "definition_hash": definition_hash,
             "run_id": run_id,
             "promoted_at": self.store.now(),
             "promoted_by": promoted_by,

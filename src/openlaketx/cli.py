@@ -347,6 +347,29 @@ def verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 @app.command()
+def replay(
+    ctx: typer.Context,
+    dataset: str,
+    version: int = typer.Option(..., help="The approved data version to rebuild and compare."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Rebuild an approved version and compare content hashes (exit 10 on a mismatch)."""
+    from lakeguard.errors import AuditFailed
+
+    def work(lh: Any, progress: Callable[[str], None]) -> Any:
+        progress("starting Spark")
+        return lh.replay(dataset, version)
+
+    report = _with_lakehouse(ctx, as_json, work)
+    if as_json:
+        _print_json({**asdict(report), "matches": report.matches})
+    else:
+        out.print(render.replay_table(report))
+    if not report.matches:
+        raise typer.Exit(AuditFailed.exit_code)
+
+
+@app.command()
 def reap(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Record runs whose process died in flight as FAILED. No Spark."""
 

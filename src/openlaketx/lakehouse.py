@@ -26,6 +26,7 @@ from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, J
 from openlaketx.config import LakehouseConfig
 from openlaketx.runner import job as job_runner
 from openlaketx.runner.reaper import reap
+from openlaketx.runner.replay import ReplayReport, replay
 from openlaketx.tables import dataset_location, quarantine_name, register, register_metadata
 
 if TYPE_CHECKING:
@@ -142,6 +143,11 @@ class Lakehouse:
         """
         data = self.reader.audit_data(lambda table: dataset_location(self.warehouse, table))
         return audit(only(data, datasets) if datasets is not None else data, known_dead)
+
+    def replay(self, dataset_id: str, version: int) -> ReplayReport:
+        """Rebuild approved `version` of a dataset and compare its content hashes with the
+        recorded one (see openlaketx.runner.replay)."""
+        return replay(self.spark, self.store, self.warehouse, dataset_id, version)
 
     def optimize(self) -> list[str]:
         """Compact the metadata tables and cluster them by their usual filters."""

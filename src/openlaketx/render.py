@@ -12,6 +12,7 @@ from rich.table import Table
 from lakeguard.catalog.plan import Plan
 from lakeguard.store.records import DecisionRecord
 from openlaketx.runner.job import JobResult
+from openlaketx.runner.replay import ReplayReport
 
 STATUS_STYLE = {
     "ALLOW": "green",
@@ -121,6 +122,20 @@ def job_result_table(result: JobResult) -> Group:
     for skipped in result.skipped:
         table.add_row(skipped, styled("SKIPPED"), "", "", "", "an upstream task did not succeed")
     return Group(table)
+
+
+def replay_table(report: ReplayReport) -> Group:
+    verdict = "[green]MATCH[/]" if report.matches else "[red]MISMATCH[/]"
+    table = Table(
+        title=f"replay of {report.dataset_id} version {report.version}: {verdict} "
+        f"(recorded {report.recorded or 'nothing'})"
+    )
+    for col in ("comparison", "result", "content hash", "what"):
+        table.add_column(col, overflow="fold")
+    for c in report.comparisons:
+        result = {True: "[green]match[/]", False: "[red]differs[/]", None: "[dim]-[/]"}
+        table.add_row(c.name, result[c.matches], c.content_hash or "", _plain(c.detail))
+    return Group(table, *[_plain(f"note: {n}") for n in report.notes])
 
 
 def explain_panel(decision: DecisionRecord) -> Panel:

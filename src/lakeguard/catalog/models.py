@@ -50,7 +50,7 @@ class Policy(Strict):
     """A platform guarantee: checked before every write to the layers it covers."""
 
     id: Identifier
-    type: Literal["PII", "SCHEMA", "SLA", "VOLUME"]
+    type: Literal["PII", "SCHEMA", "SLA", "VOLUME", "PROFILE"]
     applies_to: list[Layer] = Field(min_length=1, description="The layers it covers")
     enforcement: Literal["BLOCK", "ALERT"] = "BLOCK"
     expression: str | None = Field(
@@ -61,6 +61,26 @@ class Policy(Strict):
         default=5, ge=1, le=100, description="VOLUME: approved versions the band is learnt from"
     )
     description: str | None = None
+
+
+class ProfileSchedule(Strict):
+    """When the full column profile (distinct counts, means, deviations, top values) runs;
+    the footer profile (nulls, min, max) runs with every batch anyway."""
+
+    every: int | None = Field(default=None, ge=1, description="Every Nth evaluated batch")
+    cron: str | None = Field(default=None, description="When a cron time has passed since")
+    top_values: int = Field(default=5, ge=0, le=100, description="Most frequent string values")
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str | None, info: Any) -> str | None:
+        from croniter import croniter
+
+        if value is not None and info.data.get("every") is not None:
+            raise ValueError("say either every or cron, not both")
+        if value is not None and not croniter.is_valid(value):
+            raise ValueError(f"{value!r} is not a cron expression")
+        return value
 
 
 class SourceSystem(Strict):
@@ -257,7 +277,11 @@ class Dataset(Strict):
         description="SQL models: recompute only the keys the parents' new rows touch "
         "(default: full refresh)",
     )
-    profile: bool = True
+    profile: bool | ProfileSchedule = Field(
+        default=True,
+        description="false: no profile; true: the footer profile of every batch; a schedule: "
+        "also the full profile at that cadence ({} for every batch)",
+    )
     schema_profile: str = Field(
         default="additive",
         description="How a change of this dataset's schema is decided (see schema_profiles)",

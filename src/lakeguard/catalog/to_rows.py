@@ -134,7 +134,9 @@ def document_rows(
         transform = {
             "filter": ds.filter,
             "columns": ds.columns,
-            "profile": ds.profile,
+            "profile": ds.profile
+            if isinstance(ds.profile, bool)
+            else ds.profile.model_dump(exclude_none=True),
             "sql": ds.sql,
             "refresh_keys": ds.refresh_keys,
             "hash_strategy": ds.hash_spec,

@@ -60,6 +60,13 @@ def volume_metrics(rows: int, history: list[int]) -> dict[str, float]:
     }
 
 
+def profile_metrics_none() -> dict[str, float]:
+    """PROFILE metrics of a batch with no profile to compare (profiling is off)."""
+    return dict.fromkeys(
+        ("null_ratio_increase", "mean_shift", "distinct_change", "compared", "full_compared"), 0.0
+    )
+
+
 def checks(
     policies: Iterable[PolicyDef], metrics: Callable[[PolicyDef], Mapping[str, float]]
 ) -> list[Check]:

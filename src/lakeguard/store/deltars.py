@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -257,9 +257,14 @@ def read(
     filters: Sequence[Filter] = (),
     columns: Sequence[str] | None = None,
     version: int | None = None,
+    as_of: datetime | None = None,
 ) -> pa.Table:
+    """Rows of a table (at `version`, or as it was at time `as_of`), filtered."""
     with guarded(table, location, "read it"):
-        return scan(DeltaTable(location, version=version), filters=filters, columns=columns)
+        dt = DeltaTable(location, version=version)
+        if as_of is not None:
+            dt.load_as_version(as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC))
+        return scan(dt, filters=filters, columns=columns)
 
 
 def history(table: str, location: str, limit: int) -> list[dict[str, Any]]:

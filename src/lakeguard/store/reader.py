@@ -17,6 +17,7 @@ from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
 from lakeguard.explain import advise
+from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars, leases
 from lakeguard.store.definitions import load_table_defs
@@ -60,10 +61,15 @@ class StoreReader:
         return self._store.tenant
 
     # -- definitions ----------------------------------------------------------------------
-    def registry(self) -> Registry:
-        """Every active definition a run needs, read concurrently, as one snapshot."""
+    def registry(self, as_of: datetime | None = None) -> Registry:
+        """Every active definition a run needs, read concurrently, as one snapshot (of the
+        definitions in force at time `as_of`: Delta time travel on the definition tables)."""
+
+        def active(table: str) -> list[dict[str, Any]]:
+            return self._store.active_definitions(table, as_of=as_of)
+
         with ThreadPoolExecutor(max_workers=4) as pool:
-            tables = pool.map(self._store.active_definitions, REGISTRY_TABLES)
+            tables = pool.map(active, REGISTRY_TABLES)
             return Registry.from_rows(dict(zip(REGISTRY_TABLES, tables, strict=True)))
 
     def datasets(self) -> list[DatasetDef]:
@@ -115,6 +121,35 @@ class StoreReader:
         if not rows:
             return None
         return [SchemaColumn(**c) for c in json.loads(rows[0]["schema_json"])]
+
+    def last_profiles(self, dataset_id: str) -> LastProfiles:
+        """The dataset's last approved batch's profile (over the last approved full profile's
+        metrics), when the last full profile ran, and how many batches were profiled since."""
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            rows_f = pool.submit(
+                self._store.rows,
+                "data_profiling_results",
+                filters=[("dataset_id", "=", dataset_id)],
+                columns=["run_id", "column_name", "metric", "value", "profiled_at"],
+            )
+            approved = {v.run_id for v in self.versions(dataset_id)}
+            rows = rows_f.result()
+        full = [r for r in rows if r["metric"] in FULL_METRICS]
+        full_at = max((r["profiled_at"] for r in full), default=None)
+        since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
+        kept = [r for r in rows if r["run_id"] in approved]
+
+        def last_run(candidates: list[dict[str, Any]]) -> str | None:
+            last = max(candidates, key=lambda r: r["profiled_at"], default=None)
+            return None if last is None else str(last["run_id"])
+
+        runs = (last_run([r for r in kept if r["metric"] in FULL_METRICS]), last_run(kept))
+        latest: dict[tuple[str, str], str | None] = {}
+        for run in runs:  # the last full profile's metrics, then the last profile's over them
+            for r in kept:
+                if r["run_id"] == run:
+                    latest[(r["column_name"], r["metric"])] = r["value"]
+        return LastProfiles(latest, full_at=full_at, batches_since_full=len(since))
 
     def all_versions(self) -> list[ApprovedVersion]:
         rows = self._store.rows("data_versions")

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lakeguard.quality.profiling import ProfileCadence
+
 
 def _json(text: str | None, default: Any) -> Any:
     if not text:
@@ -32,6 +34,7 @@ class Transform:
     filter: str | None = None
     columns: dict[str, str] | None = None
     profile: bool = True
+    profile_cadence: ProfileCadence | None = None  # the full profile's, if any
     sql: str | None = None  # a SQL model over the parents (replaces filter and columns)
     refresh_keys: tuple[str, ...] | None = None  # SQL models: incremental by these keys
     hash_strategy: str | dict[str, list[str]] = "all"
@@ -71,7 +74,8 @@ class DatasetDef:
             transform=Transform(
                 filter=raw.get("filter"),
                 columns=raw.get("columns"),
-                profile=bool(raw.get("profile", True)),
+                profile=isinstance(raw.get("profile"), dict) or bool(raw.get("profile", True)),
+                profile_cadence=ProfileCadence.from_json(raw.get("profile")),
                 sql=raw.get("sql"),
                 refresh_keys=tuple(raw["refresh_keys"]) if raw.get("refresh_keys") else None,
                 hash_strategy=raw.get("hash_strategy") or "all",
@@ -268,6 +272,7 @@ class ApprovedVersion:
     promoted_at: datetime | None = None
     content_hash: str | None = None
     rows_written: int | None = None
+    definition_hash: str | None = None  # Registry.definition_hash when it was made
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ApprovedVersion:
@@ -282,6 +287,7 @@ class ApprovedVersion:
             promoted_at=row.get("promoted_at"),
             content_hash=row.get("content_hash"),
             rows_written=row.get("rows_written"),
+            definition_hash=row.get("definition_hash"),
         )
 
 

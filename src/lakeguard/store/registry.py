@@ -93,6 +93,15 @@ class Registry:
             )
         return self.datasets[dataset_id]
 
+    def definition_hash(self, dataset_id: str) -> str:
+        """A hash of what makes a dataset's versions: its definition, its rules and, for
+        bronze, its source objects (recorded with each version; replay checks it)."""
+        dataset = self.dataset(dataset_id)
+        parts = [f"dataset:{dataset.definition_hash}"]
+        parts += [f"rule:{r!r}" for r in self.rules(dataset_id)]
+        parts += [f"source:{o!r}" for o in self.source_objects(dataset_id)]
+        return digest("\n".join(parts), 16)
+
     def rules(self, dataset_id: str) -> tuple[RuleDef, ...]:
         return self.rules_by_dataset.get(dataset_id, ())
 

@@ -255,8 +255,10 @@ class MetadataStore:
         filters: Sequence[Filter] = (),
         columns: Sequence[str] | None = None,
         all_tenants: bool = False,
+        as_of: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """This tenant's rows of a table (optionally filtered), as plain dicts.
+        """This tenant's rows of a table (optionally filtered, optionally as they were at time
+        `as_of`), as plain dicts.
 
         Filters are (column, op, value) triples; on a partition column they prune files.
         """
@@ -266,14 +268,15 @@ class MetadataStore:
             self.location(table),
             filters=self._filters(filters, all_tenants),
             columns=columns,
+            as_of=as_of,
         )
         return to_rows(data)
 
     def active_definitions(
-        self, table: str, filters: Sequence[Filter] = ()
+        self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None
     ) -> list[dict[str, Any]]:
-        """This tenant's active definition rows."""
-        return self.rows(table, filters=[*filters, ("active", "=", True)])
+        """This tenant's active definition rows (as they were at time `as_of`)."""
+        return self.rows(table, filters=[*filters, ("active", "=", True)], as_of=as_of)
 
     def now(self) -> datetime:
         return utcnow()

@@ -175,8 +175,10 @@ def _profile_text(value: Any) -> str | None:
 
 
 def profile(footers: list[FileFooter], columns: list[str]) -> list[tuple[str, str, str | None]]:
-    """(column, metric, value) over all files: null_count, min and max per column, row_count."""
+    """(column, metric, value) over all files: null_count, null_ratio, min and max per column,
+    row_count."""
     out: list[tuple[str, str, str | None]] = []
+    rows = sum(f.num_records for f in footers)
     for name in columns:
         total = ColumnSummary()
         for footer in footers:
@@ -188,7 +190,9 @@ def profile(footers: list[FileFooter], columns: list[str]) -> list[tuple[str, st
         out.append(
             (name, "null_count", None if total.null_count is None else str(total.null_count))
         )
+        if total.null_count is not None and rows:
+            out.append((name, "null_ratio", repr(round(total.null_count / rows, 6))))
         out.append((name, "min", _profile_text(total.min) if total.bounded else None))
         out.append((name, "max", _profile_text(total.max) if total.bounded else None))
-    out.append(("*", "row_count", str(sum(f.num_records for f in footers))))
+    out.append(("*", "row_count", str(rows)))
     return out

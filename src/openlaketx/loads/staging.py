@@ -123,23 +123,12 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
 
 
 def content_hash(spark: SparkSession, batch: StagedBatch, columns: list[str]) -> str:
-    """An order-independent hash of the batch's rows over `columns`: "rows:sum of row hashes".
-
-    Two snapshots with the same rows (in any order, in any files) get the same text.
-    """
-    from pyspark.sql import functions as F
+    """The content hash (see loads.content) of the batch's good rows over `columns`."""
+    from openlaketx.loads.content import frame_hash
 
     if not batch.good:
         return "0:0"
-    names = sorted(columns)
-    row = (
-        spark.read.parquet(batch.part_folder())
-        .select(F.xxhash64(*[F.col(f"`{c}`") for c in names]).alias("h"))
-        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("h").cast("decimal(38,0)")).alias("s"))
-        .first()
-    )
-    assert row is not None
-    return f"{row['n']}:{row['s'] or 0}"
+    return frame_hash(spark.read.parquet(batch.part_folder()), columns)
 
 
 def sweep(table_path: str, published_through: int) -> list[str]:

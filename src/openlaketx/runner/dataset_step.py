@@ -23,8 +23,9 @@ from lakeguard.errors import (
     describe,
 )
 from lakeguard.gate import Check, Decision, Gate, decide
-from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
+from lakeguard.quality.evaluate import FAILED_RULES
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
+from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
 from lakeguard.quality.rules import CompiledRule, compile_rules
 from lakeguard.schema.drift import diff
 from lakeguard.schema.fingerprint import capture, from_fields, schema_hash
@@ -33,7 +34,6 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import (
-    DELETED_AT,
     SCD2_COLUMNS,
     AttemptStatus,
     Layer,
@@ -44,13 +44,12 @@ from lakeguard.vocabulary import (
 )
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
+from openlaketx.loads.content import hashed_columns, version_hash
 from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import drift, evidence
+from openlaketx.runner.batch_rows import merge_keys, merge_plan, publishable
 from openlaketx.runner.inputs import (
     LINEAGE_COLUMNS,
-    LOADED_COL,
-    RUN_COL,
-    VERSION_COL,
     InputBatch,
     bronze_input,
     derived_input,
@@ -170,11 +169,11 @@ class _GovernedStep:
         self.path = dataset_location(ctx.warehouse, dataset.table_name)
         self.quarantine_path = dataset_location(ctx.warehouse, quarantine_name(self.dataset_id))
         self.load_type = LoadType(dataset.load_type)
-        # What a merge matches on: business keys, or a SQL model's refresh keys.
-        self.keys = list(dataset.business_keys or dataset.transform.refresh_keys or ())
+        self.keys = merge_keys(dataset)
         self.rows_read: int | None = None
         self.hold: LeaseHold | None = None
-        self.content_hash: str | None = None  # of a full load's snapshot
+        self.content_hash: str | None = None  # of a full load's staged snapshot
+        self._staged_columns: list[str] = []  # the columns that hash covered
         self.drift: list[drift.DriftOutcome] = []
 
     def _result(self, status: AttemptStatus, **kw: Any) -> StepResult:
@@ -230,12 +229,22 @@ class _GovernedStep:
                 log.rows, log.metadata["note"] = 0, nothing
         if nothing is not None:
             return self._nothing_new(nothing, recovered)
+        transform = self.dataset.transform
+        last_profiles = (
+            ctx.gate.reader.last_profiles(self.dataset_id)
+            if transform.profile
+            else LastProfiles({})
+        )
+        full = full_profile_due(transform.profile_cadence, last_profiles, ctx.writer.now())
         with attempt.phase(f"evaluate {len(all_rules)} rules", "validate") as log:
             result = evaluate_staged(
                 ctx.spark,
                 staged,
                 all_rules,
-                profile=self.dataset.transform.profile,
+                profile=transform.profile,
+                full_profile_top=transform.profile_cadence.top_values
+                if full and transform.profile_cadence
+                else None,
                 referenced=self._approved_snapshot,
             )
             self.rows_read = result.rows
@@ -256,6 +265,9 @@ class _GovernedStep:
                 own_latest=own_latest,
                 drift_kinds=[d.change.kind for o in self.drift for d in o.decided],
                 now=ctx.writer.now(),
+                profile_drift=profile_drift(
+                    last_profiles.latest, {(m.column, m.metric): m.value for m in result.profile}
+                ),
             )
             if staged.rows == 0 and any(s.snapshot for s in batch.sources):
                 checks.append(
@@ -439,22 +451,10 @@ class _GovernedStep:
         self, batch: InputBatch, rules: list[CompiledRule], version: int
     ) -> staging.StagedBatch:
         from deltalake import DeltaTable
-        from pyspark.sql import functions as F
 
         assert batch.frame is not None
-        frame = batch.frame
-        transform = self.dataset.transform
-        if self.merges:
-            frame = strategies.with_row_hash(frame, self.keys, transform.hash_strategy)
-        if self.load_type == LoadType.SCD2:
-            frame = strategies.with_scd2_columns(frame, self._effective_time(frame))
-        if transform.delete_missing == "soft":
-            frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
-        frame = (
-            frame.withColumn(FAILED_RULES, failed_rules_column(rules))
-            .withColumn(VERSION_COL, F.lit(version).cast("long"))
-            .withColumn(RUN_COL, F.lit(self.attempt.run_id))
-            .withColumn(LOADED_COL, F.current_timestamp())
+        frame = publishable(
+            batch.frame, self.dataset, version=version, run_id=self.attempt.run_id, rules=rules
         )
         # A MERGE copies what it reads, so its input is scratch; anything else is published
         # in place (a first merge creates the table from its batch).
@@ -464,28 +464,13 @@ class _GovernedStep:
         )
         return staging.stage(frame, folder)
 
-    def _effective_time(self, frame: DataFrame) -> Column:
-        """When a new scd2 version starts: its `sequence_by` time where that is a date or
-        timestamp, else the load time."""
-        from pyspark.sql import functions as F
-
-        seq = self.dataset.sequence_by
-        if seq and dict(frame.dtypes).get(seq) in ("timestamp", "date", "timestamp_ntz"):
-            return F.col(quote(seq))
-        return F.current_timestamp()
-
     @property
     def merges(self) -> bool:
         return self.load_type in (LoadType.MERGE, LoadType.SCD2)
 
     @property
     def plan(self) -> strategies.MergePlan:
-        return strategies.MergePlan(
-            load_type=self.load_type,
-            keys=self.keys,
-            sequence_by=self.dataset.sequence_by,
-            delete_missing=self.dataset.transform.delete_missing,
-        )
+        return merge_plan(self.dataset)
 
     def _unchanged(self, staged: staging.StagedBatch, own_latest: ApprovedVersion | None) -> bool:
         """A batch that would change no row of the dataset: a full snapshot equal to the last
@@ -498,6 +483,7 @@ class _GovernedStep:
                 for f in staged.schema["fields"]
                 if f["name"] not in LINEAGE_COLUMNS and f["name"] not in _NOT_PUBLISHED
             ]
+            self._staged_columns = hashed_columns(data)
             self.content_hash = staging.content_hash(self.ctx.spark, staged, data)
             return own_latest is not None and own_latest.content_hash == self.content_hash
         if not self.merges or not staged.good or not DeltaTable.is_deltatable(self.path):
@@ -531,6 +517,7 @@ class _GovernedStep:
             rejected = self._rejected(batch, result, decision)
             if rejected is not None:
                 staged = staging.split(ctx.spark, staged, rejected)
+                self.content_hash = None  # it covered rows this version does not promote
             if staged.malformed:
                 set_aside = quarantine(
                     self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
@@ -676,6 +663,12 @@ class _GovernedStep:
         latest: ApprovedVersion | None,
         content_hash: str | None = None,
     ) -> None:
+        """Record the version, with the content hash of the rows it wrote (`content_hash`: one
+        already computed over the same rows) and the hash of the definitions it ran under."""
+        if content_hash is None or not self._hashes_table_columns(commit.commit_version):
+            content_hash = version_hash(
+                self.ctx.spark, self.path, commit.data_version, commit.commit_version
+            )
         self.ctx.gate.record_version(
             dataset_id=self.dataset_id,
             version=commit.data_version,
@@ -688,7 +681,15 @@ class _GovernedStep:
             promoted_by=self.ctx.job.pipeline_id,
             previous=latest,
             content_hash=content_hash,
+            definition_hash=self.ctx.registry.definition_hash(self.dataset_id),
         )
+
+    def _hashes_table_columns(self, commit_version: int) -> bool:
+        """Whether the staged snapshot's hash covered exactly the table's data columns."""
+        from deltalake import DeltaTable
+
+        table = DeltaTable(self.path, version=commit_version).schema().to_arrow().names
+        return self._staged_columns == hashed_columns(table)
 
     def _recover(self, latest: ApprovedVersion | None, published: int) -> list[TaggedCommit]:
         """Record the commits a crashed run published but never recorded (they were approved:

@@ -9,6 +9,7 @@ from lakeguard.gate import Check
 from lakeguard.policy.evaluate import (
     applicable,
     checks,
+    profile_metrics_none,
     schema_metrics,
     sla_metrics,
     volume_metrics,
@@ -29,6 +30,7 @@ def policy_checks(
     own_latest: ApprovedVersion | None,
     drift_kinds: Iterable[ChangeKind],
     now: datetime,
+    profile_drift: dict[str, float] | None = None,
 ) -> list[Check]:
     """A check per policy covering the dataset's layer (none: no policy applies)."""
     policies = applicable(registry.policies, dataset.layer)
@@ -42,6 +44,8 @@ def policy_checks(
             return {"raw_pii_columns": float(len(raw))}
         if policy.policy_type == "SCHEMA":
             return schema_metrics(kinds)
+        if policy.policy_type == "PROFILE":
+            return profile_drift or profile_metrics_none()
         if policy.policy_type == "SLA":
             parents = {p: reader.approved(p) for p in dataset.parents}
             return sla_metrics(own_latest, parents, now)

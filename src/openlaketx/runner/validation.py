@@ -29,6 +29,7 @@ from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_fo
 from lakeguard.quality.rules import CompiledRule
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch
+from openlaketx.runner.profiling import full_profile
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -55,9 +56,11 @@ def evaluate_staged(
     rules: list[CompiledRule],
     *,
     profile: bool,
+    full_profile_top: int | None = None,
     referenced: Callable[[str], DataFrame | None] = lambda _: None,
 ) -> BatchEvaluation:
-    """Outcomes of `rules` on the staged batch (in rule order) and, optionally, its profile."""
+    """Outcomes of `rules` on the staged batch (in rule order) and, optionally, its profile
+    (the full profile too, with that many top values, unless `full_profile_top` is None)."""
     rows = staged.rows
     flagged = [
         f.path for f in [*staged.good, *staged.malformed] if f.may_hold_elements(FAILED_RULES)
@@ -82,7 +85,9 @@ def evaluate_staged(
     outcomes.sort(key=lambda o: order[o.rule_id])
     metrics: list[ProfileMetric] = []
     if profile:
-        metrics = [
-            ProfileMetric(*m) for m in footers.profile(staged.good, profiled_columns(staged))
-        ]
+        columns = profiled_columns(staged)
+        metrics = [ProfileMetric(*m) for m in footers.profile(staged.good, columns)]
+        if full_profile_top is not None and good is not None:
+            types = {f["name"]: f["type"] for f in staged.schema["fields"]}
+            metrics += full_profile(good, {c: types[c] for c in columns}, full_profile_top)
     return BatchEvaluation(rows, outcomes, metrics)

@@ -1,0 +1,74 @@
+"""The columns the engine adds to a batch before it is staged: what a published row holds.
+
+Shared by the governed step and by replay, so that a rebuilt version is made exactly like the
+original: the merge row hash, scd2 validity, the soft-delete marker, each row's broken rules
+and the lineage columns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
+from lakeguard.quality.rules import CompiledRule
+from lakeguard.store.ddl import quote
+from lakeguard.store.records import DatasetDef
+from lakeguard.vocabulary import DELETED_AT, LoadType
+from openlaketx.loads import strategies
+from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+def merge_keys(dataset: DatasetDef) -> list[str]:
+    """What a merge matches on: business keys, or a SQL model's refresh keys."""
+    return list(dataset.business_keys or dataset.transform.refresh_keys or ())
+
+
+def merge_plan(dataset: DatasetDef) -> strategies.MergePlan:
+    """How a merge or scd2 dataset publishes a batch."""
+    return strategies.MergePlan(
+        load_type=LoadType(dataset.load_type),
+        keys=merge_keys(dataset),
+        sequence_by=dataset.sequence_by,
+        delete_missing=dataset.transform.delete_missing,
+    )
+
+
+def publishable(
+    frame: DataFrame,
+    dataset: DatasetDef,
+    *,
+    version: int,
+    run_id: str,
+    rules: list[CompiledRule],
+) -> DataFrame:
+    """`frame` with every column the engine adds before staging it as data version `version`."""
+    from pyspark.sql import functions as F
+
+    load_type = LoadType(dataset.load_type)
+    transform = dataset.transform
+    if load_type in (LoadType.MERGE, LoadType.SCD2):
+        frame = strategies.with_row_hash(frame, merge_keys(dataset), transform.hash_strategy)
+    if load_type == LoadType.SCD2:
+        frame = strategies.with_scd2_columns(frame, effective_time(frame, dataset))
+    if transform.delete_missing == "soft":
+        frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
+    return (
+        frame.withColumn(FAILED_RULES, failed_rules_column(rules))
+        .withColumn(VERSION_COL, F.lit(version).cast("long"))
+        .withColumn(RUN_COL, F.lit(run_id))
+        .withColumn(LOADED_COL, F.current_timestamp())
+    )
+
+
+def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
+    """When a new scd2 version starts: its `sequence_by` time where that is a date or
+    timestamp, else the load time (which a replay cannot reproduce)."""
+    from pyspark.sql import functions as F
+
+    seq = dataset.sequence_by
+    if seq and dict(frame.dtypes).get(seq) in ("timestamp", "date", "timestamp_ntz"):
+        return F.col(quote(seq))
+    return F.current_timestamp()

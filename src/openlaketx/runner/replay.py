@@ -1,0 +1,244 @@
+"""Replay an approved version: rebuild it from what it was made of and compare content hashes.
+
+Three comparisons against the content hash recorded with the version (see loads.content):
+
+- `stored`: the rows the version wrote, in the table as of its commit. A mismatch means the
+  files behind that commit were altered.
+- `current`: the same rows in the table's latest state, for append loads (later approved
+  versions only add rows) and for the latest version; a mismatch is a change made behind the
+  gate.
+- `rebuilt`: silver and gold only. The definitions in force when the version was approved
+  (the definition tables as of that time, checked against the recorded definition hash) are
+  run over each parent pinned at the version it consumed, into a scratch location. A bronze
+  version is not rebuilt: its sources (files, databases) are not snapshots.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lakeguard.errors import NotRegisteredError
+from lakeguard.quality.rules import compile_rules
+from lakeguard.store import StoreReader
+from lakeguard.store.ddl import quote
+from lakeguard.store.records import ApprovedVersion, DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import Layer, LoadType
+from openlaketx.loads import staging, strategies
+from openlaketx.loads.commit import CommitTag
+from openlaketx.loads.content import frame_hash, hashed_columns, version_hash, version_rows
+from openlaketx.runner.batch_rows import merge_plan, publishable
+from openlaketx.runner.inputs import InputBatch, derived_input
+from openlaketx.runner.models import model_input
+from openlaketx.tables import dataset_location
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakeguard.store import MetadataStore
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str  # stored | current | rebuilt
+    content_hash: str | None
+    matches: bool | None  # None: not compared (see detail)
+    detail: str
+
+
+@dataclass
+class ReplayReport:
+    dataset_id: str
+    version: int
+    recorded: str | None
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def matches(self) -> bool:
+        """The recorded hash exists and every comparison made agrees with it."""
+        return self.recorded is not None and all(c.matches is not False for c in self.comparisons)
+
+
+def replay(
+    spark: SparkSession, store: MetadataStore, warehouse: str, dataset_id: str, version: int
+) -> ReplayReport:
+    """Compare approved `version` of `dataset_id` with its recorded content hash."""
+    reader = StoreReader(store)
+    dataset = reader.dataset(dataset_id)
+    approved = reader.approved(dataset_id, version)
+    if approved is None:
+        raise NotRegisteredError(
+            f"{dataset_id} has no approved version {version}",
+            where="data_versions",
+            fix=f"pick one of the versions `laketx status` shows for {dataset_id}",
+        )
+    path = dataset_location(warehouse, dataset.table_name)
+    report = ReplayReport(dataset_id, version, approved.content_hash)
+    if approved.content_hash is None:
+        report.notes.append(
+            "no content hash was recorded with this version (it predates content hashes)"
+        )
+
+    def compare(name: str, found: str | None, detail: str) -> None:
+        matches = None if found is None or report.recorded is None else found == report.recorded
+        report.comparisons.append(Comparison(name, found, matches, detail))
+
+    compare(
+        "stored",
+        version_hash(spark, path, version, int(approved.snapshot_ref)),
+        f"rows of version {version} in the table as of its commit {approved.snapshot_ref}",
+    )
+    latest = reader.approved(dataset_id)
+    if dataset.load_type == LoadType.APPEND or (latest and latest.version == version):
+        compare(
+            "current",
+            version_hash(spark, path, version),
+            f"rows of version {version} in the table now",
+        )
+    if dataset.layer == Layer.BRONZE:
+        compare("rebuilt", None, "bronze is not rebuilt: its sources are not snapshots")
+        return report
+    registry, note = _definitions_then(reader, dataset_id, approved)
+    if note:
+        report.notes.append(note)
+    compare(
+        "rebuilt", _rebuild(spark, reader, registry, approved, warehouse), _rebuilt_from(approved)
+    )
+    return report
+
+
+def _rebuilt_from(approved: ApprovedVersion) -> str:
+    parents = ", ".join(f"{p} v{v}" for p, v in sorted(approved.upstream_refs.items()))
+    return f"rebuilt from {parents} with the definitions in force then"
+
+
+def _definitions_then(
+    reader: StoreReader, dataset_id: str, approved: ApprovedVersion
+) -> tuple[Registry, str | None]:
+    """The registry as it was when the version was approved, and a note when the definitions
+    have changed since (or do not hash as recorded)."""
+    then = reader.registry(as_of=approved.promoted_at)
+    note = None
+    if approved.definition_hash and then.definition_hash(dataset_id) != approved.definition_hash:
+        note = (
+            "the definitions found as of the approval do not hash as recorded "
+            "(a definition changed during the run); the rebuild uses them anyway"
+        )
+    elif reader.registry().definition_hash(dataset_id) != then.definition_hash(dataset_id):
+        note = "the definitions changed since this version; the rebuild uses those of then"
+    return then, note
+
+
+def _rebuild(
+    spark: SparkSession,
+    reader: StoreReader,
+    registry: Registry,
+    approved: ApprovedVersion,
+    warehouse: str,
+) -> str:
+    dataset = registry.dataset(approved.dataset_id)
+    version = approved.version
+    previous = reader.approved(dataset.dataset_id, version - 1) if version > 1 else None
+    parents = {p: reader.approved(p, v) for p, v in approved.upstream_refs.items()}
+    run_id = f"replay{uuid.uuid4().hex[:12]}"
+    if dataset.transform.sql:
+        batch = model_input(spark, registry, dataset, parents, previous, warehouse, run_id)
+    else:
+        batch = derived_input(
+            spark, registry, dataset, parents.get(dataset.parents[0]), previous, warehouse
+        )
+    try:
+        if batch.frame is None:
+            return "0:0"
+        frame = publishable(
+            batch.frame,
+            dataset,
+            version=version,
+            run_id=run_id,
+            rules=[*batch.builtin_rules, *compile_rules(registry.rules(dataset.dataset_id))],
+        )
+        frame = _without_dropped(frame, reader, approved)
+        merges = dataset.load_type in (LoadType.MERGE, LoadType.SCD2)
+        if not merges or previous is None:
+            stored = version_rows(
+                spark,
+                dataset_location(warehouse, dataset.table_name),
+                version,
+                int(approved.snapshot_ref),
+            )
+            return frame_hash(_aligned(frame, stored))
+        return _merged_hash(spark, frame, dataset, previous, approved, batch, warehouse, run_id)
+    finally:
+        for view in batch.views:
+            spark.catalog.dropTempView(view)
+
+
+def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
+    """`frame`'s data columns as the table stores them: its types, and a column the batch
+    lacks (kept by the table from earlier versions) as null."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in stored.schema.fields}
+    return frame.select(
+        *[
+            (F.col(quote(c)) if c in frame.columns else F.lit(None)).cast(types[c]).alias(c)
+            for c in hashed_columns(types)
+        ]
+    )
+
+
+def _without_dropped(frame: DataFrame, reader: StoreReader, approved: ApprovedVersion) -> DataFrame:
+    """The rows the version promoted: those failing a rule whose failures it dropped left out."""
+    from pyspark.sql import functions as F
+
+    from lakeguard.quality.evaluate import FAILED_RULES
+
+    decision = reader.latest_decision(approved.dataset_id, approved.run_id)
+    dropped = list(decision.evidence.get("dropped_rules", [])) if decision else []
+    if not dropped:
+        return frame
+    ids = F.array(*[F.lit(r) for r in dropped])
+    return frame.where(~F.coalesce(F.arrays_overlap(F.col(FAILED_RULES), ids), F.lit(False)))
+
+
+def _merged_hash(
+    spark: SparkSession,
+    frame: DataFrame,
+    dataset: DatasetDef,
+    previous: ApprovedVersion,
+    approved: ApprovedVersion,
+    batch: InputBatch,
+    warehouse: str,
+    run_id: str,
+) -> str:
+    """Merge the rebuilt batch into a scratch copy of the table as the previous version left
+    it, and hash what the merge wrote."""
+    path = dataset_location(warehouse, dataset.table_name)
+    scratch = f"{warehouse}/_laketx_replay/{dataset.dataset_id}-v{approved.version}-{run_id}"
+    try:
+        (
+            spark.read.format("delta")
+            .option("versionAsOf", int(previous.snapshot_ref))
+            .load(path)
+            .write.format("delta")
+            .save(f"{scratch}/table")
+        )
+        staged = staging.stage(frame, f"{scratch}/batch")
+        tag = CommitTag(
+            "replay",
+            dataset.dataset_id,
+            run_id,
+            approved.version,
+            batch.fingerprint,
+            batch.upstream_refs,
+        )
+        strategies.merge(
+            spark, staged.part_folder(), f"{scratch}/table", tag, merge_plan(dataset), may_add=True
+        )
+        return version_hash(spark, f"{scratch}/table", approved.version)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
