@@ -124,6 +124,35 @@ def test_a_foreign_key_to_an_unknown_dataset_or_column_is_refused(tmp_path: Path
     assert "'missing' is not a column of bronze_cells" in text_of
 
 
+def test_drop_is_refused_where_a_batch_is_the_whole_dataset(tmp_path: Path) -> None:
+    text = cells_yaml().replace(
+        "    max_malformed_ratio: 0.2\n", "    max_malformed_ratio: 0.2\n    fail_behavior: drop\n"
+    )
+    text = text.replace(
+        "    table: bronze.cells\n", "    table: bronze.cells\n    load_type: full\n"
+    )
+    text = text.replace(
+        "    sequence_by: updated\n",
+        "    sequence_by: updated\n    delete_missing: soft\n    fail_behavior: drop\n",
+    )
+    with pytest.raises(ValidationError) as info:
+        load_file(write(tmp_path / "m.yaml", text))
+    shown = str(info.value)
+    assert "source_objects[0].fail_behavior" in shown and "datasets[1].fail_behavior" in shown
+    assert "a dropped row would be deleted" in shown
+
+
+def test_an_aggregate_rule_needs_an_aggregate(tmp_path: Path) -> None:
+    text = cells_yaml().replace(
+        "rules:\n",
+        'rules:\n  - {id: agg, dataset: bronze_cells, type: AGGREGATE, expression: "lat > 0"}\n',
+    )
+    with pytest.raises(ValidationError, match="needs an aggregate"):
+        load_file(write(tmp_path / "m.yaml", text))
+    with pytest.raises(ValidationError, match="needs an aggregate"):
+        compile_rule(rule("AGGREGATE", expression="lat > 0"))
+
+
 def with_rules(p: Project, rules: str, **replace: str) -> None:
     text = p.yaml.read_text().replace("rules:\n", "rules:\n" + rules)
     for old, new in replace.items():
@@ -160,6 +189,17 @@ def test_drop_promotes_the_good_rows_and_quarantines_the_failing_ones(
         f"SELECT row_count FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'"
     ).collect()
     assert [v["row_count"] for v in versions] == [2]
+    assert decision.evidence["dropped_rows"] == 2
+    assert lh.replay(p.bronze, 1).matches  # the recorded hash covers the promoted rows only
+
+    # Dropping every row would promote nothing: the batch is blocked instead.
+    p.deliver("d2.csv", ["GSM,5,95.0,100", "LTE,6,-95.0,100"])
+    nothing = lh.run(p.bronze).steps[0]
+    assert nothing.status == "BLOCKED" and "nothing_left" in (nothing.reason or "")
+    # The malformed-row budget is never dropped: too many unparseable lines still block.
+    p.deliver("d3.csv", ["GSM,7,1.0,100", "LTE,x,y,z", "GSM,y,z,w", "LTE,8,95.0,100"])
+    broken = lh.run(p.bronze).steps[0]
+    assert broken.status == "BLOCKED" and "_malformed_rows" in (broken.reason or "")
     assert_sound(lh, p.bronze)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from croniter import croniter
+from sqlglot import exp
 
 from lakeguard.catalog.models import (
     AggregateRule,
@@ -105,6 +106,8 @@ def _vet(
         tree = vet_expression(text, where=path, allow_aggregates=aggregates)
     except LakeTxError as exc:
         return [Problem(loc, exc.what)]
+    if aggregates and tree.find(exp.AggFunc) is None:
+        return [Problem(loc, "an AGGREGATE rule needs an aggregate (sum, count, avg, ...)")]
     if known is not None:
         lower = {c.lower() for c in known}
         missing = sorted(c for c in referenced_columns(tree) if c.lower() not in lower)
@@ -509,4 +512,32 @@ def check_references(doc: MetadataDocument) -> list[Problem]:
     problems += _check_datasets(doc, cols)
     problems += _check_rules(doc, cols)
     problems += _check_jobs(doc)
+    problems += _check_drops(doc)
+    return problems
+
+
+def _check_drops(doc: MetadataDocument) -> list[Problem]:
+    """`fail_behavior: drop` only where a batch is not the whole dataset: in a full load or a
+    snapshot that deletes missing keys, a dropped row would read as a deleted one."""
+    by_id = {d.id: d for d in doc.datasets}
+
+    def whole(ds: Dataset | None) -> bool:
+        return ds is not None and (
+            ds.effective_load_type == LoadType.FULL or ds.delete_missing != "none"
+        )
+
+    why = (
+        "drop cannot be used where each batch is the whole dataset (load_type full or "
+        "delete_missing): a dropped row would be deleted; use quarantine or abort"
+    )
+    problems = [
+        Problem(("source_objects", i, "fail_behavior"), why)
+        for i, obj in enumerate(doc.source_objects)
+        if obj.fail_behavior == "drop" and whole(by_id.get(obj.dataset))
+    ]
+    problems += [
+        Problem(("datasets", i, "fail_behavior"), why)
+        for i, ds in enumerate(doc.datasets)
+        if ds.fail_behavior == "drop" and whole(ds)
+    ]
     return problems

@@ -72,7 +72,7 @@ def profile_drift(
 
     - `null_ratio_increase`: the largest rise of a column's share of nulls (0..1);
     - `mean_shift`: the largest move of a numeric column's mean, in previous standard
-      deviations (a move with a previous deviation of 0 counts as 1,000,000);
+      deviations (columns whose previous deviation is 0 or unknown are not measured);
     - `distinct_change`: the largest relative change of a column's approximate distinct count;
     - `compared`: 1 when a previous profile was there to compare with, else 0;
     - `full_compared`: 1 when both profiles are full ones (mean and distinct were compared).
@@ -89,9 +89,8 @@ def profile_drift(
         was_std = _number(previous.get((column, "stddev")))
         if now_mean is not None and was_mean is not None:
             full = True
-            moved = abs(now_mean - was_mean)
-            shift = moved / was_std if was_std else (1e6 if moved else 0.0)
-            mean_shift = max(mean_shift, shift)
+            if was_std:  # a constant (or single-row) column gives no scale to measure by
+                mean_shift = max(mean_shift, abs(now_mean - was_mean) / was_std)
         now_d, was_d = (_number(p.get((column, "approx_distinct"))) for p in (current, previous))
         if now_d is not None and was_d is not None:
             full = True

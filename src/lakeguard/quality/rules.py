@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from lakeguard.errors import ValidationError
 from lakeguard.sqlsafety import render, vet_expression, vetted_sql
 from lakeguard.store.ddl import quote, sql_string
@@ -127,6 +129,8 @@ def compile_rule(row: RuleDef) -> CompiledRule:
         if not isinstance(expression, str):
             raise bad("needs 'expression'")
         tree = vet_expression(expression, where=f"{where}.expression", allow_aggregates=True)
+        if tree.find(exp.AggFunc) is None:
+            raise bad("its expression needs an aggregate (sum, count, avg, min, max, ...)")
         return CompiledRule(
             **common, columns=(), violation_sql=None, sample_sql=None, aggregate_sql=render(tree)
         )

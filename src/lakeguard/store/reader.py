@@ -122,6 +122,19 @@ class StoreReader:
             return None
         return [SchemaColumn(**c) for c in json.loads(rows[0]["schema_json"])]
 
+    def run_started(self, run_id: str) -> list[datetime]:
+        """When the job run of dataset attempt `run_id` started, then when the attempt did
+        (the times its definitions were read around); empty when neither is recorded."""
+        attempt = self._store.rows("run_history", filters=[("run_id", "=", run_id)])
+        if not attempt:
+            return []
+        job = self._store.rows(
+            "pipeline_runs",
+            filters=[("pipeline_logging_id", "=", attempt[0]["pipeline_logging_id"])],
+            columns=["start_time"],
+        )
+        return [r["start_time"] for r in job] + [attempt[0]["start_time"]]
+
     def last_profiles(self, dataset_id: str) -> LastProfiles:
         """The dataset's last approved batch's profile (over the last approved full profile's
         metrics), when the last full profile ran, and how many batches were profiled since."""

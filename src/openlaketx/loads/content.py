@@ -32,14 +32,21 @@ def frame_hash(frame: DataFrame, columns: Iterable[str] | None = None) -> str:
     from pyspark.sql import functions as F
 
     names = hashed_columns(frame.columns if columns is None else columns)
-    hashed = [F.col(quote(c)) for c in names] or [F.lit(0)]
+    # xxhash64 skips nulls: which columns are null is hashed too, or (1, NULL) and (NULL, 1)
+    # would hash alike
+    nulls = F.array(*[F.col(quote(c)).isNull() for c in names]) if names else F.lit(0)
     row = (
-        frame.select(F.xxhash64(*hashed).alias("h"))
+        frame.select(F.xxhash64(nulls, *[F.col(quote(c)) for c in names]).alias("h"))
         .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("h").cast("decimal(38,0)")).alias("s"))
         .first()
     )
     assert row is not None
     return f"{row['n']}:{row['s'] or 0}"
+
+
+def frame_hash_of_nothing() -> str:
+    """The content hash of no rows."""
+    return "0:0"
 
 
 def version_rows(

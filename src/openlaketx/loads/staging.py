@@ -122,15 +122,6 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
     )
 
 
-def content_hash(spark: SparkSession, batch: StagedBatch, columns: list[str]) -> str:
-    """The content hash (see loads.content) of the batch's good rows over `columns`."""
-    from openlaketx.loads.content import frame_hash
-
-    if not batch.good:
-        return "0:0"
-    return frame_hash(spark.read.parquet(batch.part_folder()), columns)
-
-
 def sweep(table_path: str, published_through: int) -> list[str]:
     """Delete batches a crash left behind; returns the folders removed.
 

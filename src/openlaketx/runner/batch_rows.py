@@ -68,7 +68,13 @@ def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
     timestamp, else the load time (which a replay cannot reproduce)."""
     from pyspark.sql import functions as F
 
-    seq = dataset.sequence_by
-    if seq and dict(frame.dtypes).get(seq) in ("timestamp", "date", "timestamp_ntz"):
-        return F.col(quote(seq))
+    if starts_by_data(frame, dataset):
+        return F.col(quote(dataset.sequence_by or ""))
     return F.current_timestamp()
+
+
+def starts_by_data(frame: DataFrame, dataset: DatasetDef) -> bool:
+    """Whether scd2 versions start at a time the data carries (`sequence_by` is a date or
+    timestamp column) rather than at load time."""
+    seq = dataset.sequence_by
+    return bool(seq) and dict(frame.dtypes).get(seq or "") in ("timestamp", "date", "timestamp_ntz")

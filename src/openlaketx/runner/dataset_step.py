@@ -44,12 +44,16 @@ from lakeguard.vocabulary import (
 )
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
-from openlaketx.loads.content import hashed_columns, version_hash
+from openlaketx.loads.content import (
+    frame_hash,
+    frame_hash_of_nothing,
+    hashed_columns,
+    version_hash,
+)
 from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import drift, evidence
 from openlaketx.runner.batch_rows import merge_keys, merge_plan, publishable
 from openlaketx.runner.inputs import (
-    LINEAGE_COLUMNS,
     InputBatch,
     bronze_input,
     derived_input,
@@ -280,14 +284,30 @@ class _GovernedStep:
                     )
                 )
             behavior = self.fail_behavior
+            droppable = _droppable(all_rules) if behavior == "drop" else frozenset()
+            dropping = [o.rule_id for o in result.outcomes if o.outcome == "FAIL"]
+            dropping = [r for r in dropping if r in droppable]
+            dropped_rows = self._rows_failing(staged, dropping)
+            if dropping and dropped_rows >= result.rows - _malformed(result):
+                checks.append(
+                    Check(
+                        name="nothing_left",
+                        passed=False,
+                        blocking=True,
+                        detail=f"every row fails {', '.join(dropping)}: dropping them would "
+                        "leave nothing to promote",
+                    )
+                )
             decision = decide(
                 result.outcomes,
                 from_layer=batch.from_layer,
                 to_layer=self.dataset.layer,
                 checks=checks,
-                droppable=_row_rules(all_rules) if behavior == "drop" else frozenset(),
+                droppable=droppable,
             )
             decision.evidence["fail_behavior"] = behavior
+            if dropping:
+                decision.evidence["dropped_rows"] = dropped_rows
             decision.evidence["upstream"] = batch.upstream_refs
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
@@ -332,11 +352,32 @@ class _GovernedStep:
         """What a FAIL breach does here: a derived dataset's own setting; for bronze, `abort`
         if any source object aborts, `drop` only if all of them drop, else `quarantine`."""
         if self.dataset.layer != Layer.BRONZE:
-            return self.dataset.transform.fail_behavior
-        chosen = {o.fail_behavior for o in self.ctx.registry.source_objects(self.dataset_id)}
-        if "abort" in chosen:
-            return "abort"
-        return "drop" if chosen == {"drop"} else "quarantine"
+            behavior = self.dataset.transform.fail_behavior
+        else:
+            chosen = {o.fail_behavior for o in self.ctx.registry.source_objects(self.dataset_id)}
+            behavior = (
+                "abort" if "abort" in chosen else "drop" if chosen == {"drop"} else "quarantine"
+            )
+        if behavior == "drop" and self.snapshot_semantics:
+            return "quarantine"  # a dropped row would read as deleted (refused at validate too)
+        return behavior
+
+    @property
+    def snapshot_semantics(self) -> bool:
+        """Whether a batch stands for the whole dataset (a key it lacks is deleted)."""
+        return self.load_type == LoadType.FULL or self.dataset.transform.delete_missing != "none"
+
+    def _rows_failing(self, staged: staging.StagedBatch, rule_ids: list[str]) -> int:
+        """Staged (parseable) rows that fail any of `rule_ids` (read: their flags only)."""
+        if not rule_ids or not staged.good:
+            return 0
+        from pyspark.sql import functions as F
+
+        ids = F.array(*[F.lit(r) for r in rule_ids])
+        rows = self.ctx.spark.read.parquet(staged.part_folder())
+        if CORRUPT_COLUMN in rows.columns:  # unparseable rows are set aside anyway
+            rows = rows.where(F.col(CORRUPT_COLUMN).isNull())
+        return rows.where(F.arrays_overlap(F.col(FAILED_RULES), ids)).count()
 
     def _nothing_new(self, note: str | None, recovered: list[TaggedCommit]) -> StepResult:
         """Nothing new to promote: no decision, no version (except one recovered from a crash)."""
@@ -373,16 +414,18 @@ class _GovernedStep:
         )
 
     def _approved_snapshot(self, dataset_id: str) -> DataFrame | None:
-        """Another dataset's latest approved snapshot (a foreign key's reference)."""
+        """Another dataset's live rows in its latest approved snapshot (a foreign key's
+        reference): soft-deleted rows and closed scd2 versions hold no valid key."""
         approved = self.ctx.gate.latest(dataset_id)
         if approved is None:
             return None
-        table = self.ctx.registry.dataset(dataset_id).table_name
-        return (
+        referenced = self.ctx.registry.dataset(dataset_id)
+        snapshot = (
             self.ctx.spark.read.format("delta")
             .option("versionAsOf", int(approved.snapshot_ref))
-            .load(dataset_location(self.ctx.warehouse, table))
+            .load(dataset_location(self.ctx.warehouse, referenced.table_name))
         )
+        return merge_plan(referenced).current(snapshot)
 
     def _table_types(self) -> dict[str, str] | None:
         """The dataset table's column types by lower-case name (None: no table yet)."""
@@ -478,19 +521,27 @@ class _GovernedStep:
         from deltalake import DeltaTable
 
         if self.load_type == LoadType.FULL:
-            data = [
-                f["name"]
-                for f in staged.schema["fields"]
-                if f["name"] not in LINEAGE_COLUMNS and f["name"] not in _NOT_PUBLISHED
-            ]
-            self._staged_columns = hashed_columns(data)
-            self.content_hash = staging.content_hash(self.ctx.spark, staged, data)
+            # what an allowed full load promotes: every parseable row (a full load never drops)
+            self.content_hash = self._staged_hash(staged)
             return own_latest is not None and own_latest.content_hash == self.content_hash
         if not self.merges or not staged.good or not DeltaTable.is_deltatable(self.path):
             return False
         batch = self.ctx.spark.read.parquet(staged.part_folder())
         counts = strategies.changes(self.ctx.spark, batch, self.path, self.plan)
         return not any(counts.values())
+
+    def _staged_hash(self, staged: staging.StagedBatch) -> str:
+        """The content hash of the staged rows an allowed batch promotes (unparseable ones are
+        set aside), over the staged data columns."""
+        from pyspark.sql import functions as F
+
+        self._staged_columns = hashed_columns(f["name"] for f in staged.schema["fields"])
+        if not staged.good:
+            return frame_hash_of_nothing()
+        rows = self.ctx.spark.read.parquet(staged.part_folder())
+        if CORRUPT_COLUMN in rows.columns:
+            rows = rows.where(F.col(CORRUPT_COLUMN).isNull())
+        return frame_hash(rows, self._staged_columns)
 
     def _publish(
         self,
@@ -517,7 +568,6 @@ class _GovernedStep:
             rejected = self._rejected(batch, result, decision)
             if rejected is not None:
                 staged = staging.split(ctx.spark, staged, rejected)
-                self.content_hash = None  # it covered rows this version does not promote
             if staged.malformed:
                 set_aside = quarantine(
                     self.quarantine_path, staged, self.attempt.run_id, malformed_only=True
@@ -527,9 +577,14 @@ class _GovernedStep:
             progress = self._progress_rows(batch, staged, version)
             if progress:
                 ctx.writer.append("source_progress", progress)
+            merging = self.merges and DeltaTable.is_deltatable(self.path)
+            if not merging and self.load_type != LoadType.FULL:
+                # the staged good files are exactly what the commit adds: hash them (Parquet,
+                # no Delta log to replay); a MERGE's rows are hashed from the table after it
+                self.content_hash = self._staged_hash(staged)
             assert self.hold is not None
             self.hold.check()
-            if self.merges and DeltaTable.is_deltatable(self.path):
+            if merging:
                 commit = strategies.merge(
                     ctx.spark,
                     staged.part_folder(),
@@ -662,9 +717,12 @@ class _GovernedStep:
         commit: TaggedCommit,
         latest: ApprovedVersion | None,
         content_hash: str | None = None,
+        *,
+        recovered: bool = False,
     ) -> None:
         """Record the version, with the content hash of the rows it wrote (`content_hash`: one
-        already computed over the same rows) and the hash of the definitions it ran under."""
+        already computed over the same rows) and the hash of the definitions it ran under
+        (unknown for a crashed run's commit: its definitions may have changed since)."""
         if content_hash is None or not self._hashes_table_columns(commit.commit_version):
             content_hash = version_hash(
                 self.ctx.spark, self.path, commit.data_version, commit.commit_version
@@ -681,7 +739,9 @@ class _GovernedStep:
             promoted_by=self.ctx.job.pipeline_id,
             previous=latest,
             content_hash=content_hash,
-            definition_hash=self.ctx.registry.definition_hash(self.dataset_id),
+            definition_hash=None
+            if recovered
+            else self.ctx.registry.definition_hash(self.dataset_id),
         )
 
     def _hashes_table_columns(self, commit_version: int) -> bool:
@@ -704,7 +764,7 @@ class _GovernedStep:
                         where=self.path,
                         fix="inspect the table history (DESCRIBE HISTORY) before running again",
                     )
-                self._record_commit(commit, latest)
+                self._record_commit(commit, latest, recovered=True)
                 latest = self.ctx.gate.latest(self.dataset_id)
                 recovered.append(commit)
             log.metadata = {"recovered_commits": [c.commit_version for c in recovered]}
@@ -736,9 +796,14 @@ def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
     return exc
 
 
-def _row_rules(rules: list[CompiledRule]) -> frozenset[str]:
-    """FAIL rules that judge single rows (the only failures that can be dropped)."""
-    return frozenset(r.rule_id for r in rules if r.row_level and r.severity == "FAIL")
+def _droppable(rules: list[CompiledRule]) -> frozenset[str]:
+    """Declared FAIL rules that judge single rows: the only failures that can be dropped (the
+    built-in malformed-row budget always blocks)."""
+    return frozenset(
+        r.rule_id
+        for r in rules
+        if r.row_level and r.severity == "FAIL" and not r.rule_id.startswith("_")
+    )
 
 
 def _malformed(result: BatchEvaluation) -> int:

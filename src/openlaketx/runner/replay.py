@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import NotRegisteredError
+from lakeguard.errors import LakeTxError, NotRegisteredError
 from lakeguard.quality.rules import compile_rules
 from lakeguard.store import StoreReader
 from lakeguard.store.ddl import quote
@@ -29,8 +29,14 @@ from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer, LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
-from openlaketx.loads.content import frame_hash, hashed_columns, version_hash, version_rows
-from openlaketx.runner.batch_rows import merge_plan, publishable
+from openlaketx.loads.content import (
+    frame_hash,
+    frame_hash_of_nothing,
+    hashed_columns,
+    version_hash,
+    version_rows,
+)
+from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.inputs import InputBatch, derived_input
 from openlaketx.runner.models import model_input
 from openlaketx.tables import dataset_location
@@ -59,8 +65,9 @@ class ReplayReport:
 
     @property
     def matches(self) -> bool:
-        """The recorded hash exists and every comparison made agrees with it."""
-        return self.recorded is not None and all(c.matches is not False for c in self.comparisons)
+        """Every comparison made agrees (with the recorded hash, or the stored rows' when the
+        version predates content hashes)."""
+        return all(c.matches is not False for c in self.comparisons)
 
 
 def replay(
@@ -77,19 +84,23 @@ def replay(
             fix=f"pick one of the versions `laketx status` shows for {dataset_id}",
         )
     path = dataset_location(warehouse, dataset.table_name)
+    stored = version_hash(spark, path, version, int(approved.snapshot_ref))
     report = ReplayReport(dataset_id, version, approved.content_hash)
-    if approved.content_hash is None:
+    reference = approved.content_hash
+    if reference is None:
+        reference = stored
         report.notes.append(
-            "no content hash was recorded with this version (it predates content hashes)"
+            "no content hash was recorded with this version (it predates content hashes): "
+            "the others are compared with the stored rows"
         )
 
     def compare(name: str, found: str | None, detail: str) -> None:
-        matches = None if found is None or report.recorded is None else found == report.recorded
+        matches = None if found is None else found == reference
         report.comparisons.append(Comparison(name, found, matches, detail))
 
     compare(
         "stored",
-        version_hash(spark, path, version, int(approved.snapshot_ref)),
+        stored,
         f"rows of version {version} in the table as of its commit {approved.snapshot_ref}",
     )
     latest = reader.approved(dataset_id)
@@ -105,10 +116,24 @@ def replay(
     registry, note = _definitions_then(reader, dataset_id, approved)
     if note:
         report.notes.append(note)
-    compare(
-        "rebuilt", _rebuild(spark, reader, registry, approved, warehouse), _rebuilt_from(approved)
-    )
+    if registry is None:
+        compare("rebuilt", None, "not rebuilt: the definitions of then are not available")
+        return report
+    unrepeatable = _unrepeatable(registry, reader, approved)
+    if unrepeatable:
+        compare("rebuilt", None, f"not rebuilt: {unrepeatable}")
+        return report
+    try:
+        rebuilt = _rebuild(spark, reader, registry, approved, warehouse)
+    except _NotRepeatable as exc:
+        compare("rebuilt", None, f"not rebuilt: {exc}")
+        return report
+    compare("rebuilt", rebuilt, _rebuilt_from(approved))
     return report
+
+
+class _NotRepeatable(Exception):
+    """The version's rows depend on when it was made (a rebuild cannot repeat them)."""
 
 
 def _rebuilt_from(approved: ApprovedVersion) -> str:
@@ -118,19 +143,40 @@ def _rebuilt_from(approved: ApprovedVersion) -> str:
 
 def _definitions_then(
     reader: StoreReader, dataset_id: str, approved: ApprovedVersion
-) -> tuple[Registry, str | None]:
-    """The registry as it was when the version was approved, and a note when the definitions
-    have changed since (or do not hash as recorded)."""
-    then = reader.registry(as_of=approved.promoted_at)
+) -> tuple[Registry | None, str | None]:
+    """The registry the version was made with: the definition tables as of its job's start
+    (or its attempt's, or its approval), the first whose hash is the one recorded; and a note
+    when that cannot be established or the definitions have changed since."""
+    times = [*reader.run_started(approved.run_id), approved.promoted_at]
+    found: Registry | None = None
+    try:
+        for when in [t for t in times if t is not None]:
+            found = reader.registry(as_of=when)
+            if found.definition_hash(dataset_id) == approved.definition_hash:
+                break
+    except LakeTxError as exc:  # e.g. the log of that time was cleaned up
+        return None, f"the definitions of then cannot be read: {exc.what}"
+    if found is None:
+        return None, None
     note = None
-    if approved.definition_hash and then.definition_hash(dataset_id) != approved.definition_hash:
-        note = (
-            "the definitions found as of the approval do not hash as recorded "
-            "(a definition changed during the run); the rebuild uses them anyway"
-        )
-    elif reader.registry().definition_hash(dataset_id) != then.definition_hash(dataset_id):
+    if approved.definition_hash is None:
+        note = "no definition hash was recorded: the rebuild uses the definitions as of its run"
+    elif found.definition_hash(dataset_id) != approved.definition_hash:
+        note = "the definitions of then do not hash as recorded; the rebuild uses the nearest"
+    elif reader.registry().definition_hash(dataset_id) != approved.definition_hash:
         note = "the definitions changed since this version; the rebuild uses those of then"
-    return then, note
+    return found, note
+
+
+def _unrepeatable(registry: Registry, reader: StoreReader, approved: ApprovedVersion) -> str | None:
+    """Why a rebuild cannot reproduce the version's rows, if it cannot."""
+    dataset = registry.dataset(approved.dataset_id)
+    decision = reader.latest_decision(approved.dataset_id, approved.run_id)
+    dropped = set(decision.evidence.get("dropped_rules", [])) if decision else set()
+    clock = {r.rule_id for r in registry.rules(dataset.dataset_id) if r.rule_type == "FRESHNESS"}
+    if dropped & clock:
+        return "rows were dropped by a FRESHNESS rule, which depends on when it ran"
+    return None
 
 
 def _rebuild(
@@ -153,7 +199,9 @@ def _rebuild(
         )
     try:
         if batch.frame is None:
-            return "0:0"
+            return frame_hash_of_nothing()
+        if dataset.load_type == LoadType.SCD2 and not starts_by_data(batch.frame, dataset):
+            raise _NotRepeatable("its scd2 versions start at load time (sequence_by is not a time)")
         frame = publishable(
             batch.frame,
             dataset,
