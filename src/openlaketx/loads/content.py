@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lakeguard.store.ddl import quote
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 VERSION_COLUMN = "_laketx_version"
 # Columns that are not part of a row's content (unparseable-line text is never published).
@@ -32,16 +32,32 @@ def frame_hash(frame: DataFrame, columns: Iterable[str] | None = None) -> str:
     from pyspark.sql import functions as F
 
     names = hashed_columns(frame.columns if columns is None else columns)
-    # xxhash64 skips nulls: which columns are null is hashed too, or (1, NULL) and (NULL, 1)
-    # would hash alike
-    nulls = F.array(*[F.col(quote(c)).isNull() for c in names]) if names else F.lit(0)
     row = (
-        frame.select(F.xxhash64(nulls, *[F.col(quote(c)) for c in names]).alias("h"))
+        frame.select(F.xxhash64(*_null_masks(names), *[F.col(quote(c)) for c in names]).alias("h"))
         .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("h").cast("decimal(38,0)")).alias("s"))
         .first()
     )
     assert row is not None
     return f"{row['n']}:{row['s'] or 0}"
+
+
+def _null_masks(names: list[str]) -> list[Column]:
+    """Which columns are null, as bit masks of 62 columns each: xxhash64 skips nulls, so
+    without them (1, NULL) and (NULL, 1) would hash alike. Integer arithmetic, unlike an
+    array of flags, allocates nothing per row."""
+    from pyspark.sql import functions as F
+
+    masks = []
+    for start in range(0, len(names), 62):
+        bits = [
+            F.when(F.col(quote(c)).isNull(), F.lit(1 << i)).otherwise(F.lit(0))
+            for i, c in enumerate(names[start : start + 62])
+        ]
+        mask = bits[0]
+        for bit in bits[1:]:
+            mask = mask + bit
+        masks.append(mask.cast("long"))
+    return masks or [F.lit(0)]
 
 
 def frame_hash_of_nothing() -> str:
