@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from lakeguard.policy.sla import sla_hours
+from lakeguard.store.records import PolicyDef
 from lakeguard.trust import trust_score
 from tests.conftest import Project
 
@@ -44,6 +46,43 @@ def test_components_and_weights() -> None:
     assert unbacked.lineage == 0.0
     never = trust_score("d", dq=[], changes=[], versions=[], decisions=[], now=NOW)
     assert never.freshness == 0.0 and never.score == 60  # quality and stability only
+
+
+def sla(policy_id: str, expression: str | None, layers: tuple[str, ...] = ("silver",)) -> PolicyDef:
+    return PolicyDef(
+        policy_id=policy_id,
+        policy_type="SLA",
+        layers=layers,
+        expression=expression,
+        enforcement="BLOCK",
+    )
+
+
+def test_freshness_is_measured_against_the_dataset_sla() -> None:
+    policies = [
+        sla("loose", "hours_since_approved <= 12 AND stalest_parent_hours < 48"),
+        sla("tight", "6 >= hours_since_approved"),
+        sla("gold_only", "hours_since_approved < 1", layers=("gold",)),
+        sla("parents", None),  # the default bounds parents only
+    ]
+    assert sla_hours(policies, "silver") == 6.0
+    assert sla_hours(policies, "gold") == 1.0
+    assert sla_hours(policies, "bronze") is None
+    versions = [{"run_id": "r1", "promoted_at": NOW - timedelta(hours=9)}]
+    decisions = [{"run_id": "r1", "allowed": True, "evidence": "{...}"}]
+
+    def freshness(hours: float | None) -> float:
+        return trust_score(
+            "d", dq=[], changes=[], versions=versions, decisions=decisions, now=NOW, sla_hours=hours
+        ).freshness
+
+    assert freshness(None) == 1.0  # 9 h old, within the default 24 h
+    assert freshness(6.0) == pytest.approx(1 - 3 / 36)  # 3 h past a 6 h SLA; 0 at 42 h
+    assert freshness(1.0) == pytest.approx(0.0)  # 9 h > 7 x 1 h
+    shown = trust_score(
+        "d", dq=[], changes=[], versions=versions, decisions=decisions, now=NOW, sla_hours=6.0
+    )
+    assert shown.explain().endswith("(freshness SLA 6 h)")
 
 
 @pytest.mark.spark

@@ -3,9 +3,12 @@
 | component | weight | from |
 |---|---|---|
 | quality | 40 | mean share of rules passed over the last 10 evaluated batches |
-| freshness | 20 | 1 while the latest approved version is under 24 h old, then down to 0 at 7 days |
+| freshness | 20 | 1 within the SLA of the latest approved version, 0 at 7 times the SLA |
 | schema stability | 20 | 1 / (1 + schema changes not simply allowed in the last 10 batches) |
 | lineage | 20 | share of approved versions with an allowed decision that carries evidence |
+
+The SLA is the tightest `hours_since_approved <= N` bound of the SLA policies covering the
+dataset's layer, else 24 hours (so, by default, down to 0 at 7 days).
 
 A dataset with no approved version scores its quality and stability only (freshness and
 lineage 0): trust is earned by promotions.
@@ -21,7 +24,7 @@ from typing import Any
 WEIGHTS = {"quality": 0.4, "freshness": 0.2, "stability": 0.2, "lineage": 0.2}
 RECENT = 10
 FRESH_HOURS = 24.0
-STALE_HOURS = 7 * 24.0
+STALE_FACTOR = 7  # freshness reaches 0 at this many times the SLA
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,22 +35,24 @@ class TrustScore:
     freshness: float
     stability: float
     lineage: float
+    sla_hours: float = FRESH_HOURS  # what freshness was measured against
 
     def explain(self) -> str:
         parts = ", ".join(
             f"{name} {getattr(self, name):.2f} x {int(weight * 100)}"
             for name, weight in WEIGHTS.items()
         )
-        return f"{self.score}/100 = {parts}"
+        return f"{self.score}/100 = {parts} (freshness SLA {self.sla_hours:g} h)"
 
 
-def _freshness(promoted_at: datetime | None, now: datetime) -> float:
+def _freshness(promoted_at: datetime | None, now: datetime, sla_hours: float) -> float:
     if promoted_at is None:
         return 0.0
     age = (now - promoted_at).total_seconds() / 3600
-    if age <= FRESH_HOURS:
+    if age <= sla_hours:
         return 1.0
-    return max(0.0, 1 - (age - FRESH_HOURS) / (STALE_HOURS - FRESH_HOURS))
+    stale = STALE_FACTOR * sla_hours
+    return max(0.0, 1 - (age - sla_hours) / (stale - sla_hours))
 
 
 def trust_score(
@@ -58,6 +63,7 @@ def trust_score(
     versions: Iterable[Mapping[str, Any]],
     decisions: Iterable[Mapping[str, Any]],
     now: datetime,
+    sla_hours: float | None = None,
 ) -> TrustScore:
     """The score of one dataset from its rows in dq_results, schema_change_log,
     data_versions and promotion_status."""
@@ -74,7 +80,8 @@ def trust_score(
     backed = {d["run_id"] for d in decisions if d["allowed"] and d.get("evidence")}
     lineage = sum(1 for v in approved if v["run_id"] in backed) / len(approved) if approved else 0.0
     latest = max((v["promoted_at"] for v in approved), default=None)
-    freshness = _freshness(latest, now)
+    sla = sla_hours if sla_hours and sla_hours > 0 else FRESH_HOURS
+    freshness = _freshness(latest, now, sla)
     parts = {"quality": quality, "freshness": freshness, "stability": stability, "lineage": lineage}
     score = round(100 * sum(WEIGHTS[k] * v for k, v in parts.items()))
-    return TrustScore(dataset_id=dataset_id, score=score, **parts)
+    return TrustScore(dataset_id=dataset_id, score=score, sla_hours=sla, **parts)

@@ -17,6 +17,7 @@ from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
 from lakeguard.explain import advise
+from lakeguard.policy.sla import sla_hours
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars, leases
@@ -30,6 +31,7 @@ from lakeguard.store.records import (
     InFlightRun,
     JobRunRecord,
     Lease,
+    PolicyDef,
     RuleResult,
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
@@ -297,7 +299,13 @@ class StoreReader:
                 t: pool.submit(store.rows, t, filters=only)
                 for t in ("dq_results", "schema_change_log", "data_versions", "promotion_status")
             }
+            policies_f = pool.submit(store.active_definitions, "policy_rules")
+            layers_f = pool.submit(
+                store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
+            )
             rows = {t: f.result() for t, f in futures.items()}
+            policies = [PolicyDef.from_row(r) for r in policies_f.result()]
+            layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
 
         def of(table: str, dataset_id: str) -> list[dict[str, Any]]:
             return [r for r in rows[table] if r["dataset_id"] == dataset_id]
@@ -311,6 +319,7 @@ class StoreReader:
                 versions=of("data_versions", d),
                 decisions=of("promotion_status", d),
                 now=now,
+                sla_hours=sla_hours(policies, layers[d]) if d in layers else None,
             )
             for d in ids
         }
