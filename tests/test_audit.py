@@ -124,7 +124,10 @@ def test_verify_finds_what_was_planted_in_a_real_store(
     assert clean.exit_code == 0 and json.loads(clean.stdout) == {"ok": True, "violations": []}
 
     # a commit around the gate
-    lh.sql(f"INSERT INTO bronze.cells{p.suffix} VALUES ('GSM', 9, 1.0, 1, array(), 9, 'x', now())")
+    lh.sql(
+        f"INSERT INTO bronze.cells{p.suffix} (radio, cell, lat, updated, _laketx_version, "
+        "_laketx_run_id, _laketx_loaded_at) VALUES ('GSM', 9, 1.0, 1, 9, 'x', now())"
+    )
     (around,) = found(lh, p.bronze)
     assert around.check == "commit_around_the_gate" and around.invariant == 8
     assert "RESTORE TABLE" in around.fix

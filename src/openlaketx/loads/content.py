@@ -1,10 +1,15 @@
-"""Order-independent content hashes of a dataset version: "rows:sum of row hashes".
+"""Order-independent content hashes of a dataset version: "rows:sum of row digests".
 
 A version's content is the rows it wrote: those carrying its `_laketx_version` in the table as
-of its commit (for a full load, the whole table). Each row is hashed with xxhash64 over its data
-columns in name order; the engine's bookkeeping (`_laketx_*`: run id, load time, row hash,
-soft-delete time) is left out, so a rebuild of the same rows gives the same text whatever its
-files, order or run.
+of its commit (for a full load, the whole table). A row's digest is xxhash64 over which of its
+data columns are null and their values, in name order; the engine's bookkeeping (`_laketx_*`:
+run id, load time, row hash, soft-delete time) is left out, so a rebuild of the same rows gives
+the same text whatever its files, order or run.
+
+The digest is computed in the staging pass (`_laketx_row_digest`, a lineage column), so the
+hash of what a commit adds is a sum over one column of the staged files' Parquet, read with
+pyarrow (no Spark job). Replay recomputes every digest from the data (`frame_hash`), so a row
+altered behind the gate cannot hide behind its stored digest.
 """
 
 from __future__ import annotations
@@ -12,36 +17,38 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from lakeguard.store.ddl import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 VERSION_COLUMN = "_laketx_version"
+DIGEST_COLUMN = "_laketx_row_digest"
 # Columns that are not part of a row's content (unparseable-line text is never published).
-_CORRUPT = "_corrupt_record"
+CORRUPT = "_corrupt_record"
+NOTHING = "0:0"  # the content hash of no rows
 
 
 def hashed_columns(columns: Iterable[str]) -> list[str]:
     """The data columns a content hash covers, in the order it hashes them."""
-    return sorted(c for c in columns if not c.startswith("_laketx") and c != _CORRUPT)
+    return sorted({c for c in columns if not c.startswith("_laketx") and c != CORRUPT})
 
 
-def frame_hash(frame: DataFrame, columns: Iterable[str] | None = None) -> str:
-    """The content hash of `frame`'s rows (over `columns`, default: its data columns)."""
+def row_digest(present: Iterable[str], absent: Iterable[str] = ()) -> Column:
+    """A row's digest over its data columns `present` and, as nulls, `absent` ones (columns
+    the table holds and the batch lacks: the table will show them null)."""
     from pyspark.sql import functions as F
 
-    names = hashed_columns(frame.columns if columns is None else columns)
-    row = (
-        frame.select(F.xxhash64(*_null_masks(names), *[F.col(quote(c)) for c in names]).alias("h"))
-        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("h").cast("decimal(38,0)")).alias("s"))
-        .first()
-    )
-    assert row is not None
-    return f"{row['n']}:{row['s'] or 0}"
+    have = set(hashed_columns(present))
+    names = hashed_columns([*have, *absent])
+    values = [F.col(quote(c)) for c in names if c in have]  # xxhash64 skips nulls anyway
+    return F.xxhash64(*_null_masks(names, have), *values)
 
 
-def _null_masks(names: list[str]) -> list[Column]:
+def _null_masks(names: list[str], present: set[str]) -> list[Column]:
     """Which columns are null, as bit masks of 62 columns each: xxhash64 skips nulls, so
     without them (1, NULL) and (NULL, 1) would hash alike. Integer arithmetic, unlike an
     array of flags, allocates nothing per row."""
@@ -49,20 +56,19 @@ def _null_masks(names: list[str]) -> list[Column]:
 
     masks = []
     for start in range(0, len(names), 62):
-        bits = [
-            F.when(F.col(quote(c)).isNull(), F.lit(1 << i)).otherwise(F.lit(0))
-            for i, c in enumerate(names[start : start + 62])
-        ]
-        mask = bits[0]
-        for bit in bits[1:]:
-            mask = mask + bit
-        masks.append(mask.cast("long"))
+        mask = F.lit(0).cast("long")
+        for i, c in enumerate(names[start : start + 62]):
+            null = F.col(quote(c)).isNull() if c in present else F.lit(True)
+            mask = mask + F.when(null, F.lit(1 << i)).otherwise(F.lit(0))
+        masks.append(mask)
     return masks or [F.lit(0)]
 
 
-def frame_hash_of_nothing() -> str:
-    """The content hash of no rows."""
-    return "0:0"
+def frame_hash(frame: DataFrame) -> str:
+    """The content hash of `frame`'s rows, each digest computed from its data."""
+    from pyspark.sql import functions as F
+
+    return _summed(frame.select(row_digest(frame.columns).alias("d")), F.col("d"))
 
 
 def version_rows(
@@ -81,5 +87,50 @@ def version_rows(
 def version_hash(
     spark: SparkSession, path: str, version: int, commit_version: int | None = None
 ) -> str:
-    """The content hash of what data version `version` wrote (see `version_rows`)."""
+    """The content hash of what data version `version` wrote, recomputed from the data."""
     return frame_hash(version_rows(spark, path, version, commit_version))
+
+
+def recorded_digests_hash(spark: SparkSession, path: str, version: int, commit: int) -> str:
+    """The content hash of what version `version` wrote, from the digests its rows carry (two
+    columns read); recomputed from the data if any of them lacks one."""
+    from pyspark.sql import functions as F
+
+    rows = version_rows(spark, path, version, commit)
+    if DIGEST_COLUMN not in rows.columns:
+        return frame_hash(rows)
+    digests = rows.select(F.col(DIGEST_COLUMN).alias("d"))
+    missing = digests.where(F.col("d").isNull()).limit(1).count()
+    return frame_hash(rows) if missing else _summed(digests, F.col("d"))
+
+
+def _summed(digests: DataFrame, digest: Column) -> str:
+    from pyspark.sql import functions as F
+
+    row = digests.agg(
+        F.count(F.lit(1)).alias("n"), F.sum(digest.cast("decimal(38,0)")).alias("s")
+    ).first()
+    assert row is not None
+    return f"{row['n']}:{row['s'] or 0}"
+
+
+def staged_hash(paths: Iterable[str]) -> str | None:
+    """The content hash of staged Parquet files' parseable rows, from their digest column
+    (None: a file has no digest column, or a row no digest)."""
+    rows = 0
+    high = low = 0
+    for path in paths:
+        names = set(pq.read_schema(path).names)
+        if DIGEST_COLUMN not in names:
+            return None
+        table = pq.read_table(path, columns=[c for c in (DIGEST_COLUMN, CORRUPT) if c in names])
+        digests = table.column(DIGEST_COLUMN)
+        if CORRUPT in names:  # unparseable rows are never promoted
+            digests = digests.filter(pc.is_null(table.column(CORRUPT)))
+        if digests.null_count:
+            return None
+        rows += len(digests)
+        # an exact sum of int64s: their high and low 32-bit halves summed apart
+        high += pc.sum(pc.shift_right(digests, 32)).as_py() or 0
+        low += pc.sum(pc.bit_wise_and(digests, 0xFFFFFFFF)).as_py() or 0
+    return f"{rows}:{high * (1 << 32) + low}" if rows else NOTHING

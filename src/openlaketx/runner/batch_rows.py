@@ -7,6 +7,7 @@ and the lineage columns.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
@@ -15,6 +16,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, LoadType
 from openlaketx.loads import strategies
+from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
 
 if TYPE_CHECKING:
@@ -43,8 +45,10 @@ def publishable(
     version: int,
     run_id: str,
     rules: list[CompiledRule],
+    table_columns: Iterable[str] = (),
 ) -> DataFrame:
-    """`frame` with every column the engine adds before staging it as data version `version`."""
+    """`frame` with every column the engine adds before staging it as data version `version`
+    (the row digest also covers, as nulls, data columns the table has and the batch lacks)."""
     from pyspark.sql import functions as F
 
     load_type = LoadType(dataset.load_type)
@@ -55,8 +59,10 @@ def publishable(
         frame = strategies.with_scd2_columns(frame, effective_time(frame, dataset))
     if transform.delete_missing == "soft":
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
+    absent = [c for c in table_columns if c not in frame.columns]
     return (
-        frame.withColumn(FAILED_RULES, failed_rules_column(rules))
+        frame.withColumn(DIGEST_COLUMN, row_digest(frame.columns, absent))
+        .withColumn(FAILED_RULES, failed_rules_column(rules))
         .withColumn(VERSION_COL, F.lit(version).cast("long"))
         .withColumn(RUN_COL, F.lit(run_id))
         .withColumn(LOADED_COL, F.current_timestamp())

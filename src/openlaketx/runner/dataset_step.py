@@ -44,12 +44,7 @@ from lakeguard.vocabulary import (
 )
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
-from openlaketx.loads.content import (
-    frame_hash,
-    frame_hash_of_nothing,
-    hashed_columns,
-    version_hash,
-)
+from openlaketx.loads.content import recorded_digests_hash, staged_hash
 from openlaketx.loads.publish import fields_of, publish, quarantine
 from openlaketx.runner import drift, evidence
 from openlaketx.runner.batch_rows import merge_keys, merge_plan, publishable
@@ -177,7 +172,6 @@ class _GovernedStep:
         self.rows_read: int | None = None
         self.hold: LeaseHold | None = None
         self.content_hash: str | None = None  # of a full load's staged snapshot
-        self._staged_columns: list[str] = []  # the columns that hash covered
         self.drift: list[drift.DriftOutcome] = []
 
     def _result(self, status: AttemptStatus, **kw: Any) -> StepResult:
@@ -496,8 +490,18 @@ class _GovernedStep:
         from deltalake import DeltaTable
 
         assert batch.frame is not None
+        table = (
+            DeltaTable(self.path).schema().to_arrow().names
+            if DeltaTable.is_deltatable(self.path)
+            else []
+        )
         frame = publishable(
-            batch.frame, self.dataset, version=version, run_id=self.attempt.run_id, rules=rules
+            batch.frame,
+            self.dataset,
+            version=version,
+            run_id=self.attempt.run_id,
+            rules=rules,
+            table_columns=table,
         )
         # A MERGE copies what it reads, so its input is scratch; anything else is published
         # in place (a first merge creates the table from its batch).
@@ -522,26 +526,13 @@ class _GovernedStep:
 
         if self.load_type == LoadType.FULL:
             # what an allowed full load promotes: every parseable row (a full load never drops)
-            self.content_hash = self._staged_hash(staged)
+            self.content_hash = staged_hash(f.path for f in staged.good)
             return own_latest is not None and own_latest.content_hash == self.content_hash
         if not self.merges or not staged.good or not DeltaTable.is_deltatable(self.path):
             return False
         batch = self.ctx.spark.read.parquet(staged.part_folder())
         counts = strategies.changes(self.ctx.spark, batch, self.path, self.plan)
         return not any(counts.values())
-
-    def _staged_hash(self, staged: staging.StagedBatch) -> str:
-        """The content hash of the staged rows an allowed batch promotes (unparseable ones are
-        set aside), over the staged data columns."""
-        from pyspark.sql import functions as F
-
-        self._staged_columns = hashed_columns(f["name"] for f in staged.schema["fields"])
-        if not staged.good:
-            return frame_hash_of_nothing()
-        rows = self.ctx.spark.read.parquet(staged.part_folder())
-        if CORRUPT_COLUMN in rows.columns:
-            rows = rows.where(F.col(CORRUPT_COLUMN).isNull())
-        return frame_hash(rows, self._staged_columns)
 
     def _publish(
         self,
@@ -579,9 +570,9 @@ class _GovernedStep:
                 ctx.writer.append("source_progress", progress)
             merging = self.merges and DeltaTable.is_deltatable(self.path)
             if not merging and self.load_type != LoadType.FULL:
-                # the staged good files are exactly what the commit adds: hash them (Parquet,
-                # no Delta log to replay); a MERGE's rows are hashed from the table after it
-                self.content_hash = self._staged_hash(staged)
+                # the staged good files are exactly what the commit adds: sum their digests;
+                # a MERGE's rows are summed from the table after it
+                self.content_hash = staged_hash(f.path for f in staged.good)
             assert self.hold is not None
             self.hold.check()
             if merging:
@@ -723,8 +714,8 @@ class _GovernedStep:
         """Record the version, with the content hash of the rows it wrote (`content_hash`: one
         already computed over the same rows) and the hash of the definitions it ran under
         (unknown for a crashed run's commit: its definitions may have changed since)."""
-        if content_hash is None or not self._hashes_table_columns(commit.commit_version):
-            content_hash = version_hash(
+        if content_hash is None:
+            content_hash = recorded_digests_hash(
                 self.ctx.spark, self.path, commit.data_version, commit.commit_version
             )
         self.ctx.gate.record_version(
@@ -743,13 +734,6 @@ class _GovernedStep:
             if recovered
             else self.ctx.registry.definition_hash(self.dataset_id),
         )
-
-    def _hashes_table_columns(self, commit_version: int) -> bool:
-        """Whether the staged snapshot's hash covered exactly the table's data columns."""
-        from deltalake import DeltaTable
-
-        table = DeltaTable(self.path, version=commit_version).schema().to_arrow().names
-        return self._staged_columns == hashed_columns(table)
 
     def _recover(self, latest: ApprovedVersion | None, published: int) -> list[TaggedCommit]:
         """Record the commits a crashed run published but never recorded (they were approved:

@@ -30,8 +30,8 @@ from lakeguard.vocabulary import Layer, LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
+    NOTHING,
     frame_hash,
-    frame_hash_of_nothing,
     hashed_columns,
     version_hash,
     version_rows,
@@ -199,7 +199,7 @@ def _rebuild(
         )
     try:
         if batch.frame is None:
-            return frame_hash_of_nothing()
+            return NOTHING
         if dataset.load_type == LoadType.SCD2 and not starts_by_data(batch.frame, dataset):
             raise _NotRepeatable("its scd2 versions start at load time (sequence_by is not a time)")
         frame = publishable(
