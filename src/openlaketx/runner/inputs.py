@@ -19,6 +19,7 @@ from lakeguard.store.progress import SourceProgress
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import RuleType, Severity
+from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.sources.files import CORRUPT_COLUMN, read_files
 from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
@@ -31,7 +32,14 @@ RUN_COL = "_laketx_run_id"
 LOADED_COL = "_laketx_loaded_at"
 # The engine's bookkeeping on every row; derived datasets do not inherit it from parents.
 LINEAGE_COLUMNS = frozenset(
-    {VERSION_COL, RUN_COL, LOADED_COL, "_laketx_failed_rules", "_laketx_row_hash"}
+    {
+        VERSION_COL,
+        RUN_COL,
+        LOADED_COL,
+        "_laketx_failed_rules",
+        "_laketx_row_hash",
+        DIGEST_COLUMN,
+    }
 )
 
 
