@@ -19,24 +19,33 @@ from sqlglot.errors import SqlglotError
 
 from lakeguard.errors import UnsafeExpressionError
 
-# Nodes that read other data, run statements or escape the expression.
-_FORBIDDEN_NODES: tuple[type, ...] = (
-    exp.Select,
-    exp.Subquery,
-    exp.Union,
+# Nodes that run statements (never part of a query or an expression).
+_STATEMENTS: tuple[type, ...] = (
     exp.Insert,
     exp.Delete,
     exp.Update,
     exp.Drop,
     exp.Create,
     exp.Command,
+    exp.Merge,
+    exp.Alter,
+    exp.Set,
+    exp.Use,
+    exp.Placeholder,
+)
+
+# Nodes that read other data, run statements or escape the expression.
+_FORBIDDEN_NODES: tuple[type, ...] = (
+    *_STATEMENTS,
+    exp.Select,
+    exp.Subquery,
+    exp.Union,
     exp.Table,
     exp.Lateral,
     exp.Explode,
     exp.Posexplode,
     exp.Window,
     exp.AggFunc,
-    exp.Placeholder,
 )
 
 # Spark functions that sqlglot does not model, which we still allow by name (lower-case).
@@ -137,21 +146,6 @@ def vet_expression(text: str, *, where: str, allow_aggregates: bool = False) -> 
         if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
             raise refuse("'*' is not allowed")
     return tree
-
-
-_STATEMENTS: tuple[type, ...] = (
-    exp.Insert,
-    exp.Delete,
-    exp.Update,
-    exp.Drop,
-    exp.Create,
-    exp.Command,
-    exp.Merge,
-    exp.Alter,
-    exp.Set,
-    exp.Use,
-    exp.Placeholder,
-)
 
 
 @dataclass(frozen=True)
