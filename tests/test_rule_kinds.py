@@ -13,9 +13,10 @@ from lakeguard.catalog.loader import load_file
 from lakeguard.errors import UnsafeExpressionError, ValidationError
 from lakeguard.gate import decide
 from lakeguard.quality.evaluate import evaluate_row_count
+from lakeguard.quality.fail_behavior import droppable, fail_behavior
 from lakeguard.quality.outcome import RuleOutcome
 from lakeguard.quality.rules import compile_rule
-from lakeguard.store.records import RuleDef
+from lakeguard.store.records import DatasetDef, RuleDef, SourceObjectDef, Transform
 from tests.conftest import Project, assert_sound, cells_yaml, write
 
 
@@ -67,6 +68,46 @@ def test_bad_parameters_of_the_new_kinds_are_reported(
 def test_an_aggregate_condition_is_vetted_like_any_sql() -> None:
     with pytest.raises(UnsafeExpressionError, match="reflect"):
         compile_rule(rule("AGGREGATE", expression="max(reflect('java.lang.Runtime', 'x')) > 0"))
+
+
+def test_which_fail_behaviour_applies() -> None:
+    def obj(i: int, behavior: str) -> SourceObjectDef:
+        return SourceObjectDef(
+            source_object_id=f"o{i}",
+            source_system_id="s",
+            locator="*.csv",
+            format="csv",
+            dataset_id="b",
+            fail_behavior=behavior,
+        )
+
+    bronze = DatasetDef(dataset_id="b", dataset_name="b", layer="bronze", table_name="bronze.b")
+    assert fail_behavior(bronze, [obj(1, "drop"), obj(2, "drop")]) == "drop"
+    assert fail_behavior(bronze, [obj(1, "drop"), obj(2, "quarantine")]) == "quarantine"
+    assert fail_behavior(bronze, [obj(1, "drop"), obj(2, "abort")]) == "abort"
+    full = DatasetDef(
+        dataset_id="b", dataset_name="b", layer="bronze", table_name="bronze.b", load_type="full"
+    )
+    assert fail_behavior(full, [obj(1, "drop")]) == "quarantine"  # a dropped row = a deletion
+    silver = DatasetDef(
+        dataset_id="s",
+        dataset_name="s",
+        layer="silver",
+        table_name="silver.s",
+        transform=Transform(fail_behavior="abort"),
+    )
+    assert fail_behavior(silver, [obj(1, "drop")]) == "abort"  # its own setting
+    rules = [
+        compile_rule(rule("RANGE", column="lat", min=0, max=1)),
+        compile_rule(rule("ROW_COUNT", min=1)),
+        compile_rule(RuleDef(**{**vars_of(rule("NOT_NULL", columns=["a"])), "severity": "WARN"})),
+    ]
+    assert droppable(rules, "drop") == {"r_range"}  # row-level FAIL rules only
+    assert droppable(rules, "quarantine") == frozenset()
+
+
+def vars_of(row: RuleDef) -> dict[str, Any]:
+    return {k: getattr(row, k) for k in ("rule_id", "dataset_id", "rule_type", "rule_expression")}
 
 
 def test_drop_behaviour_turns_row_failures_into_a_promotion_with_dropped_rows() -> None:

@@ -23,7 +23,8 @@ from lakeguard.errors import (
     describe,
 )
 from lakeguard.gate import Check, Decision, Gate, decide
-from lakeguard.quality.evaluate import FAILED_RULES
+from lakeguard.quality.fail_behavior import droppable as droppable_rules
+from lakeguard.quality.fail_behavior import fail_behavior
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
 from lakeguard.quality.rules import CompiledRule, compile_rules
@@ -46,7 +47,7 @@ from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.content import recorded_digests_hash, staged_hash
 from openlaketx.loads.publish import fields_of, publish, quarantine
-from openlaketx.runner import drift, evidence
+from openlaketx.runner import drift, dropping, evidence
 from openlaketx.runner.batch_rows import merge_keys, merge_plan, publishable
 from openlaketx.runner.inputs import (
     InputBatch,
@@ -65,7 +66,7 @@ from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import dataset_location, quarantine_name, register
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 _NOT_PUBLISHED = frozenset({CORRUPT_COLUMN})
 
@@ -277,18 +278,18 @@ class _GovernedStep:
                         "would empty the dataset",
                     )
                 )
-            behavior = self.fail_behavior
-            droppable = _droppable(all_rules) if behavior == "drop" else frozenset()
-            dropping = [o.rule_id for o in result.outcomes if o.outcome == "FAIL"]
-            dropping = [r for r in dropping if r in droppable]
-            dropped_rows = self._rows_failing(staged, dropping)
-            if dropping and dropped_rows >= result.rows - _malformed(result):
+            behavior = fail_behavior(self.dataset, ctx.registry.source_objects(self.dataset_id))
+            droppable = droppable_rules(all_rules, behavior)
+            to_drop = [o.rule_id for o in result.outcomes if o.outcome == "FAIL"]
+            to_drop = [r for r in to_drop if r in droppable]
+            dropped_rows = dropping.rows_failing(ctx.spark, staged, to_drop)
+            if to_drop and dropped_rows >= result.rows - _malformed(result):
                 checks.append(
                     Check(
                         name="nothing_left",
                         passed=False,
                         blocking=True,
-                        detail=f"every row fails {', '.join(dropping)}: dropping them would "
+                        detail=f"every row fails {', '.join(to_drop)}: dropping them would "
                         "leave nothing to promote",
                     )
                 )
@@ -300,7 +301,7 @@ class _GovernedStep:
                 droppable=droppable,
             )
             decision.evidence["fail_behavior"] = behavior
-            if dropping:
+            if to_drop:
                 decision.evidence["dropped_rows"] = dropped_rows
             decision.evidence["upstream"] = batch.upstream_refs
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
@@ -340,38 +341,6 @@ class _GovernedStep:
                 aborts_job=behavior == "abort",
             )
         return self._publish(staged, batch, result, decision, own_latest, next_version)
-
-    @property
-    def fail_behavior(self) -> str:
-        """What a FAIL breach does here: a derived dataset's own setting; for bronze, `abort`
-        if any source object aborts, `drop` only if all of them drop, else `quarantine`."""
-        if self.dataset.layer != Layer.BRONZE:
-            behavior = self.dataset.transform.fail_behavior
-        else:
-            chosen = {o.fail_behavior for o in self.ctx.registry.source_objects(self.dataset_id)}
-            behavior = (
-                "abort" if "abort" in chosen else "drop" if chosen == {"drop"} else "quarantine"
-            )
-        if behavior == "drop" and self.snapshot_semantics:
-            return "quarantine"  # a dropped row would read as deleted (refused at validate too)
-        return behavior
-
-    @property
-    def snapshot_semantics(self) -> bool:
-        """Whether a batch stands for the whole dataset (a key it lacks is deleted)."""
-        return self.load_type == LoadType.FULL or self.dataset.transform.delete_missing != "none"
-
-    def _rows_failing(self, staged: staging.StagedBatch, rule_ids: list[str]) -> int:
-        """Staged (parseable) rows that fail any of `rule_ids` (read: their flags only)."""
-        if not rule_ids or not staged.good:
-            return 0
-        from pyspark.sql import functions as F
-
-        ids = F.array(*[F.lit(r) for r in rule_ids])
-        rows = self.ctx.spark.read.parquet(staged.part_folder())
-        if CORRUPT_COLUMN in rows.columns:  # unparseable rows are set aside anyway
-            rows = rows.where(F.col(CORRUPT_COLUMN).isNull())
-        return rows.where(F.arrays_overlap(F.col(FAILED_RULES), ids)).count()
 
     def _nothing_new(self, note: str | None, recovered: list[TaggedCommit]) -> StepResult:
         """Nothing new to promote: no decision, no version (except one recovered from a crash)."""
@@ -556,7 +525,10 @@ class _GovernedStep:
         )
         with self.attempt.phase("write", "write") as log:
             set_aside = 0
-            rejected = self._rejected(batch, result, decision)
+            rejected = dropping.rejected(
+                batch.has_corrupt_column and _malformed(result) > 0,
+                decision.evidence.get("dropped_rules", []),
+            )
             if rejected is not None:
                 staged = staging.split(ctx.spark, staged, rejected)
             if staged.malformed:
@@ -623,31 +595,6 @@ class _GovernedStep:
             outcomes=result.outcomes,
             quarantined=set_aside,
         )
-
-    def _rejected(
-        self, batch: InputBatch, result: BatchEvaluation, decision: Decision
-    ) -> Column | None:
-        """Which staged rows stay out of the promotion: unparseable rows and rows failing a
-        rule whose failures are dropped (None: every row is promoted)."""
-        from pyspark.sql import functions as F
-
-        parts = []
-        if batch.has_corrupt_column and _malformed(result):
-            parts.append(F.col(CORRUPT_COLUMN).isNotNull())
-        dropped = [
-            rule_id
-            for rule_id in decision.evidence.get("dropped_rules", [])
-            if any(o.rule_id == rule_id and o.failed_rows for o in result.outcomes)
-        ]
-        if dropped:
-            ids = F.array(*[F.lit(rule_id) for rule_id in dropped])
-            parts.append(F.arrays_overlap(F.col(FAILED_RULES), ids))
-        if not parts:
-            return None
-        rejected = parts[0]
-        for part in parts[1:]:
-            rejected = rejected | part
-        return F.coalesce(rejected, F.lit(False))
 
     def _progress_rows(
         self, batch: InputBatch, staged: staging.StagedBatch, version: int
@@ -778,16 +725,6 @@ def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
             f"reading the source failed: {text}", where="jdbc source", transient=True
         )
     return exc
-
-
-def _droppable(rules: list[CompiledRule]) -> frozenset[str]:
-    """Declared FAIL rules that judge single rows: the only failures that can be dropped (the
-    built-in malformed-row budget always blocks)."""
-    return frozenset(
-        r.rule_id
-        for r in rules
-        if r.row_level and r.severity == "FAIL" and not r.rule_id.startswith("_")
-    )
 
 
 def _malformed(result: BatchEvaluation) -> int:

@@ -37,6 +37,7 @@ from openlaketx.loads.content import (
     version_rows,
 )
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
+from openlaketx.runner.dropping import failing_any
 from openlaketx.runner.inputs import InputBatch, derived_input
 from openlaketx.runner.models import model_input
 from openlaketx.tables import dataset_location
@@ -241,16 +242,9 @@ def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
 
 def _without_dropped(frame: DataFrame, reader: StoreReader, approved: ApprovedVersion) -> DataFrame:
     """The rows the version promoted: those failing a rule whose failures it dropped left out."""
-    from pyspark.sql import functions as F
-
-    from lakeguard.quality.evaluate import FAILED_RULES
-
     decision = reader.latest_decision(approved.dataset_id, approved.run_id)
     dropped = list(decision.evidence.get("dropped_rules", [])) if decision else []
-    if not dropped:
-        return frame
-    ids = F.array(*[F.lit(r) for r in dropped])
-    return frame.where(~F.coalesce(F.arrays_overlap(F.col(FAILED_RULES), ids), F.lit(False)))
+    return frame.where(~failing_any(dropped)) if dropped else frame
 
 
 def _merged_hash(

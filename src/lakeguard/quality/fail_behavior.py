@@ -1,0 +1,36 @@
+"""What a breached FAIL rule does to a batch (pure): `quarantine` blocks the whole batch,
+`drop` sets aside only the rows failing declared row-level rules, `abort` blocks and stops the
+job."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lakeguard.quality.rules import CompiledRule
+from lakeguard.store.records import DatasetDef, SourceObjectDef
+from lakeguard.vocabulary import Layer, LoadType
+
+
+def fail_behavior(dataset: DatasetDef, objects: Iterable[SourceObjectDef]) -> str:
+    """A derived dataset's own setting; for bronze, `abort` if any of its source objects
+    aborts, `drop` only if all of them drop, else `quarantine`. Never `drop` where a batch is
+    the whole dataset (refused at validate too): a dropped row would read as deleted."""
+    if dataset.layer != Layer.BRONZE:
+        behavior = dataset.transform.fail_behavior
+    else:
+        chosen = {o.fail_behavior for o in objects}
+        behavior = "abort" if "abort" in chosen else "drop" if chosen == {"drop"} else "quarantine"
+    whole = dataset.load_type == LoadType.FULL or dataset.transform.delete_missing != "none"
+    return "quarantine" if behavior == "drop" and whole else behavior
+
+
+def droppable(rules: Iterable[CompiledRule], behavior: str) -> frozenset[str]:
+    """The rules whose failing rows may be dropped: declared FAIL rules that judge single rows
+    (the built-in malformed-row budget always blocks), and only under `drop`."""
+    if behavior != "drop":
+        return frozenset()
+    return frozenset(
+        r.rule_id
+        for r in rules
+        if r.row_level and r.severity == "FAIL" and not r.rule_id.startswith("_")
+    )
