@@ -31,6 +31,10 @@ class LoadType(StrEnum):
 # Columns an scd2 dataset adds to each version of a row, and the soft-delete marker.
 SCD2_COLUMNS = ("valid_from", "valid_to", "is_current")
 DELETED_AT = "_laketx_deleted_at"
+# A derived batch spanning several parent versions tags each row with its parent version (staged
+# only, never published); rules that count per batch (UNIQUE, ROW_COUNT, AGGREGATE) count per
+# parent version, as one-by-one runs would have.
+PARENT_VERSION = "_laketx_parent_version"
 
 
 class SourceLoad(StrEnum):

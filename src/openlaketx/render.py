@@ -177,6 +177,8 @@ def explain_panel(decision: DecisionRecord) -> Panel:
         parts.append(table)
     if decision.schema_changes:
         parts.append(rows_table(list(decision.schema_changes), title="schema changes"))
+    if decision.stuck:
+        parts.append(_plain(decision.stuck))
     if decision.advice:
         advice = "\n".join(f"  - {a}" for a in decision.advice)
         parts.append("to get it allowed:\n" + _plain(advice))

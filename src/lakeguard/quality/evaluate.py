@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lakeguard.quality.outcome import RuleOutcome, outcome_for
 from lakeguard.quality.rules import CompiledRule
 from lakeguard.store.ddl import quote
+from lakeguard.vocabulary import PARENT_VERSION
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -76,10 +77,13 @@ def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> dict[str, Any
 
 
 def evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOutcome:
-    """Rows whose (non-null) key occurs more than once in the batch."""
+    """Rows whose (non-null) key occurs more than once in the batch (in one parent version,
+    when the batch spans several)."""
     from pyspark.sql import functions as F
 
     keys = [F.col(quote(c)) for c in rule.unique_keys]
+    if PARENT_VERSION in frame.columns:
+        keys.append(F.col(PARENT_VERSION))
     not_null = " AND ".join(f"{quote(c)} IS NOT NULL" for c in rule.unique_keys)
     dupes = (
         frame.select(*keys)
@@ -98,22 +102,44 @@ def evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOutc
     return outcome_for(rule, rows, int(dupes["failed"] or 0), [dupes["a"], dupes["b"]])
 
 
-def evaluate_row_count(rule: CompiledRule, rows: int) -> RuleOutcome:
-    """The batch's row count against the rule's bounds (pure): all rows fail when outside."""
+def evaluate_row_count(
+    rule: CompiledRule, rows: int, per_version: Mapping[int, int] | None = None
+) -> RuleOutcome:
+    """The batch's row count against the rule's bounds (pure): all rows fail when outside.
+
+    `per_version`: the rows of each parent version of a batch that spans several; each
+    version's count must lie inside, as it would have in a run of its own.
+    """
     assert rule.row_bounds is not None
     low, high = rule.row_bounds
-    inside = (low is None or rows >= low) and (high is None or rows <= high)
-    return outcome_for(rule, max(rows, 1), 0 if inside else max(rows, 1), [str(rows)])
+
+    def inside(n: int) -> bool:
+        return (low is None or n >= low) and (high is None or n <= high)
+
+    if per_version:
+        outside = {v: n for v, n in sorted(per_version.items()) if not inside(n)}
+        samples: list[str | None] = [f"parent v{v}: {n}" for v, n in list(outside.items())[:2]]
+        if not samples:
+            samples.append(str(rows))
+        return outcome_for(rule, max(rows, 1), sum(outside.values()) if outside else 0, samples)
+    ok = inside(rows)
+    return outcome_for(rule, max(rows, 1), 0 if ok else max(rows, 1), [str(rows)])
 
 
 def evaluate_aggregate(frame: DataFrame | None, rule: CompiledRule, rows: int) -> RuleOutcome:
-    """A condition over aggregates of the batch: when false, the whole batch fails it."""
+    """A condition over aggregates of the batch (of each parent version, when it spans
+    several): when false, the whole batch fails it."""
     from pyspark.sql import functions as F
 
     holds = False
     if frame is not None:
-        row = frame.agg(F.expr(rule.aggregate_sql or "FALSE").alias("holds")).first()
-        holds = bool(row and row["holds"])
+        condition = F.expr(rule.aggregate_sql or "FALSE").alias("holds")
+        if PARENT_VERSION in frame.columns:
+            found = frame.groupBy(PARENT_VERSION).agg(condition).collect()
+            holds = all(bool(r["holds"]) for r in found)
+        else:
+            row = frame.agg(condition).first()
+            holds = bool(row and row["holds"])
     return outcome_for(rule, max(rows, 1), 0 if holds else max(rows, 1), [])
 
 

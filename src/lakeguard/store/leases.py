@@ -1,16 +1,19 @@
 """Dataset leases: one run per dataset at a time, recorded in `dataset_leases`.
 
-The table is an append-only log of ACQUIRE / RENEW / RELEASE events; `live_lease` folds it
-(pure). Taking a lease is a compare-and-set append: the decision "the dataset is free" and the
-ACQUIRE row commit on top of the same snapshot, so two runs can never both win. A lease ends
-when released, when it expires without renewal, or when its holder is known dead.
+The table is an append-only log of ACQUIRE / RENEW / RELEASE events; `live_leases` folds it
+(pure). Taking leases is a compare-and-set append: the decision "every one of these datasets is
+free" and the ACQUIRE rows commit on top of the same snapshot, so two runs can never both win,
+and a run takes all the datasets it will write at once or none of them. Taking them all in one
+commit is the fixed order that rules out a deadlock: no run ever holds some and waits for the
+rest. A lease ends when released, when it expires without renewal, or when its holder is known
+dead.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,12 +30,12 @@ TABLE = "dataset_leases"
 LOOKBACK = timedelta(days=1)
 
 
-def live_lease(
+def live_leases(
     events: Iterable[Mapping[str, Any]],
     now: datetime,
     is_dead: Callable[[str], bool] = known_dead,
-) -> Lease | None:
-    """The lease that holds the dataset now, if any (pure fold of its events)."""
+) -> dict[str, Lease]:
+    """The lease that holds each dataset now (pure fold of their events; free ones absent)."""
     leases: dict[str, dict[str, Any]] = {}
     for e in sorted(events, key=lambda e: e["event_time"]):
         lease = leases.setdefault(
@@ -44,21 +47,36 @@ def live_lease(
             lease["released"] = True
         else:
             lease["expires_at"] = max(lease.get("expires_at") or e["expires_at"], e["expires_at"])
-    live = [
-        Lease(
-            lease_id=lease_id,
-            dataset_id=lease["dataset_id"],
-            run_id=lease["run_id"],
-            holder=lease["holder"],
-            expires_at=lease["expires_at"],
+    live: dict[str, Lease] = {}
+    for lease_id, lease in sorted(leases.items(), key=lambda kv: kv[1]["acquired"]):
+        if (
+            lease.get("released")
+            or lease.get("expires_at") is None
+            or lease["expires_at"] <= now
+            or is_dead(lease["holder"])
+        ):
+            continue
+        live.setdefault(
+            lease["dataset_id"],
+            Lease(
+                lease_id=lease_id,
+                dataset_id=lease["dataset_id"],
+                run_id=lease["run_id"],
+                holder=lease["holder"],
+                expires_at=lease["expires_at"],
+            ),
         )
-        for lease_id, lease in sorted(leases.items(), key=lambda kv: kv[1]["acquired"])
-        if not lease.get("released")
-        and lease.get("expires_at") is not None
-        and lease["expires_at"] > now
-        and not is_dead(lease["holder"])
-    ]
-    return live[0] if live else None
+    return live
+
+
+def live_lease(
+    events: Iterable[Mapping[str, Any]],
+    now: datetime,
+    is_dead: Callable[[str], bool] = known_dead,
+) -> Lease | None:
+    """The lease that holds the (one) dataset of `events` now, if any."""
+    held = live_leases(events, now, is_dead)
+    return next(iter(held.values()), None)
 
 
 def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime) -> dict[str, Any]:
@@ -74,52 +92,96 @@ def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime)
     }
 
 
-def _events_filter(store: MetadataStore, dataset_id: str) -> list[tuple[str, str, Any]]:
+def _events_filter(store: MetadataStore, dataset_ids: Sequence[str]) -> list[tuple[str, str, Any]]:
     return [
         ("event_date", ">=", store.since(LOOKBACK.days)),
-        ("dataset_id", "=", dataset_id),
+        ("dataset_id", "in", sorted(dataset_ids)),
     ]
 
 
 def current(store: MetadataStore, dataset_id: str) -> Lease | None:
     """Who holds `dataset_id` now (None when it is free)."""
-    events = store.rows(TABLE, filters=_events_filter(store, dataset_id))
-    return live_lease(events, store.now())
+    events = store.rows(TABLE, filters=_events_filter(store, [dataset_id]))
+    return live_leases(events, store.now()).get(dataset_id)
 
 
 def _try_acquire(
-    store: MetadataStore, dataset_id: str, run_id: str, holder: str, ttl: timedelta
-) -> tuple[Lease | None, Lease | None]:
-    """One compare-and-set attempt: (the lease taken, None) or (None, the lease in the way)."""
+    store: MetadataStore, dataset_ids: list[str], run_id: str, holder: str, ttl: timedelta
+) -> tuple[list[Lease], Lease | None]:
+    """One compare-and-set attempt: (the leases taken, None) or ([], a lease in the way)."""
     held: list[Lease] = []
 
     def decide(events: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
         now = store.now()
-        other = live_lease(events, now)
-        if other is not None:
-            held[:] = [other]
+        others = live_leases(events, now)
+        in_the_way = [others[d] for d in dataset_ids if d in others]
+        if in_the_way:
+            held[:] = in_the_way[:1]
             return None
-        lease = Lease(
-            lease_id=uuid.uuid4().hex,
-            dataset_id=dataset_id,
+        taken = [
+            Lease(
+                lease_id=uuid.uuid4().hex,
+                dataset_id=d,
+                run_id=run_id,
+                holder=holder,
+                expires_at=now + ttl,
+            )
+            for d in dataset_ids
+        ]
+        return [_row(store, lease, LeaseAction.ACQUIRE, now) for lease in taken]
+
+    rows = store.append_if(TABLE, decide, filters=_events_filter(store, dataset_ids))
+    if rows is None:
+        return [], held[0]
+    return [
+        Lease(
+            lease_id=row["lease_id"],
+            dataset_id=row["dataset_id"],
             run_id=run_id,
             holder=holder,
-            expires_at=now + ttl,
+            expires_at=row["expires_at"],
         )
-        return [_row(store, lease, LeaseAction.ACQUIRE, now)]
+        for row in rows
+    ], None
 
-    rows = store.append_if(TABLE, decide, filters=_events_filter(store, dataset_id))
-    if rows is None:
-        return None, held[0]
-    (row,) = rows
-    taken = Lease(
-        lease_id=row["lease_id"],
-        dataset_id=dataset_id,
-        run_id=run_id,
-        holder=holder,
-        expires_at=row["expires_at"],
-    )
-    return taken, None
+
+def acquire_all(
+    store: MetadataStore,
+    dataset_ids: Iterable[str],
+    run_id: str,
+    *,
+    ttl: timedelta,
+    wait: timedelta = timedelta(0),
+    poll: float = 1.0,
+) -> list[Lease]:
+    """Take the leases on all of `dataset_ids` for `run_id` in one commit, waiting up to
+    `wait` while any of them is held (all or none: nothing is held while waiting).
+
+    Raises WriteConflict (exit code 9) naming a holder when a dataset stays taken.
+    """
+    wanted = sorted(set(dataset_ids))
+    if not wanted:
+        return []
+    deadline = time.monotonic() + wait.total_seconds()
+    holder = worker_instance()
+    while True:
+        taken, other = _try_acquire(store, wanted, run_id, holder, ttl)
+        if other is None:
+            return taken
+        if time.monotonic() >= deadline:
+            raise WriteConflict(
+                f"dataset {other.dataset_id} is being written by run {other.run_id} "
+                f"(worker {other.holder}, lease until {other.expires_at:%Y-%m-%d %H:%M:%S} UTC)",
+                where=f"{TABLE}[{other.dataset_id}]",
+                fix="wait for that run to finish (or use `laketx run --wait SECONDS`); a lease "
+                "whose holder died is freed when it expires",
+                details={
+                    "holder": other.holder,
+                    "run_id": other.run_id,
+                    "dataset_id": other.dataset_id,
+                },
+            )
+        time.sleep(min(poll, max(0.05, deadline - time.monotonic())))
 
 
 def acquire(
@@ -131,58 +193,59 @@ def acquire(
     wait: timedelta = timedelta(0),
     poll: float = 1.0,
 ) -> Lease:
-    """Take the lease on `dataset_id` for `run_id`, waiting up to `wait` for its holder.
-
-    Raises WriteConflict (exit code 9) naming the holder when the dataset stays taken.
-    """
-    deadline = time.monotonic() + wait.total_seconds()
-    holder = worker_instance()
-    while True:
-        taken, other = _try_acquire(store, dataset_id, run_id, holder, ttl)
-        if taken is not None:
-            return taken
-        assert other is not None
-        if time.monotonic() >= deadline:
-            raise WriteConflict(
-                f"dataset {dataset_id} is being written by run {other.run_id} "
-                f"(worker {other.holder}, lease until {other.expires_at:%Y-%m-%d %H:%M:%S} UTC)",
-                where=f"{TABLE}[{dataset_id}]",
-                fix="wait for that run to finish (or use `laketx run --wait SECONDS`); a lease "
-                "whose holder died is freed when it expires",
-                details={"holder": other.holder, "run_id": other.run_id},
-            )
-        time.sleep(min(poll, max(0.05, deadline - time.monotonic())))
+    """Take the lease on one dataset (see `acquire_all`)."""
+    (lease,) = acquire_all(store, [dataset_id], run_id, ttl=ttl, wait=wait, poll=poll)
+    return lease
 
 
-def renew(store: MetadataStore, lease: Lease, ttl: timedelta) -> Lease:
-    """Extend a lease this run still holds; WriteConflict if it was lost meanwhile."""
+def renew_all(store: MetadataStore, held: Sequence[Lease], ttl: timedelta) -> list[Lease]:
+    """Extend leases this run still holds, in one commit; WriteConflict if any was lost."""
+    if not held:
+        return []
     renewed: list[Lease] = []
+    lost: list[Lease] = []
 
     def decide(events: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
         now = store.now()
-        live = live_lease(events, now)
-        if live is None or live.lease_id != lease.lease_id:
+        live = live_leases(events, now)
+        gone = [h for h in held if getattr(live.get(h.dataset_id), "lease_id", None) != h.lease_id]
+        if gone:
+            lost[:] = gone
             return None
         renewed[:] = [
             Lease(
-                lease_id=lease.lease_id,
-                dataset_id=lease.dataset_id,
-                run_id=lease.run_id,
-                holder=lease.holder,
+                lease_id=h.lease_id,
+                dataset_id=h.dataset_id,
+                run_id=h.run_id,
+                holder=h.holder,
                 expires_at=now + ttl,
             )
+            for h in held
         ]
-        return [_row(store, renewed[0], LeaseAction.RENEW, now)]
+        return [_row(store, lease, LeaseAction.RENEW, now) for lease in renewed]
 
-    if store.append_if(TABLE, decide, filters=_events_filter(store, lease.dataset_id)) is None:
+    filters = _events_filter(store, [h.dataset_id for h in held])
+    if store.append_if(TABLE, decide, filters=filters) is None:
+        first = lost[0]
         raise WriteConflict(
-            f"run {lease.run_id} lost its lease on {lease.dataset_id} (it expired)",
-            where=f"{TABLE}[{lease.dataset_id}]",
+            f"run {first.run_id} lost its lease on {first.dataset_id} (it expired)",
+            where=f"{TABLE}[{first.dataset_id}]",
             fix="retry the run; raise the lease time if steps take longer than it",
         )
-    return renewed[0]
+    return renewed
+
+
+def renew(store: MetadataStore, lease: Lease, ttl: timedelta) -> Lease:
+    """Extend one lease this run still holds; WriteConflict if it was lost meanwhile."""
+    (renewed,) = renew_all(store, [lease], ttl)
+    return renewed
+
+
+def release_all(store: MetadataStore, held: Sequence[Lease]) -> None:
+    """Give the datasets back (a blind append: releasing twice or late is harmless)."""
+    now = store.now()
+    store.append(TABLE, [_row(store, lease, LeaseAction.RELEASE, now) for lease in held])
 
 
 def release(store: MetadataStore, lease: Lease) -> None:
-    """Give the dataset back (a blind append: releasing twice or late is harmless)."""
-    store.append(TABLE, [_row(store, lease, LeaseAction.RELEASE, store.now())])
+    release_all(store, [lease])

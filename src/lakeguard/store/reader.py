@@ -36,6 +36,7 @@ from lakeguard.store.records import (
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
 from lakeguard.store.store import MetadataStore
+from lakeguard.stuck import Blocked, Stuck, stuck
 from lakeguard.trust import TrustScore, trust_score
 from lakeguard.vocabulary import EventStatus, Layer
 
@@ -50,6 +51,10 @@ def _latest(rows: list[dict[str, Any]], key: str, order: str) -> dict[str, dict[
         if current is None or row[order] > current[order]:
             best[row[key]] = row
     return best
+
+
+def _summary(found: Stuck | None) -> str | None:
+    return found.summary() if found else None
 
 
 class StoreReader:
@@ -211,6 +216,8 @@ class StoreReader:
         if not rows:
             return None
         latest = max(rows, key=lambda r: r["evaluated_at"])
+        if run_id is not None:  # the dataset's whole record says whether it is stuck now
+            rows = self._store.rows("promotion_status", filters=filters[:1])
         attempt = latest["run_id"]
         results = self.rule_results([attempt])
         changes = self._store.rows("schema_change_log", filters=[("run_id", "=", attempt)])
@@ -235,10 +242,15 @@ class StoreReader:
             version=version,
         )
         score = self.trust([dataset_id])[dataset_id]
+        blocked = stuck(sorted((Blocked.from_row(r) for r in rows), key=lambda b: b.evaluated_at))
+        advice = advise(decided)
+        if blocked is not None and not decided.allowed:
+            advice.insert(0, blocked.fix())
         return replace(
             decided,
-            advice=tuple(advise(decided)),
+            advice=tuple(advice),
             trust={**asdict(score), "explanation": score.explain()},
+            stuck=blocked.summary() if blocked else None,
         )
 
     # -- runs -----------------------------------------------------------------------------
@@ -261,9 +273,17 @@ class StoreReader:
                 "run_history",
                 columns=["dataset_id", "status", "end_time", "error_message"],
             )
+            decisions_f = pool.submit(
+                self._store.rows,
+                "promotion_status",
+                columns=["dataset_id", "allowed", "reason", "evidence", "evaluated_at"],
+            )
             versions = _latest(versions_f.result(), "dataset_id", "version")
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
+            decided: dict[str, list[Blocked]] = {}
+            for row in sorted(decisions_f.result(), key=lambda r: r["evaluated_at"]):
+                decided.setdefault(row["dataset_id"], []).append(Blocked.from_row(row))
         trust = self.trust([d.dataset_id for d in datasets])
         out = []
         for ds in sorted(datasets, key=lambda d: (_LAYER_ORDER.get(d.layer, 9), d.dataset_id)):
@@ -281,6 +301,7 @@ class StoreReader:
                     last_run_at=h.get("end_time"),
                     last_error=h.get("error_message"),
                     trust=trust[ds.dataset_id].score,
+                    stuck=_summary(stuck(decided.get(ds.dataset_id, []))),
                 )
             )
         return out

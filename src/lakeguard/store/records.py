@@ -333,6 +333,7 @@ class DatasetStatus:
     last_run_at: datetime | None = None
     last_error: str | None = None
     trust: int | None = None  # 0..100, see lakeguard.trust
+    stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -378,6 +379,7 @@ class DecisionRecord:
     version: int | None = None  # the version the promotion produced, if it was published
     advice: tuple[str, ...] = ()
     trust: dict[str, Any] = field(default_factory=dict)  # the dataset's score and components
+    stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
 
     @classmethod
     def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:

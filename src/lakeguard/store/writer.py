@@ -6,7 +6,7 @@ does); the store beneath refuses both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,8 +39,25 @@ class RunWriter:
     ) -> Lease:
         return leases.acquire(self._store, dataset_id, run_id, ttl=ttl, wait=wait)
 
+    def acquire_leases(
+        self,
+        dataset_ids: Iterable[str],
+        run_id: str,
+        *,
+        ttl: timedelta,
+        wait: timedelta = timedelta(0),
+    ) -> list[Lease]:
+        """All of `dataset_ids` for `run_id` in one commit, or none (see leases.acquire_all)."""
+        return leases.acquire_all(self._store, dataset_ids, run_id, ttl=ttl, wait=wait)
+
     def renew_lease(self, lease: Lease, ttl: timedelta) -> Lease:
         return leases.renew(self._store, lease, ttl)
 
+    def renew_leases(self, held: Sequence[Lease], ttl: timedelta) -> list[Lease]:
+        return leases.renew_all(self._store, held, ttl)
+
     def release_lease(self, lease: Lease) -> None:
         leases.release(self._store, lease)
+
+    def release_leases(self, held: Sequence[Lease]) -> None:
+        leases.release_all(self._store, held)

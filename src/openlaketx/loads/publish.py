@@ -132,6 +132,11 @@ def ensure_columns(
     return evolved
 
 
+def create_empty(table_path: str, fields: list[dict[str, Any]]) -> None:
+    """Create a table with no rows (a maintenance commit) for a first MERGE to publish into."""
+    DeltaTable.create(table_path, _struct(fields), mode="error")
+
+
 def publish(
     table_path: str,
     batch: StagedBatch,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, LoadType
+from openlaketx.loads import catchup
 from openlaketx.loads.commit import (
     CommitTag,
     TaggedCommit,
@@ -101,6 +102,8 @@ class MergePlan:
     keys: list[str]
     sequence_by: str | None = None
     delete_missing: str = "none"  # none | soft | hard
+    # the parent versions a catch-up batch spans, oldest first (see catchup.py)
+    versions: tuple[int, ...] = ()
 
     @property
     def scd2(self) -> bool:
@@ -140,9 +143,16 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
     """
     from pyspark.sql import functions as F
 
+    if catchup.spans_versions(staged) and plan.scd2:
+        return _history_changes(spark, staged, path, plan)
     extra = [plan.sequence_by] if plan.sequence_by else []
-    s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]]).alias("s")
-    table = plan.current(spark.read.format("delta").load(path))
+    changed, extra_s = plan.changed(), extra
+    whole = spark.read.format("delta").load(path)
+    if catchup.spans_versions(staged):  # the fold decided what changes
+        staged = catchup.latest(staged, _current_keys(whole, plan), plan)
+        changed, extra_s = f"s.{catchup.APPLY}", [catchup.APPLY]
+    table = plan.current(whole)
+    s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
     if DELETED_AT not in table.columns and plan.delete_missing == "soft":
         table = table.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     kept = [*plan.keys, ROW_HASH, *extra]
@@ -155,7 +165,8 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
         F.sum(F.when(F.expr(f"t.{first} IS NULL"), 1).otherwise(0)).alias("inserted"),
         F.sum(
             F.when(
-                F.expr(f"s.{first} IS NOT NULL AND t.{first} IS NOT NULL AND ({plan.changed()})"), 1
+                F.expr(f"s.{first} IS NOT NULL AND t.{first} IS NOT NULL AND ({changed})"),
+                1,
             ).otherwise(0)
         ).alias("updated"),
         F.sum(F.when(F.expr(f"s.{first} IS NULL"), 1).otherwise(0)).alias("missing"),
@@ -188,11 +199,21 @@ def merge(
     from delta.tables import DeltaTable
 
     source = spark.read.parquet(staged)
-    source = source.drop(*[c for c in source.columns if c in drop])
-    ensure_columns(path, fields_of(source.schema.jsonValue()), may_add=may_add)
+    drop = drop | {catchup.PARENT_VERSION}
+    ensure_columns(path, fields_of(source.schema.jsonValue(), drop), may_add=may_add)
+    written = [c for c in source.columns if c not in drop]
     target = DeltaTable.forPath(spark, path).alias("t")
-    merged = _scd2(spark, target, source, path, plan) if plan.scd2 else _scd1(target, source, plan)
-    if plan.delete_missing == "hard":
+    if catchup.spans_versions(source) and plan.scd2:
+        merged = _scd2_history(spark, target, source, path, plan, written)
+    elif catchup.spans_versions(source):
+        table = spark.read.format("delta").load(path)
+        folded = catchup.latest(source, _current_keys(table, plan), plan)
+        merged = _scd1(target, folded, plan, written, changed=f"s.{catchup.APPLY}")
+    elif plan.scd2:
+        merged = _scd2(spark, target, source.select(*written), path, plan)
+    else:
+        merged = _scd1(target, source, plan, written)
+    if plan.delete_missing == "hard" and not (catchup.spans_versions(source) and plan.scd2):
         merged = merged.whenNotMatchedBySourceDelete()
     try:
         with session_tagging(spark, tag):
@@ -204,17 +225,26 @@ def merge(
     return committed(path, tag)
 
 
-def _scd1(target: Any, source: DataFrame, plan: MergePlan) -> Any:
-    """Upsert: changed rows are overwritten, new keys inserted, missing keys marked."""
+def _scd1(
+    target: Any, source: DataFrame, plan: MergePlan, written: list[str], changed: str | None = None
+) -> Any:
+    """Upsert: changed rows are overwritten, new keys inserted, missing keys marked.
+
+    `changed`: the condition under which a source row replaces its key's (default: the
+    plan's); a catch-up's fold decides it for each key.
+    """
     from pyspark.sql import functions as F
 
-    updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in source.columns}
+    updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in written}
     if plan.delete_missing == "soft":
         updates[quote(DELETED_AT)] = F.lit(None).cast("timestamp")
     merged = (
         target.merge(source.alias("s"), plan.on())
-        .whenMatchedUpdate(condition=plan.changed(), set=updates)
-        .whenNotMatchedInsertAll()
+        .whenMatchedUpdate(condition=changed or plan.changed(), set=updates)
+        .whenNotMatchedInsert(
+            condition=changed if changed else None,
+            values={quote(c): F.col(f"s.{quote(c)}") for c in written},
+        )
     )
     if plan.delete_missing == "soft":
         merged = merged.whenNotMatchedBySourceUpdate(
@@ -270,3 +300,82 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
             set={IS_CURRENT: F.lit(False), VALID_TO: now, quote(DELETED_AT): now},
         )
     return merged
+
+
+def _current_keys(table: DataFrame, plan: MergePlan) -> DataFrame:
+    """The keys, row hashes (and `sequence_by`) of the table's current rows."""
+    from pyspark.sql import functions as F
+
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    return plan.current(table).select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]])
+
+
+def _history_parts(
+    spark: SparkSession, source: DataFrame, path: str, plan: MergePlan
+) -> tuple[DataFrame, DataFrame]:
+    """A catch-up's scd2 history rows and its actions on the table's keys (catchup.py)."""
+    table = spark.read.format("delta").load(path)
+    return catchup.history(source, _current_keys(table, plan), plan, table.columns)
+
+
+def _history_changes(
+    spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan
+) -> dict[str, int]:
+    from pyspark.sql import functions as F
+
+    rows, actions = _history_parts(spark, staged, path, plan)
+    counts = actions.groupBy(catchup.ACTION).count().collect()
+    by_action = {r[catchup.ACTION]: int(r["count"]) for r in counts}
+    return {
+        "inserted": rows.select(F.lit(1)).count(),
+        "updated": by_action.get(catchup.CLOSE, 0) + by_action.get(catchup.CLOSE_DELETED, 0),
+        "deleted": by_action.get(catchup.DELETE, 0),
+    }
+
+
+def _scd2_history(
+    spark: SparkSession,
+    target: Any,
+    source: DataFrame,
+    path: str,
+    plan: MergePlan,
+    written: list[str],
+) -> Any:
+    """The MERGE of a catch-up's scd2 history: one source row per key acting on the table's
+    rows (close the current one, or delete them all), and, with null keys that match
+    nothing, the history rows to insert."""
+    from pyspark.sql import functions as F
+
+    rows, actions = _history_parts(spark, source, path, plan)
+    marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+    keyed = actions.select(
+        F.col(catchup.ACTION),
+        F.col(catchup.CLOSE_AT),
+        *[F.col(quote(k)).alias(m) for k, m in zip(plan.keys, marks, strict=True)],
+    )
+    fresh = rows.select(
+        *[F.col(quote(c)) for c in written],
+        *[
+            F.lit(None).cast(rows.schema[k].dataType).alias(m)
+            for k, m in zip(plan.keys, marks, strict=True)
+        ],
+    )
+    action = f"s.{quote(catchup.ACTION)}"
+    close_at = F.col(f"s.{quote(catchup.CLOSE_AT)}")
+    merged = (
+        target.merge(fresh.unionByName(keyed, allowMissingColumns=True).alias("s"), plan.on(marks))
+        .whenMatchedDelete(condition=f"{action} = '{catchup.DELETE}'")
+        .whenMatchedUpdate(
+            condition=f"{action} = '{catchup.CLOSE}' AND t.{IS_CURRENT}",
+            set={IS_CURRENT: F.lit(False), VALID_TO: close_at},
+        )
+    )
+    if plan.delete_missing == "soft":
+        merged = merged.whenMatchedUpdate(
+            condition=f"{action} = '{catchup.CLOSE_DELETED}' AND t.{IS_CURRENT}",
+            set={IS_CURRENT: F.lit(False), VALID_TO: close_at, quote(DELETED_AT): close_at},
+        )
+    return merged.whenNotMatchedInsert(
+        condition=f"s.{marks[0]} IS NULL",
+        values={quote(c): F.col(f"s.{quote(c)}") for c in written},
+    )

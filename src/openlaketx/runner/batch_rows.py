@@ -28,13 +28,14 @@ def merge_keys(dataset: DatasetDef) -> list[str]:
     return list(dataset.business_keys or dataset.transform.refresh_keys or ())
 
 
-def merge_plan(dataset: DatasetDef) -> strategies.MergePlan:
-    """How a merge or scd2 dataset publishes a batch."""
+def merge_plan(dataset: DatasetDef, versions: tuple[int, ...] = ()) -> strategies.MergePlan:
+    """How a merge or scd2 dataset publishes a batch (one spanning parent `versions`)."""
     return strategies.MergePlan(
         load_type=LoadType(dataset.load_type),
         keys=merge_keys(dataset),
         sequence_by=dataset.sequence_by,
         delete_missing=dataset.transform.delete_missing,
+        versions=versions,
     )
 
 

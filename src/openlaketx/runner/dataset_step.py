@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import (
@@ -44,9 +43,10 @@ from lakeguard.vocabulary import (
     StepStatus,
 )
 from openlaketx.loads import footers, staging, strategies
+from openlaketx.loads.catchup import PARENT_VERSION
 from openlaketx.loads.commit import CommitTag, TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.content import recorded_digests_hash, staged_hash
-from openlaketx.loads.publish import fields_of, publish, quarantine
+from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping, evidence
 from openlaketx.runner.batch_rows import merge_keys, merge_plan, publishable
 from openlaketx.runner.inputs import (
@@ -68,7 +68,8 @@ from openlaketx.tables import dataset_location, quarantine_name, register
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-_NOT_PUBLISHED = frozenset({CORRUPT_COLUMN})
+# Staged with the rows, never part of the table: unparseable text, a catch-up's parent version.
+_NOT_PUBLISHED = frozenset({CORRUPT_COLUMN, PARENT_VERSION})
 
 
 @dataclass(kw_only=True)
@@ -95,8 +96,7 @@ class RunContext:
     warehouse: str
     job: JobRun
     progress: Callable[[str], None]
-    lease_ttl: timedelta = timedelta(minutes=10)
-    lease_wait: timedelta = timedelta(0)
+    hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
 
 
 def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
@@ -106,11 +106,8 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     attempt.start()
     step = _GovernedStep(ctx, dataset, attempt)
     try:
-        with LeaseHold(
-            ctx.writer, dataset_id, attempt.run_id, ttl=ctx.lease_ttl, wait=ctx.lease_wait
-        ) as hold:
-            step.hold = hold
-            result = step.execute()
+        ctx.hold.check(dataset_id)
+        result = step.execute()
     except BaseException as exc:  # interrupted or crashed: still one terminal row, then re-raise
         message = describe(exc)
         attempt.finish(AttemptStatus.FAILED, rows_read=step.rows_read, error=message)
@@ -171,7 +168,6 @@ class _GovernedStep:
         self.load_type = LoadType(dataset.load_type)
         self.keys = merge_keys(dataset)
         self.rows_read: int | None = None
-        self.hold: LeaseHold | None = None
         self.content_hash: str | None = None  # of a full load's staged snapshot
         self.drift: list[drift.DriftOutcome] = []
 
@@ -221,7 +217,7 @@ class _GovernedStep:
                 for view in batch.views:
                     ctx.spark.catalog.dropTempView(view)
             nothing = "no new rows" if staged.rows == 0 and batch.empty_is_nothing_new else None
-            if nothing is None and self._unchanged(staged, own_latest):
+            if nothing is None and self._unchanged(staged, own_latest, batch):
                 nothing = "no row would change"
             if nothing is not None:
                 staging.discard(staged)
@@ -304,6 +300,7 @@ class _GovernedStep:
             if to_drop:
                 decision.evidence["dropped_rows"] = dropped_rows
             decision.evidence["upstream"] = batch.upstream_refs
+            decision.evidence["input"] = batch.fingerprint  # tells a stuck dataset apart
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
                 tenant=ctx.writer.tenant,
@@ -371,9 +368,9 @@ class _GovernedStep:
                 ctx.warehouse,
                 self.attempt.run_id,
             )
-        parent_latest = ctx.gate.latest(self.dataset.parents[0])
+        parent_versions = ctx.gate.reader.versions(self.dataset.parents[0])
         return derived_input(
-            ctx.spark, ctx.registry, self.dataset, parent_latest, own_latest, ctx.warehouse
+            ctx.spark, ctx.registry, self.dataset, parent_versions, own_latest, ctx.warehouse
         )
 
     def _approved_snapshot(self, dataset_id: str) -> DataFrame | None:
@@ -474,7 +471,7 @@ class _GovernedStep:
         )
         # A MERGE copies what it reads, so its input is scratch; anything else is published
         # in place (a first merge creates the table from its batch).
-        scratch = self.merges and DeltaTable.is_deltatable(self.path)
+        scratch = self._merging(batch)
         folder = staging.batch_folder(
             self.path, scratch=scratch, version=version, run_id=self.attempt.run_id
         )
@@ -484,11 +481,19 @@ class _GovernedStep:
     def merges(self) -> bool:
         return self.load_type in (LoadType.MERGE, LoadType.SCD2)
 
-    @property
-    def plan(self) -> strategies.MergePlan:
-        return merge_plan(self.dataset)
+    def _merging(self, batch: InputBatch) -> bool:
+        """Whether the batch is published by a MERGE: a merge or scd2 batch into an existing
+        table, or a catch-up of several parent versions (applied in order, even the first)."""
+        from deltalake import DeltaTable
 
-    def _unchanged(self, staged: staging.StagedBatch, own_latest: ApprovedVersion | None) -> bool:
+        return self.merges and (DeltaTable.is_deltatable(self.path) or bool(batch.parent_versions))
+
+    def plan(self, batch: InputBatch) -> strategies.MergePlan:
+        return merge_plan(self.dataset, batch.parent_versions)
+
+    def _unchanged(
+        self, staged: staging.StagedBatch, own_latest: ApprovedVersion | None, batch: InputBatch
+    ) -> bool:
         """A batch that would change no row of the dataset: a full snapshot equal to the last
         approved one, or a merge or scd2 batch whose keys and row hashes all match."""
         from deltalake import DeltaTable
@@ -499,8 +504,8 @@ class _GovernedStep:
             return own_latest is not None and own_latest.content_hash == self.content_hash
         if not self.merges or not staged.good or not DeltaTable.is_deltatable(self.path):
             return False
-        batch = self.ctx.spark.read.parquet(staged.part_folder())
-        counts = strategies.changes(self.ctx.spark, batch, self.path, self.plan)
+        rows = self.ctx.spark.read.parquet(staged.part_folder())
+        counts = strategies.changes(self.ctx.spark, rows, self.path, self.plan(batch))
         return not any(counts.values())
 
     def _publish(
@@ -540,20 +545,21 @@ class _GovernedStep:
             progress = self._progress_rows(batch, staged, version)
             if progress:
                 ctx.writer.append("source_progress", progress)
-            merging = self.merges and DeltaTable.is_deltatable(self.path)
+            merging = self._merging(batch)
             if not merging and self.load_type != LoadType.FULL:
                 # the staged good files are exactly what the commit adds: sum their digests;
                 # a MERGE's rows are summed from the table after it
                 self.content_hash = staged_hash(f.path for f in staged.good)
-            assert self.hold is not None
-            self.hold.check()
+            ctx.hold.check(self.dataset_id)
             if merging:
+                if not DeltaTable.is_deltatable(self.path):
+                    create_empty(self.path, fields_of(staged.schema, _NOT_PUBLISHED))
                 commit = strategies.merge(
                     ctx.spark,
                     staged.part_folder(),
                     self.path,
                     tag,
-                    self.plan,
+                    self.plan(batch),
                     drop=_NOT_PUBLISHED,
                     may_add=self.evolves,
                 )

@@ -8,6 +8,7 @@ from its sources (recorded with it, so the next batch starts where this one ende
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,8 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.progress import SourceProgress
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import RuleType, Severity
+from lakeguard.vocabulary import LoadType, RuleType, Severity
+from openlaketx.loads.catchup import PARENT_VERSION
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.sources.files import CORRUPT_COLUMN, read_files
 from openlaketx.sources.reads import SourceRead, require_enabled
@@ -60,6 +62,8 @@ class InputBatch:
     checks: list[Check] = field(default_factory=list)
     sources: list[SourceRead] = field(default_factory=list)
     views: list[str] = field(default_factory=list)  # temporary views to drop after staging
+    # a derived batch that spans several parent versions: them, oldest first (else empty)
+    parent_versions: tuple[int, ...] = ()
 
     @property
     def empty_is_nothing_new(self) -> bool:
@@ -134,29 +138,33 @@ def derived_input(
     spark: SparkSession,
     registry: Registry,
     dataset: DatasetDef,
-    parent_latest: ApprovedVersion | None,
+    parent_versions: Sequence[ApprovedVersion],
     own_latest: ApprovedVersion | None,
     warehouse: str,
 ) -> InputBatch:
-    """Rows of the parent's approved versions this dataset has not consumed yet (invariant 8)."""
+    """Rows of the parent's approved versions this dataset has not consumed yet (invariant 8).
+
+    `parent_versions` are the parent's approved versions, oldest first, up to the newest this
+    batch may take. A batch of several versions is what one-by-one runs would have seen,
+    version after version (see loads/catchup.py): every row of each version for append, the
+    latest version's for a full load, and for merge and scd2 each version's rows (the last of
+    a key within a version, by `sequence_by`) tagged with their parent version.
+    """
     parent_id = dataset.parents[0]
     parent = registry.dataset(parent_id)
     consumed = own_latest.upstream_refs.get(parent_id, 0) if own_latest else 0
-    if parent_latest is None or parent_latest.version <= consumed:
+    new = [v for v in parent_versions if v.version > consumed]
+    if not new:
         return InputBatch(
             None, "none", parent.layer, note=f"no new approved version of {parent_id}"
         )
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    frame = (
-        spark.read.format("delta")
-        .option("versionAsOf", int(parent_latest.snapshot_ref))
-        .load(dataset_location(warehouse, parent.table_name))
-        .where(F.col(VERSION_COL) > consumed)
-        .where(F.col(VERSION_COL) <= parent_latest.version)
-    )
-    frame = without_lineage(frame)
+    load_type = LoadType(dataset.load_type)
+    if load_type == LoadType.FULL:
+        new = new[-1:]  # a full load is its latest version; earlier ones it replaced anyway
+    frame = parent_rows(spark, parent, new, warehouse)
     transform = dataset.transform
     where = f"dataset_registry[{dataset.dataset_id}].transform"
     if transform.filter:
@@ -166,16 +174,20 @@ def derived_input(
             *[
                 F.expr(vetted_sql(expr, where=f"{where}.columns.{name}")).alias(name)
                 for name, expr in transform.columns.items()
-            ]
+            ],
+            F.col(PARENT_VERSION),
         )
     keys = list(dataset.business_keys)
     rules: list[CompiledRule] = []
     if keys and dataset.sequence_by:
-        window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(
-            F.col(quote(dataset.sequence_by)).desc_nulls_last()
-        )
+        window = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col(PARENT_VERSION))
         frame = (
-            frame.withColumn("__rank", F.row_number().over(window))
+            frame.withColumn(
+                "__rank",
+                F.row_number().over(
+                    window.orderBy(F.col(quote(dataset.sequence_by)).desc_nulls_last())
+                ),
+            )
             .where("__rank = 1")
             .drop("__rank")
         )
@@ -194,11 +206,47 @@ def derived_input(
                 unique_keys=tuple(keys),
             )
         )
-    fingerprint = json.dumps({parent_id: [consumed, parent_latest.version]}, sort_keys=True)
+    if len(new) == 1:
+        frame = frame.drop(PARENT_VERSION)  # one version: an ordinary batch
+    last = new[-1].version
+    fingerprint = json.dumps({parent_id: [consumed, last]}, sort_keys=True)
     return InputBatch(
         frame,
         fingerprint,
         parent.layer,
-        upstream_refs={parent_id: parent_latest.version},
+        upstream_refs={parent_id: last},
         builtin_rules=rules,
+        parent_versions=tuple(v.version for v in new) if len(new) > 1 else (),
     )
+
+
+def parent_rows(
+    spark: SparkSession, parent: DatasetDef, versions: Sequence[ApprovedVersion], warehouse: str
+) -> DataFrame:
+    """The rows each of `versions` wrote, as they were when it was approved, without the
+    parent's lineage columns and with the version in `_laketx_parent_version`.
+
+    An append parent's rows never change once written, so one read of its latest snapshot
+    holds every version's rows as they were; any other parent (merge, scd2, full) may have
+    rewritten or removed them since, so each version is read at its own snapshot.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    path = dataset_location(warehouse, parent.table_name)
+
+    def snapshot(version: ApprovedVersion) -> DataFrame:
+        return (
+            spark.read.format("delta").option("versionAsOf", int(version.snapshot_ref)).load(path)
+        )
+
+    version = F.col(VERSION_COL)
+    if LoadType(parent.load_type) == LoadType.APPEND or len(versions) == 1:
+        frames = [
+            snapshot(versions[-1]).where(version.between(versions[0].version, versions[-1].version))
+        ]
+    else:
+        frames = [snapshot(v).where(version == v.version) for v in versions]
+    frames = [f.withColumn(PARENT_VERSION, version) for f in frames]
+    return without_lineage(reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames))

@@ -8,13 +8,20 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, NotRegisteredError, PromotionBlocked, describe
+from lakeguard.errors import (
+    LakeTxError,
+    NotRegisteredError,
+    PromotionBlocked,
+    WriteConflict,
+    describe,
+)
 from lakeguard.gate import Gate
 from lakeguard.planning import order_tasks
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, JobStatus
 from openlaketx.runner.dataset_step import RunContext, StepResult, run_dataset
+from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
 
 if TYPE_CHECKING:
@@ -30,6 +37,8 @@ class JobResult:
     skipped: list[str] = field(default_factory=list)
     duration_ms: int = 0
     error: str | None = None
+    # what stopped the run before any task started (e.g. another run holds its datasets)
+    refused: LakeTxError | None = None
 
     @property
     def exit_code(self) -> int:
@@ -38,6 +47,8 @@ class JobResult:
             return 0
         if self.status == JobStatus.BLOCKED:
             return PromotionBlocked.exit_code
+        if self.refused is not None:
+            return self.refused.exit_code
         failed = [s.error for s in self.steps if s.status == AttemptStatus.FAILED and s.error]
         if failed:
             return failed[-1].exit_code
@@ -59,6 +70,11 @@ class JobPlan:
     max_retries: int = 0
     retry_delay_seconds: int = 0
     parameters: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def datasets(self) -> list[str]:
+        """Every dataset the run writes, in the one order leases are taken in."""
+        return sorted({t.dataset_id for t in self.tasks})
 
 
 def plan(registry: Registry, target: str) -> JobPlan:
@@ -115,20 +131,41 @@ def run(
         config_version=registry.config_version,
     )
     job.start()
-    ctx = RunContext(
-        spark=spark,
-        gate=Gate(store),
-        writer=writer,
-        registry=registry,
-        warehouse=warehouse,
-        job=job,
-        progress=progress,
-        lease_ttl=lease_ttl,
-        lease_wait=lease_wait,
-    )
     result = JobResult(
         run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
     )
+    # Every dataset the run writes is its own from before the first write to the end.
+    hold = LeaseHold(writer, job_plan.datasets, job.run_id, ttl=lease_ttl, wait=lease_wait)
+    try:
+        hold.take()
+    except WriteConflict as exc:
+        result.status, result.error, result.refused = JobStatus.FAILED, describe(exc), exc
+        row = job.finish(JobStatus.FAILED, result.error)
+        result.duration_ms = int(row["duration_ms"] or 0)
+        return result
+    except BaseException as exc:
+        job.finish(JobStatus.FAILED, describe(exc))
+        raise
+    with hold:
+        return _run_tasks(
+            RunContext(
+                spark=spark,
+                gate=Gate(store),
+                writer=writer,
+                registry=registry,
+                warehouse=warehouse,
+                job=job,
+                progress=progress,
+                hold=hold,
+            ),
+            job_plan,
+            result,
+        )
+
+
+def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResult:
+    """The tasks in order, each after the ones it depends on succeeded."""
+    job, progress = ctx.job, ctx.progress
     outcome: dict[str, AttemptStatus | str] = {}
     aborted: StepResult | None = None
     try:

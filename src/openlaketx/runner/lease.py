@@ -1,13 +1,15 @@
-"""Holding a dataset's lease for the length of one attempt, renewed in the background.
+"""Holding the leases of every dataset a run writes, for the whole run, renewed in the background.
 
-The lease is taken before the attempt reads anything and given back when it ends, whatever
-happens. A heartbeat renews it every third of its time to live; if a renewal finds the lease
-lost (it expired while the process stalled), the attempt refuses to publish.
+A job run takes the leases of all the datasets it will write in one commit before it writes
+anything (a single-dataset run, just its own), and gives them back when it ends, whatever
+happens. A heartbeat renews them all every third of their time to live; if a renewal finds a
+lease lost (it expired while the process stalled), the run refuses to publish that dataset.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from datetime import timedelta
 from types import TracebackType
 
@@ -17,60 +19,68 @@ from lakeguard.store.records import Lease
 
 
 class LeaseHold:
-    """`with LeaseHold(...)`: the dataset is this attempt's until the block ends."""
+    """`with LeaseHold(...)`: the datasets are this run's until the block ends."""
 
     def __init__(
         self,
         writer: RunWriter,
-        dataset_id: str,
+        dataset_ids: Iterable[str],
         run_id: str,
         *,
         ttl: timedelta,
         wait: timedelta = timedelta(0),
     ) -> None:
         self._writer = writer
-        self._dataset_id = dataset_id
+        self.dataset_ids = sorted(set(dataset_ids))
         self._run_id = run_id
         self._ttl = ttl
         self._wait = wait
         self._stop = threading.Event()
         self._lost: BaseException | None = None
         self._thread: threading.Thread | None = None
-        self.lease: Lease | None = None
+        self.leases: dict[str, Lease] = {}
 
-    def __enter__(self) -> LeaseHold:
-        self.lease = self._writer.acquire_lease(
-            self._dataset_id, self._run_id, ttl=self._ttl, wait=self._wait
+    def take(self) -> None:
+        """Take every lease at once (WriteConflict when one stays held) and start renewing."""
+        taken = self._writer.acquire_leases(
+            self.dataset_ids, self._run_id, ttl=self._ttl, wait=self._wait
         )
+        self.leases = {lease.dataset_id: lease for lease in taken}
         self._thread = threading.Thread(
-            target=self._heartbeat, name=f"lease-{self._dataset_id}", daemon=True
+            target=self._heartbeat, name=f"leases-{self._run_id}", daemon=True
         )
         self._thread.start()
+
+    def __enter__(self) -> LeaseHold:
+        if self._thread is None:
+            self.take()
         return self
 
     def _heartbeat(self) -> None:
         interval = self._ttl.total_seconds() / 3
         while not self._stop.wait(interval):
-            assert self.lease is not None
             try:
-                self.lease = self._writer.renew_lease(self.lease, self._ttl)
+                renewed = self._writer.renew_leases(list(self.leases.values()), self._ttl)
             except WriteConflict as exc:
                 self._lost = exc
                 return
             except Exception:  # a failed renewal is retried at the next beat
                 continue
+            self.leases = {lease.dataset_id: lease for lease in renewed}
 
-    def check(self) -> None:
-        """Raise if the lease was lost or ran out: publishing now could race another run.
+    def check(self, dataset_id: str) -> None:
+        """Raise if the lease on `dataset_id` was lost, ran out or was never taken:
+        publishing now could race another run.
 
         (Even then the publish commit's application transaction refuses a duplicate version;
         this check stops the attempt before it gets that far.)
         """
-        expired = self.lease is not None and self.lease.expires_at <= self._writer.now()
+        lease = self.leases.get(dataset_id)
+        expired = lease is None or lease.expires_at <= self._writer.now()
         if self._lost is not None or expired:
             raise WriteConflict(
-                f"the lease on {self._dataset_id} was lost before publishing",
-                where=f"dataset_leases[{self._dataset_id}]",
+                f"the lease on {dataset_id} was lost (or never taken) before publishing",
+                where=f"dataset_leases[{dataset_id}]",
                 fix="retry the run; raise LAKETX_LEASE_TTL if renewals cannot keep up",
             ) from self._lost
 
@@ -83,5 +93,5 @@ class LeaseHold:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self.lease is not None and self._lost is None:
-            self._writer.release_lease(self.lease)
+        if self.leases and self._lost is None:
+            self._writer.release_leases(list(self.leases.values()))

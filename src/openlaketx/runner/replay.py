@@ -26,7 +26,7 @@ from lakeguard.store import StoreReader
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer, LoadType
+from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
@@ -36,6 +36,7 @@ from openlaketx.loads.content import (
     version_hash,
     version_rows,
 )
+from openlaketx.loads.publish import create_empty, fields_of
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.dropping import failing_any
 from openlaketx.runner.inputs import InputBatch, derived_input
@@ -195,9 +196,10 @@ def _rebuild(
     if dataset.transform.sql:
         batch = model_input(spark, registry, dataset, parents, previous, warehouse, run_id)
     else:
-        batch = derived_input(
-            spark, registry, dataset, parents.get(dataset.parents[0]), previous, warehouse
-        )
+        parent = dataset.parents[0]
+        consumed = approved.upstream_refs.get(parent, 0)
+        parent_versions = [v for v in reader.versions(parent) if v.version <= consumed]
+        batch = derived_input(spark, registry, dataset, parent_versions, previous, warehouse)
     try:
         if batch.frame is None:
             return NOTHING
@@ -212,7 +214,8 @@ def _rebuild(
         )
         frame = _without_dropped(frame, reader, approved)
         merges = dataset.load_type in (LoadType.MERGE, LoadType.SCD2)
-        if not merges or previous is None:
+        # a first merge publishes its batch as it is, unless it spans several parent versions
+        if not merges or (previous is None and not batch.parent_versions):
             stored = version_rows(
                 spark,
                 dataset_location(warehouse, dataset.table_name),
@@ -251,7 +254,7 @@ def _merged_hash(
     spark: SparkSession,
     frame: DataFrame,
     dataset: DatasetDef,
-    previous: ApprovedVersion,
+    previous: ApprovedVersion | None,
     approved: ApprovedVersion,
     batch: InputBatch,
     warehouse: str,
@@ -262,14 +265,17 @@ def _merged_hash(
     path = dataset_location(warehouse, dataset.table_name)
     scratch = f"{warehouse}/_laketx_replay/{dataset.dataset_id}-v{approved.version}-{run_id}"
     try:
-        (
-            spark.read.format("delta")
-            .option("versionAsOf", int(previous.snapshot_ref))
-            .load(path)
-            .write.format("delta")
-            .save(f"{scratch}/table")
-        )
         staged = staging.stage(frame, f"{scratch}/batch")
+        if previous is None:
+            create_empty(f"{scratch}/table", fields_of(staged.schema, frozenset({PARENT_VERSION})))
+        else:
+            (
+                spark.read.format("delta")
+                .option("versionAsOf", int(previous.snapshot_ref))
+                .load(path)
+                .write.format("delta")
+                .save(f"{scratch}/table")
+            )
         tag = CommitTag(
             "replay",
             dataset.dataset_id,
@@ -279,7 +285,12 @@ def _merged_hash(
             batch.upstream_refs,
         )
         strategies.merge(
-            spark, staged.part_folder(), f"{scratch}/table", tag, merge_plan(dataset), may_add=True
+            spark,
+            staged.part_folder(),
+            f"{scratch}/table",
+            tag,
+            merge_plan(dataset, batch.parent_versions),
+            may_add=True,
         )
         return version_hash(spark, f"{scratch}/table", approved.version)
     finally:

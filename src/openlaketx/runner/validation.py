@@ -27,6 +27,7 @@ from lakeguard.quality.evaluate import (
 )
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
 from lakeguard.quality.rules import CompiledRule
+from lakeguard.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch
 from openlaketx.runner.profiling import full_profile
@@ -68,11 +69,12 @@ def evaluate_staged(
     counts = count_failures(spark.read.parquet(*flagged), rules) if flagged else {}
     outcomes = row_outcomes(counts, rules, rows)
     good = spark.read.parquet(staged.part_folder()) if staged.good else None
+    per_version = _rows_per_parent_version(good, rules)
     for rule in rules:
         if rule.row_level:
             continue
         if rule.row_bounds is not None:
-            outcomes.append(evaluate_row_count(rule, rows))
+            outcomes.append(evaluate_row_count(rule, rows, per_version))
         elif rule.aggregate_sql is not None:
             outcomes.append(evaluate_aggregate(good, rule, rows))
         elif rule.reference is not None:
@@ -91,3 +93,16 @@ def evaluate_staged(
             types = {f["name"]: f["type"] for f in staged.schema["fields"]}
             metrics += full_profile(good, {c: types[c] for c in columns}, full_profile_top)
     return BatchEvaluation(rows, outcomes, metrics)
+
+
+def _rows_per_parent_version(
+    good: DataFrame | None, rules: list[CompiledRule]
+) -> dict[int, int] | None:
+    """Rows per parent version of a batch that spans several, when a ROW_COUNT rule needs
+    them (one small aggregate over one staged column)."""
+    if good is None or PARENT_VERSION not in good.columns:
+        return None
+    if not any(r.row_bounds is not None for r in rules):
+        return None
+    counts = good.groupBy(PARENT_VERSION).count().collect()
+    return {int(r[PARENT_VERSION]): int(r["count"]) for r in counts}

@@ -1,0 +1,107 @@
+"""Whole-run leases on delta-rs (no Spark): all of a run's datasets at once or none of them,
+never two runs on one dataset, and runs that share no dataset side by side."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from lakeguard.errors import WriteConflict
+from lakeguard.store import MetadataStore, RunWriter, StoreReader
+from lakeguard.store.leases import live_leases
+
+TTL = timedelta(minutes=5)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MetadataStore:
+    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
+    s.ensure()
+    return s
+
+
+def test_a_run_takes_all_its_datasets_or_none(store: MetadataStore) -> None:
+    writer, reader = RunWriter(store), StoreReader(store)
+    held = writer.acquire_leases(["b", "a", "c"], "job1", ttl=TTL)
+    assert sorted(lease.dataset_id for lease in held) == ["a", "b", "c"]
+    assert {lease.run_id for lease in held} == {"job1"}
+
+    # a second run wanting one of them gets none, not even the free one
+    with pytest.raises(WriteConflict, match="being written by run job1") as refused:
+        writer.acquire_leases(["d", "b"], "job2", ttl=TTL)
+    assert refused.value.details["dataset_id"] == "b"
+    assert reader.lease("d") is None
+
+    # a run that shares no dataset runs alongside
+    (other,) = writer.acquire_leases(["d"], "job3", ttl=TTL)
+    assert reader.lease("d") == other
+
+    renewed = writer.renew_leases(held, timedelta(minutes=10))
+    assert all(r.expires_at > h.expires_at for r, h in zip(renewed, held, strict=True))
+    writer.release_leases(renewed)
+    assert all(reader.lease(d) is None for d in "abc")
+    assert reader.lease("d") == other
+
+
+def test_a_renewal_fails_when_any_lease_was_lost(store: MetadataStore) -> None:
+    writer = RunWriter(store)
+    held = writer.acquire_leases(["a", "b"], "job1", ttl=TTL)
+    writer.release_lease(held[1])  # as if it had expired and someone else had taken it
+    writer.acquire_leases(["b"], "job2", ttl=TTL)
+    with pytest.raises(WriteConflict, match="lost its lease on b"):
+        writer.renew_leases(held, TTL)
+
+
+def test_the_fold_keeps_one_live_lease_per_dataset(store: MetadataStore) -> None:
+    writer = RunWriter(store)
+    first = writer.acquire_leases(["a", "b"], "job1", ttl=TTL)
+    writer.release_leases(first[:1])
+    second = writer.acquire_leases(["a"], "job2", ttl=TTL)
+    events = store.rows("dataset_leases")
+    live = live_leases(events, store.now())
+    assert live == {"a": second[0], "b": first[1]}
+    assert live_leases(events, store.now(), is_dead=lambda _: True) == {}
+    assert live_leases(events, max(lease.expires_at for lease in second)) == {}
+
+
+def test_two_processes_wanting_overlapping_datasets_never_both_win(
+    store: MetadataStore,
+) -> None:
+    """Three processes at once, each wanting two of three datasets (every pair overlaps):
+    exactly one gets its leases; no process ends up holding a part of what it asked for."""
+    code = (
+        "import sys\n"
+        "from datetime import timedelta\n"
+        "from lakeguard.store import MetadataStore, RunWriter\n"
+        "from lakeguard.errors import WriteConflict\n"
+        f"s = MetadataStore('lg', {store.root!r}, 'default'); s.ensure()\n"
+        "wanted = sys.argv[2].split(',')\n"
+        "try:\n"
+        "    RunWriter(s).acquire_leases(wanted, sys.argv[1], ttl=timedelta(minutes=5))\n"
+        "    print('won', flush=True)\n"
+        "except WriteConflict:\n"
+        "    print('lost', flush=True)\n"
+        "sys.stdin.read()  # a winner stays alive (a dead holder's lease is free)\n"
+    )
+    wants = ["a,b", "b,c", "c,a"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, f"job{i}", want],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i, want in enumerate(wants)
+    ]
+    outcomes = [p.stdout.readline().strip() if p.stdout else "" for p in procs]
+    live = live_leases(store.rows("dataset_leases"), store.now())
+    for p in procs:
+        p.communicate("", timeout=60)
+    assert sorted(outcomes) == ["lost", "lost", "won"]
+    winner = f"job{outcomes.index('won')}"
+    assert {lease.run_id for lease in live.values()} == {winner}
+    assert sorted(live) == sorted(wants[outcomes.index("won")].split(","))
