@@ -121,6 +121,8 @@ def job_result_table(result: JobResult) -> Group:
         )
     for skipped in result.skipped:
         table.add_row(skipped, styled("SKIPPED"), "", "", "", "an upstream task did not succeed")
+    if result.refused is not None:  # nothing ran: say why instead of an empty table
+        return Group(table, _plain(f"not started: {result.error}"))
     return Group(table)
 
 
