@@ -69,6 +69,7 @@ class RuleType(StrEnum):
     FOREIGN_KEY = "FOREIGN_KEY"
     FRESHNESS = "FRESHNESS"
     AGGREGATE = "AGGREGATE"
+    NOT_EMPTY_STRING = "NOT_EMPTY_STRING"
     # Built in, never declared: unparseable source lines against the malformed-row budget.
     PARSE = "PARSE"
 

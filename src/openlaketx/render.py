@@ -155,12 +155,13 @@ def explain_panel(decision: DecisionRecord) -> Panel:
     if upstream:
         parts.append("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))
     rules = Table(title="rules", show_header=True)
-    for col in ("rule", "type", "severity", "failed rows", "of", "outcome", "samples"):
+    for col in ("rule", "type", "asks", "severity", "failed rows", "of", "outcome", "samples"):
         rules.add_column(col, overflow="fold")
     for r in decision.rules:
         rules.add_row(
             r.rule_id,
             r.rule_type,
+            _plain(decision.asks.get(r.rule_id, "")),
             r.severity,
             f"{r.failed_rows:,}",
             f"{r.rows_evaluated:,}",

@@ -7,25 +7,24 @@ maps them onto the control tables.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
+from lakeguard.catalog.fields import ColumnName, Identifier, Strict
+from lakeguard.durations import DURATION
+from lakeguard.quality.kinds import PER_COLUMN_KINDS, RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.vocabulary import Layer, LoadType, Severity, SourceLoad
 
-Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
-ColumnName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+__all__ = ["ColumnName", "Identifier", "Rule", "Strict"]
+
 SparkType = Annotated[
     str,
     Field(
         pattern=r"^(string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\))$"
     ),
 ]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SchemaProfile(Strict):
@@ -42,8 +41,6 @@ class SchemaProfile(Strict):
 
 SourceKind = Literal["file", "jdbc", "delta"]
 FailBehavior = Literal["quarantine", "drop", "abort"]
-# A duration for a temporal lookback: "90 seconds", "15 minutes", "2 hours", "1 day".
-DURATION = r"^\s*\d+\s*(second|minute|hour|day)s?\s*$"
 
 
 class Policy(Strict):
@@ -311,139 +308,22 @@ class Dataset(Strict):
         return LoadType.MERGE if self.business_keys else LoadType.APPEND
 
 
-class _RuleBase(Strict):
-    id: Identifier
-    dataset: Identifier
-    severity: Severity = Severity.FAIL
-    threshold: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Share of failing rows tolerated before breach"
-    )
-    description: str | None = None
-
-
-def _check_bounds(kind: str, low: float | None, high: float | None) -> None:
-    if low is None and high is None:
-        raise ValueError(f"a {kind} rule needs min, max or both")
-    if low is not None and high is not None and low > high:
-        raise ValueError(f"min {low} is greater than max {high}")
-
-
-class NotNullRule(_RuleBase):
-    type: Literal["NOT_NULL"]
-    columns: list[ColumnName] = Field(min_length=1)
-
-
-class RangeRule(_RuleBase):
-    type: Literal["RANGE"]
-    column: ColumnName
-    min: float | None = None
-    # validated even when left out, so that a rule with neither bound is refused here
-    max: float | None = Field(default=None, validate_default=True)
-
-    @field_validator("max")
-    @classmethod
-    def _bounds(cls, value: float | None, info: Any) -> float | None:
-        _check_bounds("RANGE", info.data.get("min"), value)
-        return value
-
-
-class UniqueRule(_RuleBase):
-    type: Literal["UNIQUE"]
-    columns: list[ColumnName] = Field(min_length=1)
-
-
-class RegexRule(_RuleBase):
-    type: Literal["REGEX"]
-    column: ColumnName
-    pattern: str = Field(min_length=1)
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        import re
-
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from exc
-        return value
-
-
-class AllowedValuesRule(_RuleBase):
-    type: Literal["ALLOWED_VALUES"]
-    column: ColumnName
-    values: list[str | int | float | bool] = Field(min_length=1)
-
-
-class ExpressionRule(_RuleBase):
-    type: Literal["EXPRESSION"]
-    expression: str = Field(min_length=1, description="SQL predicate every row must satisfy")
-
-
-class RowCountRule(_RuleBase):
-    type: Literal["ROW_COUNT"]
-    min: int | None = Field(default=None, ge=0)
-    # validated even when left out, so that a rule with neither bound is refused here
-    max: int | None = Field(default=None, ge=0, validate_default=True)
-
-    @field_validator("max")
-    @classmethod
-    def _bounds(cls, value: int | None, info: Any) -> int | None:
-        _check_bounds("ROW_COUNT", info.data.get("min"), value)
-        return value
-
-
-class ForeignKeyRule(_RuleBase):
-    type: Literal["FOREIGN_KEY"]
-    columns: list[ColumnName] = Field(min_length=1)
-    references: Identifier = Field(description="The dataset whose approved snapshot holds the keys")
-    ref_columns: list[ColumnName] | None = Field(
-        default=None, description="Its key columns (default: the same names)"
-    )
-
-
-class FreshnessRule(_RuleBase):
-    type: Literal["FRESHNESS"]
-    column: ColumnName
-    max_age: Annotated[str, Field(pattern=DURATION)] = Field(
-        description="How old a row's timestamp may be, e.g. '2 days'"
-    )
-
-
-class AggregateRule(_RuleBase):
-    type: Literal["AGGREGATE"]
-    expression: str = Field(
-        min_length=1, description="A SQL condition over aggregates of the batch, e.g. sum(x) > 0"
-    )
-
-
-Rule = Annotated[
-    NotNullRule
-    | RangeRule
-    | UniqueRule
-    | RegexRule
-    | AllowedValuesRule
-    | ExpressionRule
-    | RowCountRule
-    | ForeignKeyRule
-    | FreshnessRule
-    | AggregateRule,
-    Field(discriminator="type"),
-]
+if TYPE_CHECKING:
+    PerColumnKind = str
+else:
+    PerColumnKind = Literal[PER_COLUMN_KINDS]
 
 
 class ColumnRule(Strict):
-    """A rule written under a column (seed 001's per-column rule sets)."""
+    """A rule written under a column (seed 001's per-column rule sets): a kind that can name
+    one column, with that kind's parameters (checked when it is expanded into a full rule)."""
 
-    type: Literal["NOT_NULL", "UNIQUE", "RANGE", "REGEX", "ALLOWED_VALUES", "FRESHNESS"]
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: PerColumnKind
     id: Identifier | None = Field(default=None, description="Default: <object>_<column>_<type>")
     severity: Severity = Severity.FAIL
     threshold: float = Field(default=0.0, ge=0.0, le=1.0)
-    min: float | None = None
-    max: float | None = None
-    pattern: str | None = None
-    values: list[str | int | float | bool] | None = None
-    max_age: str | None = None
     description: str | None = None
 
 
@@ -480,7 +360,6 @@ class MetadataDocument(Strict):
     def column_rules(self) -> list[tuple[tuple[Any, ...], Any]]:
         """Rules written under source columns, each expanded into a full rule (or, when its
         parameters do not make one, the reason), with its location in the document."""
-        from pydantic import TypeAdapter
         from pydantic import ValidationError as PydanticError
 
         adapter: TypeAdapter[Any] = TypeAdapter(Rule)
@@ -491,7 +370,7 @@ class MetadataDocument(Strict):
                     spec = rule.model_dump(exclude_none=True)
                     spec["id"] = rule.id or f"{obj.id}_{col.name.lower()}_{rule.type.lower()}"[:63]
                     spec["dataset"] = obj.dataset
-                    if rule.type in ("NOT_NULL", "UNIQUE"):
+                    if RULE_KINDS[rule.type].per_column == "columns":
                         spec["columns"] = [col.name]
                     else:
                         spec["column"] = col.name

@@ -8,48 +8,21 @@ vetted SQL expressions, and acyclic job graphs.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from croniter import croniter
-from sqlglot import exp
 
-from lakeguard.catalog.models import (
-    AggregateRule,
-    AllowedValuesRule,
-    Dataset,
-    ExpressionRule,
-    ForeignKeyRule,
-    FreshnessRule,
-    Layer,
-    MetadataDocument,
-    NotNullRule,
-    RangeRule,
-    RegexRule,
-    UniqueRule,
-)
+from lakeguard.catalog.models import Dataset, Layer, MetadataDocument
+from lakeguard.catalog.problems import Problem
 from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
 from lakeguard.policy.expression import DEFAULTS, parse
 from lakeguard.policy.pii import Shape, raw_pii
+from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
 from lakeguard.schema.drift import SHIPPED_PROFILES
 from lakeguard.schema.types import is_numeric, is_watermark_type
-from lakeguard.sqlsafety import referenced_columns, vet_expression
 from lakeguard.vocabulary import SCD2_COLUMNS, LoadType, SourceLoad
-
-
-@dataclass(frozen=True)
-class Problem:
-    loc: tuple[Any, ...]
-    message: str
-
-    @property
-    def path(self) -> str:
-        out = ""
-        for part in self.loc:
-            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-        return out
 
 
 def dataset_columns(doc: MetadataDocument) -> dict[str, list[str] | None]:
@@ -96,24 +69,6 @@ def _duplicates(section: str, ids: list[str]) -> list[Problem]:
         for i, v in enumerate(ids)
         if counts[v] > 1
     ]
-
-
-def _vet(
-    text: str, loc: tuple[Any, ...], known: list[str] | None, *, aggregates: bool = False
-) -> list[Problem]:
-    path = Problem(loc, "").path
-    try:
-        tree = vet_expression(text, where=path, allow_aggregates=aggregates)
-    except LakeTxError as exc:
-        return [Problem(loc, exc.what)]
-    if aggregates and tree.find(exp.AggFunc) is None:
-        return [Problem(loc, "an AGGREGATE rule needs an aggregate (sum, count, avg, ...)")]
-    if known is not None:
-        lower = {c.lower() for c in known}
-        missing = sorted(c for c in referenced_columns(tree) if c.lower() not in lower)
-        if missing:
-            return [Problem(loc, f"unknown column(s) {', '.join(missing)}")]
-    return []
 
 
 def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> list[Problem]:
@@ -192,9 +147,9 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
         if ds.layer is Layer.BRONZE:
             input_cols = cols.get(ds.id)
         if ds.filter is not None:
-            problems += _vet(ds.filter, (*loc, "filter"), input_cols)
+            problems += vet(ds.filter, (*loc, "filter"), input_cols)
         for name, expr in (ds.columns or {}).items():
-            problems += _vet(expr, (*loc, "columns", name), input_cols)
+            problems += vet(expr, (*loc, "columns", name), input_cols)
         known = cols.get(ds.id)
         for field in ("business_keys", "sequence_by"):
             value = getattr(ds, field)
@@ -218,46 +173,10 @@ def _reads_snapshots(doc: MetadataDocument, ds: Dataset, by_id: dict[str, Datase
     return len(parents) == 1 and parents[0].effective_load_type == LoadType.FULL
 
 
-def _rule_columns(rule: Any) -> list[str]:
-    if isinstance(rule, NotNullRule | UniqueRule | ForeignKeyRule):
-        return list(rule.columns)
-    if isinstance(rule, RangeRule | RegexRule | AllowedValuesRule | FreshnessRule):
-        return [rule.column]
-    return []
-
-
-def _check_rule(
-    rule: Any, loc: tuple[Any, ...], cols: dict[str, list[str] | None]
-) -> list[Problem]:
-    problems: list[Problem] = []
+def _check_rule(rule: RuleKind, loc: tuple[Any, ...], cols: KnownColumns) -> list[Problem]:
     if rule.dataset not in cols:
         return [Problem((*loc, "dataset"), f"unknown dataset {rule.dataset!r}")]
-    known = cols[rule.dataset]
-    if isinstance(rule, ExpressionRule):
-        problems += _vet(rule.expression, (*loc, "expression"), known)
-    elif isinstance(rule, AggregateRule):
-        problems += _vet(rule.expression, (*loc, "expression"), known, aggregates=True)
-    elif isinstance(rule, ForeignKeyRule):
-        if rule.references not in cols:
-            problems.append(Problem((*loc, "references"), f"unknown dataset {rule.references!r}"))
-        else:
-            ref_known = cols[rule.references]
-            ref_columns = rule.ref_columns or rule.columns
-            if len(ref_columns) != len(rule.columns):
-                problems.append(
-                    Problem((*loc, "ref_columns"), "as many ref_columns as columns are needed")
-                )
-            elif ref_known is not None:
-                problems += [
-                    Problem((*loc, "ref_columns"), f"{name!r} is not a column of {rule.references}")
-                    for name in ref_columns
-                    if name not in ref_known
-                ]
-    if known is not None:
-        for name in _rule_columns(rule):
-            if name not in known:
-                problems.append(Problem(loc, f"column {name!r} is not a column of {rule.dataset}"))
-    return problems
+    return rule.check(cols, loc)
 
 
 def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> list[Problem]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.outcome import RuleOutcome, outcome_for
-from lakeguard.quality.rules import CompiledRule
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import PARENT_VERSION
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lakeguard.quality.rules import CompiledRule
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.store.records import DatasetDef, SourceObjectDef
 from lakeguard.vocabulary import Layer, LoadType
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lakeguard.quality.rules import CompiledRule
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.vocabulary import DqStatus, Outcome, Severity
 
 

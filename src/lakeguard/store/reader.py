@@ -32,6 +32,7 @@ from lakeguard.store.records import (
     JobRunRecord,
     Lease,
     PolicyDef,
+    RuleDef,
     RuleResult,
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
@@ -251,7 +252,23 @@ class StoreReader:
             advice=tuple(advice),
             trust={**asdict(score), "explanation": score.explain()},
             stuck=blocked.summary() if blocked else None,
+            asks=self._rule_texts(dataset_id),
         )
+
+    def _rule_texts(self, dataset_id: str) -> dict[str, str]:
+        """What each of the dataset's rules asks, in words (rules that no longer parse say
+        nothing: their definition is reported where it is compiled)."""
+        from lakeguard.errors import ValidationError
+        from lakeguard.quality.kinds import stored_rule
+
+        rows = self._store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
+        texts = {}
+        for row in rows:
+            try:
+                texts[row["rule_id"]] = stored_rule(RuleDef.from_row(row)).explain()
+            except ValidationError:
+                continue
+        return texts
 
     # -- runs -----------------------------------------------------------------------------
     def job_runs(self, limit: int = 20) -> list[JobRunRecord]:

@@ -380,6 +380,7 @@ class DecisionRecord:
     advice: tuple[str, ...] = ()
     trust: dict[str, Any] = field(default_factory=dict)  # the dataset's score and components
     stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
+    asks: dict[str, str] = field(default_factory=dict)  # rule id -> what the rule asks, today
 
     @classmethod
     def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
-from lakeguard.quality.rules import CompiledRule
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, LoadType

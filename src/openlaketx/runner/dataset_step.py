@@ -22,11 +22,12 @@ from lakeguard.errors import (
     describe,
 )
 from lakeguard.gate import Check, Decision, Gate, decide
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.fail_behavior import droppable as droppable_rules
 from lakeguard.quality.fail_behavior import fail_behavior
 from lakeguard.quality.outcome import BatchEvaluation, RuleOutcome
 from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
-from lakeguard.quality.rules import CompiledRule, compile_rules
+from lakeguard.quality.rules import compile_rules
 from lakeguard.schema.drift import diff
 from lakeguard.schema.fingerprint import capture, from_fields, schema_hash
 from lakeguard.store import RunWriter

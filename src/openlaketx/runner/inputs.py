@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.gate import Check
-from lakeguard.quality.rules import CompiledRule
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
 from lakeguard.store.progress import SourceProgress

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import LakeTxError, NotRegisteredError
+from lakeguard.quality.kinds import RULE_KINDS
 from lakeguard.quality.rules import compile_rules
 from lakeguard.store import StoreReader
 from lakeguard.store.ddl import quote
@@ -175,7 +176,11 @@ def _unrepeatable(registry: Registry, reader: StoreReader, approved: ApprovedVer
     dataset = registry.dataset(approved.dataset_id)
     decision = reader.latest_decision(approved.dataset_id, approved.run_id)
     dropped = set(decision.evidence.get("dropped_rules", [])) if decision else set()
-    clock = {r.rule_id for r in registry.rules(dataset.dataset_id) if r.rule_type == "FRESHNESS"}
+    clock = {
+        r.rule_id
+        for r in registry.rules(dataset.dataset_id)
+        if r.rule_type in RULE_KINDS and RULE_KINDS[r.rule_type].depends_on_clock
+    }
     if dropped & clock:
         return "rows were dropped by a FRESHNESS rule, which depends on when it ran"
     return None

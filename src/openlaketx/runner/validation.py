@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import (
     FAILED_RULES,
     count_failures,
@@ -26,7 +27,6 @@ from lakeguard.quality.evaluate import (
     row_outcomes,
 )
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
-from lakeguard.quality.rules import CompiledRule
 from lakeguard.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch

@@ -6,15 +6,13 @@ The next batch reads rows above it, less the source's lookback (to catch late ro
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from lakeguard import durations
 from lakeguard.errors import ConfigError
 from lakeguard.schema.types import TEMPORAL_TYPES
-
-_DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$")
 
 
 def watermark_text(value: Any) -> str:
@@ -30,14 +28,13 @@ def watermark_text(value: Any) -> str:
 
 
 def duration(text: str) -> timedelta:
-    match = _DURATION.match(text)
-    if match is None:
+    found = durations.duration(text)
+    if found is None:
         raise ConfigError(
             f"lookback {text!r} is not a duration",
             fix="write it as '<n> seconds|minutes|hours|days'",
         )
-    amount, unit = int(match.group(1)), match.group(2)
-    return timedelta(**{f"{unit}s": amount})
+    return found
 
 
 def lower_bound(text: str, data_type: str, lookback: float | str | None) -> str:
