@@ -56,13 +56,29 @@ def policy(kind: str, enforcement: str, expression: str = "") -> PolicyDef:
 
 
 def test_block_policies_block_and_alert_policies_log() -> None:
-    (blocked,) = checks([policy("PII", "BLOCK")], lambda _: {"raw_pii_columns": 1})
+    from datetime import datetime, timedelta
+
+    from lakeguard.policy.kinds import BatchFacts
+    from lakeguard.store.records import ApprovedVersion
+
+    now = datetime(2026, 11, 1, 12)
+    one_pii = BatchFacts(rows=1, now=now, raw_pii=("email",))
+    (blocked,) = checks([policy("PII", "BLOCK")], one_pii)
     assert not blocked.passed and blocked.blocking and "raw_pii_columns = 0" in blocked.detail
-    (alert,) = checks([policy("PII", "ALERT")], lambda _: {"raw_pii_columns": 1})
+    (alert,) = checks([policy("PII", "ALERT")], one_pii)
     assert not alert.passed and not alert.blocking
+    parent = ApprovedVersion(
+        dataset_id="p",
+        version=1,
+        snapshot_ref="0",
+        run_id="r",
+        upstream_refs={},
+        row_count=1,
+        promoted_at=now - timedelta(hours=1),
+    )
     (fine,) = checks(
         [policy("SLA", "BLOCK", "stalest_parent_hours <= 5")],
-        lambda _: {"stalest_parent_hours": 1, "hours_since_approved": 0},
+        BatchFacts(rows=1, now=now, parents_latest=lambda: {"p": parent}),
     )
     assert fine.passed
 
@@ -126,12 +142,13 @@ def test_sla_and_pii_policies_block_or_alert_promotions(
     reason = silver.reason or ""
     assert f"check policy:fresh_parents{p.suffix}" in reason
     decision = lh.explain(p.silver)
-    assert decision.evidence["checks"][f"policy:fresh_parents{p.suffix}"] == "BLOCK"
-    assert decision.evidence["checks"][f"policy:pii_watch{p.suffix}"] == "ALERT"
-    assert decision.evidence["upstream"] == {p.bronze: 1}  # the parent version it would use
+    checks = {c.name: c for c in decision.evidence.checks}
+    assert checks[f"policy:fresh_parents{p.suffix}"].result == "BLOCK"
+    assert checks[f"policy:pii_watch{p.suffix}"].result == "ALERT"
+    assert decision.evidence.upstream == {p.bronze: 1}  # the parent version it would use
     (advice,) = decision.advice
     assert advice.startswith(f"policy:fresh_parents{p.suffix}: meet it")
-    assert "raw pii: radio" in decision.evidence["check_details"][f"policy:pii_watch{p.suffix}"]
+    assert "raw pii: radio" in checks[f"policy:pii_watch{p.suffix}"].detail
     from typer.testing import CliRunner
 
     from openlaketx.cli import app

@@ -130,5 +130,5 @@ def test_full_profile_every_second_batch_and_a_profile_policy(
     third = lh.run(p.bronze).steps[0]
     assert third.status == "BLOCKED" and f"policy:steady{p.suffix}" in (third.reason or "")
     decision = lh.explain(p.bronze)
-    assert "mean_shift=" in decision.evidence["check_details"][f"policy:steady{p.suffix}"]
+    assert "mean_shift=" in decision.evidence.check(f"policy:steady{p.suffix}").detail  # type: ignore[union-attr]
     assert_sound(lh, p.bronze)

@@ -87,7 +87,7 @@ def test_fail_rules_block_and_warn_rules_only_log() -> None:
         [outcome("w", "WARN", 10), outcome("f", "FAIL", 3)], from_layer="source", to_layer="bronze"
     )
     assert not blocked.allowed and "FAIL rule f: 3 of 100 rows" in blocked.reason
-    assert blocked.evidence["rules"] == {"w": "WARN", "f": "FAIL"}
+    assert blocked.evidence.rules == {"w": "WARN", "f": "FAIL"}
 
 
 def test_blocking_checks_block_and_alerts_log() -> None:

@@ -114,7 +114,7 @@ def test_drop_behaviour_turns_row_failures_into_a_promotion_with_dropped_rows() 
     row = RuleOutcome("lat", "RANGE", "FAIL", ("lat",), 10, 2, 0.0)
     batch = RuleOutcome("rows", "ROW_COUNT", "FAIL", (), 10, 10, 0.0)
     allowed = decide([row], from_layer="source", to_layer="bronze", droppable=frozenset({"lat"}))
-    assert allowed.allowed and allowed.evidence["dropped_rules"] == ["lat"]
+    assert allowed.allowed and list(allowed.evidence.dropped_rules) == ["lat"]
     assert "dropped to quarantine" in allowed.reason
     # a batch-level breach is never droppable: the batch is blocked whatever the behaviour
     blocked = decide(
@@ -224,13 +224,13 @@ def test_drop_promotes_the_good_rows_and_quarantines_the_failing_ones(
         (3, [f"lat_range{p.suffix}"]),
     ]
     decision = lh.explain(p.bronze)
-    assert decision.allowed and decision.evidence["dropped_rules"] == [f"lat_range{p.suffix}"]
-    assert decision.evidence["fail_behavior"] == "drop"
+    assert decision.allowed and list(decision.evidence.dropped_rules) == [f"lat_range{p.suffix}"]
+    assert decision.evidence.fail_behavior == "drop"
     versions = lh.sql(
         f"SELECT row_count FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'"
     ).collect()
     assert [v["row_count"] for v in versions] == [2]
-    assert decision.evidence["dropped_rows"] == 2
+    assert decision.evidence.dropped_rows == 2
     assert lh.replay(p.bronze, 1).matches  # the recorded hash covers the promoted rows only
 
     # Dropping every row would promote nothing: the batch is blocked instead.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lakeguard.evidence import CheckKind
 from lakeguard.store.records import DecisionRecord
 from lakeguard.vocabulary import Outcome, Severity
 
@@ -19,24 +20,18 @@ def advise(decision: DecisionRecord) -> list[str]:
                 f"rule {rule.rule_id}: fix the {rule.failed_rows:,} failing row(s){samples} at "
                 f"the source, or tolerate them (threshold >= {share:.4f}), or make it WARN"
             )
-    checks = decision.evidence.get("checks", {})
-    details = decision.evidence.get("check_details", {})
-    for name, result in checks.items():
-        if result != "BLOCK":
-            continue
-        detail = details.get(name, "")
-        if name.startswith("policy:"):
+    for check in decision.evidence.blocked_by():
+        name, detail = check.name, check.detail
+        if check.kind == CheckKind.POLICY:
             lines.append(
                 f"{name}: meet it ({detail}), change the policy's expression, or make it ALERT"
             )
-        elif name.startswith("schema:"):
+        elif check.kind == CheckKind.SCHEMA:
             lines.append(
                 f"{name}: {detail}; make the source match the approved schema, or give it a "
                 "profile that allows this change (schema_profile), or migrate the table"
             )
-        elif name.startswith("changed_files"):
-            lines.append(f"{name}: {detail}")
-        elif name == "empty_snapshot":
+        elif check.kind == CheckKind.EMPTY_SNAPSHOT:
             lines.append("the source returned no rows: check it before promoting an empty table")
         else:
             lines.append(f"{name}: {detail}")

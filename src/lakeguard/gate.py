@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import MetadataStoreError, WriteConflict
+from lakeguard.evidence import Check, CheckRecord, Evidence
 from lakeguard.hashing import fingerprint, to_json
 from lakeguard.quality.outcome import RuleOutcome
 from lakeguard.schema.fingerprint import SchemaColumn
@@ -20,15 +21,7 @@ from lakeguard.store.records import ApprovedVersion
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
-
-@dataclass(frozen=True)
-class Check:
-    """A non-rule condition of the decision (a malformed-row budget, a schema check, ...)."""
-
-    name: str
-    passed: bool
-    blocking: bool
-    detail: str
+__all__ = ["Check", "Decision", "Gate", "decide"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +30,7 @@ class Decision:
     reason: str
     from_layer: str
     to_layer: str
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 def decide(
@@ -59,14 +52,14 @@ def decide(
     warned = [o for o in outcomes if o.outcome == "WARN"]
     blocking = [c for c in checks if not c.passed and c.blocking]
     alerts = [c for c in checks if not c.passed and not c.blocking]
-    evidence = {
-        "rules": {o.rule_id: o.outcome for o in outcomes},
-        "checks": {
-            c.name: ("PASS" if c.passed else ("BLOCK" if c.blocking else "ALERT")) for c in checks
-        },
-        "check_details": {c.name: c.detail for c in checks},
-        "dropped_rules": [o.rule_id for o in dropped],
-    }
+    evidence = Evidence(
+        rules={o.rule_id: o.outcome for o in outcomes},
+        checks=tuple(
+            CheckRecord(name=c.name, kind=c.kind, result=c.result, detail=c.detail)
+            for c in checks
+        ),
+        dropped_rules=tuple(o.rule_id for o in dropped),
+    )
     if failed or blocking:
         parts = [f"FAIL rule {o.describe()}" for o in failed]
         parts += [f"check {c.name}: {c.detail}" for c in blocking]
@@ -104,7 +97,7 @@ class Gate:
             "to_layer": decision.to_layer,
             "allowed": decision.allowed,
             "reason": decision.reason,
-            "evidence": to_json(decision.evidence),
+            "evidence": to_json(decision.evidence.to_json()),
             "evaluated_at": self.store.now(),
         }
 

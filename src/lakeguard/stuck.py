@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from lakeguard.evidence import Evidence
+
 # Blocked this many times in a row on the same start of input: stuck, not just blocked once.
 STUCK_AFTER = 2
 
@@ -29,13 +31,7 @@ class Blocked:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Blocked:
-        evidence = row.get("evidence")
-        if isinstance(evidence, str):
-            try:
-                evidence = json.loads(evidence)
-            except ValueError:
-                evidence = {}
-        batch = evidence.get("input") if isinstance(evidence, dict) else None
+        batch = Evidence.from_json(row.get("evidence")).input
         return cls(
             allowed=bool(row["allowed"]),
             reason=str(row["reason"]),

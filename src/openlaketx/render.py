@@ -151,7 +151,7 @@ def explain_panel(decision: DecisionRecord) -> Panel:
     parts: list[Any] = [head.replace("[run", r"\[run") + "\n" + _plain(decision.reason)]
     if decision.trust:
         parts.append(f"trust of {decision.dataset_id}: {decision.trust['explanation']}")
-    upstream = decision.evidence.get("upstream") or {}
+    upstream = decision.evidence.upstream
     if upstream:
         parts.append("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))
     rules = Table(title="rules", show_header=True)
@@ -169,14 +169,13 @@ def explain_panel(decision: DecisionRecord) -> Panel:
             _plain(_cell(r.sample_values)),
         )
     parts.append(rules)
-    checks = decision.evidence.get("checks", {})
-    details = decision.evidence.get("check_details", {})
+    checks = decision.evidence.checks
     if checks:
         table = Table(title="checks and policies", show_header=True)
-        for col in ("check", "result", "detail"):
+        for col in ("check", "kind", "result", "detail"):
             table.add_column(col, overflow="fold")
-        for name, result in checks.items():
-            table.add_row(name, styled(result), _plain(str(details.get(name, ""))))
+        for c in checks:
+            table.add_row(c.name, str(c.kind), styled(c.result), _plain(c.detail))
         parts.append(table)
     if decision.schema_changes:
         parts.append(rows_table(list(decision.schema_changes), title="schema changes"))

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, field_validator
 
 from lakeguard.catalog.fields import ColumnName, Identifier, Strict
+from lakeguard.catalog.source_kinds import SOURCE_KIND_NAMES, SOURCE_KINDS
 from lakeguard.durations import DURATION
+from lakeguard.policy.kinds import POLICY_TYPES
 from lakeguard.quality.kinds import PER_COLUMN_KINDS, RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.vocabulary import Layer, LoadType, Severity, SourceLoad
@@ -39,7 +41,15 @@ class SchemaProfile(Strict):
     description: str | None = None
 
 
-SourceKind = Literal["file", "jdbc", "delta"]
+if TYPE_CHECKING:
+    PerColumnKind = str
+    PolicyType = str
+    SourceKindName = str
+else:  # the registries' lists, as the Literals a document is validated with
+    PerColumnKind = Literal[PER_COLUMN_KINDS]
+    PolicyType = Literal[POLICY_TYPES]
+    SourceKindName = Literal[SOURCE_KIND_NAMES]
+
 FailBehavior = Literal["quarantine", "drop", "abort"]
 
 
@@ -47,7 +57,7 @@ class Policy(Strict):
     """A platform guarantee: checked before every write to the layers it covers."""
 
     id: Identifier
-    type: Literal["PII", "SCHEMA", "SLA", "VOLUME", "PROFILE"]
+    type: PolicyType
     applies_to: list[Layer] = Field(min_length=1, description="The layers it covers")
     enforcement: Literal["BLOCK", "ALERT"] = "BLOCK"
     expression: str | None = Field(
@@ -82,7 +92,7 @@ class ProfileSchedule(Strict):
 
 class SourceSystem(Strict):
     id: Identifier
-    kind: SourceKind = "file"
+    kind: SourceKindName = "file"
     description: str | None = None
     enabled: bool = True
     options: dict[str, str] = Field(
@@ -188,9 +198,8 @@ class SourceObject(Strict):
 
     def kind_defaults(self, kind: str) -> tuple[str, SourceLoad]:
         """(format, load type) with the defaults of a system of `kind` filled in."""
-        fmt = self.format or {"jdbc": "jdbc", "delta": "delta"}.get(kind, "csv")
-        default = {"jdbc": SourceLoad.FULL, "delta": SourceLoad.INCREMENTAL}
-        return fmt, self.load_type or default.get(kind, SourceLoad.APPEND)
+        found = SOURCE_KINDS.get(kind, SOURCE_KINDS["file"])
+        return self.format or found.formats[0], self.load_type or found.default_load
 
     def ingest_options(self) -> dict[str, Any]:
         """The reading settings that are not reader options, as stored in `ingest_options`."""
@@ -308,10 +317,6 @@ class Dataset(Strict):
         return LoadType.MERGE if self.business_keys else LoadType.APPEND
 
 
-if TYPE_CHECKING:
-    PerColumnKind = str
-else:
-    PerColumnKind = Literal[PER_COLUMN_KINDS]
 
 
 class ColumnRule(Strict):

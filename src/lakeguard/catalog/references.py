@@ -12,8 +12,9 @@ from typing import Any
 
 from croniter import croniter
 
-from lakeguard.catalog.models import Dataset, Layer, MetadataDocument
+from lakeguard.catalog.models import Dataset, Layer, MetadataDocument, SourceObject
 from lakeguard.catalog.problems import Problem
+from lakeguard.catalog.source_kinds import SourceKind, source_kind
 from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
@@ -21,7 +22,6 @@ from lakeguard.policy.expression import DEFAULTS, parse
 from lakeguard.policy.pii import Shape, raw_pii
 from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
 from lakeguard.schema.drift import SHIPPED_PROFILES
-from lakeguard.schema.types import is_numeric, is_watermark_type
 from lakeguard.vocabulary import SCD2_COLUMNS, LoadType, SourceLoad
 
 
@@ -197,100 +197,46 @@ def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> li
     return problems
 
 
-_FORMATS = {"file": ("csv", "json", "parquet"), "jdbc": ("jdbc",), "delta": ("delta",)}
-
-
 def _check_systems(doc: MetadataDocument) -> list[Problem]:
     problems: list[Problem] = []
     for i, sys in enumerate(doc.source_systems):
-        loc: tuple[Any, ...] = ("source_systems", i)
-        if sys.kind == "jdbc":
-            url = sys.options.get("url", "")
-            if not url.startswith("jdbc:"):
-                problems.append(
-                    Problem((*loc, "options", "url"), "a jdbc system needs a jdbc: url")
-                )
-            if "password=" in url.lower():
-                problems.append(
-                    Problem(
-                        (*loc, "options", "url"), "the url carries a password; use credential_ref"
-                    )
-                )
+        problems += source_kind(sys.kind).check_system(sys, ("source_systems", i))
     return problems
 
 
-def _check_source_object(obj: Any, kind: str, loc: tuple[Any, ...], siblings: int) -> list[Problem]:
+def _check_source_object(
+    obj: SourceObject, kind: SourceKind, loc: tuple[Any, ...], siblings: int
+) -> list[Problem]:
+    """What every kind checks alike (format, options of other kinds, paths), then the kind."""
     problems: list[Problem] = []
-    fmt, load = obj.kind_defaults(kind)
-    if fmt not in _FORMATS[kind]:
+    fmt, _ = obj.kind_defaults(kind.name)
+    if fmt not in kind.formats:
         problems.append(
             Problem(
-                (*loc, "format"), f"a {kind} system reads {', '.join(_FORMATS[kind])}, not {fmt}"
+                (*loc, "format"),
+                f"a {kind.name} system reads {', '.join(kind.formats)}, not {fmt}",
             )
         )
-    types = {c.name: c.type for c in obj.columns}
-    if load == SourceLoad.INCREMENTAL and kind == "jdbc":
-        wm = obj.watermark_column
-        if wm is None:
-            problems.append(
-                Problem(
-                    (*loc, "watermark_column"),
-                    "an incremental JDBC source needs a watermark_column",
-                )
-            )
-        elif wm not in types:
-            problems.append(Problem((*loc, "watermark_column"), f"{wm!r} is not a declared column"))
-        elif not is_watermark_type(types[wm]):
-            problems.append(
-                Problem(
-                    (*loc, "watermark_column"),
-                    f"{wm!r} is {types[wm]}; a watermark must be numeric, a date or a timestamp",
-                )
-            )
-        elif obj.lookback is not None:
-            temporal = types[wm] in ("date", "timestamp")
-            if temporal != isinstance(obj.lookback, str):
-                want = "a duration such as '2 hours'" if temporal else "a number"
-                problems.append(
-                    Problem((*loc, "lookback"), f"a {types[wm]} watermark's lookback is {want}")
-                )
-        if siblings > 1:
-            problems.append(
-                Problem(loc, "an incremental source must be the only source object of its dataset")
-            )
-    elif obj.watermark_column is not None:
+    if obj.watermark_column is not None and not (
+        kind.watermarks and obj.kind_defaults(kind.name)[1] == SourceLoad.INCREMENTAL
+    ):
         problems.append(
             Problem(
                 (*loc, "watermark_column"), "a watermark is read by incremental JDBC sources only"
             )
         )
-    if load == SourceLoad.INCREMENTAL and kind == "file":
+    if obj.partition_column is not None and not kind.partitioned_reads:
         problems.append(
-            Problem((*loc, "load_type"), "file sources are read append (new files) or full")
+            Problem((*loc, "partition_column"), "partitioned reads are for JDBC sources")
         )
-    if obj.partition_column is not None:
-        if kind != "jdbc":
-            problems.append(
-                Problem((*loc, "partition_column"), "partitioned reads are for JDBC sources")
-            )
-        elif not is_numeric(types.get(obj.partition_column, "string")):
-            problems.append(
-                Problem((*loc, "partition_column"), "must be a declared numeric column")
-            )
-        elif obj.lower_bound is None or obj.upper_bound is None or obj.num_partitions is None:
-            problems.append(
-                Problem(
-                    (*loc, "partition_column"), "needs lower_bound, upper_bound and num_partitions"
-                )
-            )
-    if kind != "file" and (obj.archive or obj.content_hash or obj.on_changed_file != "block"):
+    if not kind.files and (obj.archive or obj.content_hash or obj.on_changed_file != "block"):
         problems.append(
             Problem(loc, "archive, content_hash and on_changed_file are for file sources")
         )
     for field_name, value in (("locator", obj.locator), ("archive", obj.archive or "")):
         if ".." in value.replace("\\", "/").split("/"):
             problems.append(Problem((*loc, field_name), "'..' is not allowed"))
-    return problems
+    return problems + kind.check_object(obj, loc, siblings)
 
 
 def _check_sources(doc: MetadataDocument) -> list[Problem]:
@@ -305,7 +251,7 @@ def _check_sources(doc: MetadataDocument) -> list[Problem]:
         if obj.dataset not in datasets:
             problems.append(Problem((*loc, "dataset"), f"unknown dataset {obj.dataset!r}"))
         problems += _check_source_object(
-            obj, systems.get(obj.system, "file"), loc, per_dataset[obj.dataset]
+            obj, source_kind(systems.get(obj.system, "file")), loc, per_dataset[obj.dataset]
         )
     return problems
 

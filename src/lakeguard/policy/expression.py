@@ -17,42 +17,11 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from lakeguard.errors import ValidationError
+from lakeguard.policy.kinds import KINDS
 
 # The metrics each policy type evaluates its expression over, and its default expression.
-METRICS: dict[str, dict[str, str]] = {
-    "PII": {"raw_pii_columns": "columns that carry a pii-tagged value unmasked"},
-    "SCHEMA": {
-        "breaking_changes": "dropped, renamed, narrowed or retyped columns in the batch",
-        "schema_changes": "every detected schema change in the batch",
-    },
-    "SLA": {
-        "hours_since_approved": "hours since the dataset's own latest approved version",
-        "stalest_parent_hours": "hours since the oldest latest-approved version of a parent",
-    },
-    "VOLUME": {
-        "rows": "rows in the batch",
-        "rows_mean": "mean rows_written of the last `window` approved versions",
-        "rows_min": "fewest rows_written among them",
-        "rows_max": "most rows_written among them",
-        "history": "how many approved versions the band was learnt from",
-    },
-    "PROFILE": {
-        "null_ratio_increase": "largest rise of a column's share of nulls since the last "
-        "approved batch's profile (0..1)",
-        "mean_shift": "largest move of a numeric column's mean, in standard deviations of the "
-        "last full profile",
-        "distinct_change": "largest relative change of a column's approximate distinct count",
-        "compared": "1 when there was an earlier profile to compare with, else 0",
-        "full_compared": "1 when this batch's full profile was compared with an earlier one",
-    },
-}
-DEFAULTS = {
-    "PII": "raw_pii_columns = 0",
-    "SCHEMA": "breaking_changes = 0",
-    "SLA": "stalest_parent_hours <= 24",
-    "VOLUME": "history < 3 OR (rows >= 0.5 * rows_mean AND rows <= 2 * rows_mean)",
-    "PROFILE": "null_ratio_increase <= 0.2 AND (full_compared = 0 OR mean_shift <= 3)",
-}
+METRICS: dict[str, dict[str, str]] = {k.name: k.metrics for k in KINDS}
+DEFAULTS: dict[str, str] = {k.name: k.default for k in KINDS}
 
 _BINARY: dict[type, Any] = {
     exp.Add: lambda a, b: a + b,

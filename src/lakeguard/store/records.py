@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
 
 
@@ -373,7 +374,7 @@ class DecisionRecord:
     allowed: bool
     reason: str
     evaluated_at: datetime
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     rules: tuple[RuleResult, ...] = ()
     schema_changes: tuple[dict[str, Any], ...] = ()
     version: int | None = None  # the version the promotion produced, if it was published
@@ -393,7 +394,7 @@ class DecisionRecord:
             allowed=bool(row["allowed"]),
             reason=row["reason"],
             evaluated_at=row["evaluated_at"],
-            evidence=dict(_json(row.get("evidence"), {})),
+            evidence=Evidence.from_json(row.get("evidence")),
             rules=rules,
         )
 

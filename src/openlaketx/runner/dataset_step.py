@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import (
@@ -21,7 +21,8 @@ from lakeguard.errors import (
     SourceError,
     describe,
 )
-from lakeguard.gate import Check, Decision, Gate, decide
+from lakeguard.evidence import Check, CheckKind
+from lakeguard.gate import Decision, Gate, decide
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.fail_behavior import droppable as droppable_rules
 from lakeguard.quality.fail_behavior import fail_behavior
@@ -63,6 +64,7 @@ from openlaketx.runner.validation import evaluate_staged
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.files import CORRUPT_COLUMN, archive_files
 from openlaketx.sources.jdbc import root_cause
+from openlaketx.sources.kinds import reader
 from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import dataset_location, quarantine_name, register
 
@@ -269,6 +271,7 @@ class _GovernedStep:
                 checks.append(
                     Check(
                         name="empty_snapshot",
+                        kind=CheckKind.EMPTY_SNAPSHOT,
                         passed=False,
                         blocking=True,
                         detail="the source returned no rows; promoting an empty snapshot "
@@ -284,6 +287,7 @@ class _GovernedStep:
                 checks.append(
                     Check(
                         name="nothing_left",
+                        kind=CheckKind.NOTHING_LEFT,
                         passed=False,
                         blocking=True,
                         detail=f"every row fails {', '.join(to_drop)}: dropping them would "
@@ -297,11 +301,13 @@ class _GovernedStep:
                 checks=checks,
                 droppable=droppable,
             )
-            decision.evidence["fail_behavior"] = behavior
-            if to_drop:
-                decision.evidence["dropped_rows"] = dropped_rows
-            decision.evidence["upstream"] = batch.upstream_refs
-            decision.evidence["input"] = batch.fingerprint  # tells a stuck dataset apart
+            evidence_of_batch = decision.evidence.about_batch(
+                fail_behavior=behavior,
+                upstream=batch.upstream_refs,
+                batch=batch.fingerprint,  # tells a stuck dataset apart
+                dropped_rows=dropped_rows if to_drop else None,
+            )
+            decision = replace(decision, evidence=evidence_of_batch)
             decision_row = ctx.gate.decision_row(self.dataset_id, attempt.run_id, decision)
             attempt.evidence = evidence.rows(
                 tenant=ctx.writer.tenant,
@@ -533,7 +539,7 @@ class _GovernedStep:
             set_aside = 0
             rejected = dropping.rejected(
                 batch.has_corrupt_column and _malformed(result) > 0,
-                decision.evidence.get("dropped_rules", []),
+                list(decision.evidence.dropped_rules),
             )
             if rejected is not None:
                 staged = staging.split(ctx.spark, staged, rejected)
@@ -727,9 +733,10 @@ def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
             fix="run again: the files are listed afresh; nothing was promoted",
             transient=True,
         )
-    if any(s.secret is not None for s in batch.sources):
+    transient = [s.kind for s in batch.sources if reader(s.kind).failures_transient]
+    if transient:
         return SourceError(
-            f"reading the source failed: {text}", where="jdbc source", transient=True
+            f"reading the source failed: {text}", where=f"{transient[0]} source", transient=True
         )
     return exc
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from lakeguard.gate import Check
+from lakeguard.evidence import Check, CheckKind
 from lakeguard.schema.drift import (
     Change,
     ChangeKind,
@@ -79,6 +79,7 @@ def checks(outcomes: list[DriftOutcome]) -> list[Check]:
             passed=d.decision == DriftDecision.ALLOW,
             blocking=d.decision == DriftDecision.BLOCK,
             detail=f"{d.change.describe()} ({o.profile}: {d.decision.value})",
+            kind=CheckKind.SCHEMA,
         )
         for o in outcomes
         for d in o.decided

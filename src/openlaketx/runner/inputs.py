@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from lakeguard.gate import Check
+from lakeguard.evidence import Check
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
@@ -22,7 +22,8 @@ from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import LoadType, RuleType, Severity
 from openlaketx.loads.catchup import PARENT_VERSION
 from openlaketx.loads.content import DIGEST_COLUMN
-from openlaketx.sources.files import CORRUPT_COLUMN, read_files
+from openlaketx.sources.files import CORRUPT_COLUMN
+from openlaketx.sources.kinds import reader
 from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 
@@ -77,18 +78,10 @@ def read_source(
     obj: SourceObjectDef,
     progress: SourceProgress,
 ) -> SourceRead:
-    """What is new in one source object, by the kind of its system."""
+    """What is new in one source object, read by the kind of its system."""
     system = registry.system(obj.source_system_id)
     require_enabled(system)
-    if system.kind == "jdbc":
-        from openlaketx.sources.jdbc import read_jdbc
-
-        return read_jdbc(spark, system, obj, progress.watermarks.get(obj.source_object_id))
-    if system.kind == "delta":
-        from openlaketx.sources.delta import read_delta
-
-        return read_delta(spark, system, obj, progress.source_versions.get(obj.source_object_id))
-    return read_files(spark, system, obj, progress.files.get(obj.source_object_id, {}))
+    return replace(reader(system.kind).read(spark, system, obj, progress), kind=system.kind)
 
 
 def bronze_input(

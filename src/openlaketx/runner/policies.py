@@ -1,4 +1,4 @@
-"""The metrics a dataset's policies are evaluated over, gathered for one batch."""
+"""The facts a dataset's policies are evaluated over, gathered for one batch."""
 
 from __future__ import annotations
 
@@ -6,18 +6,12 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from lakeguard.gate import Check
-from lakeguard.policy.evaluate import (
-    applicable,
-    checks,
-    profile_metrics_none,
-    schema_metrics,
-    sla_metrics,
-    volume_metrics,
-)
+from lakeguard.policy.evaluate import applicable, checks
+from lakeguard.policy.kinds import BatchFacts
 from lakeguard.policy.pii import registered_raw_pii
 from lakeguard.schema.drift import ChangeKind
 from lakeguard.store import StoreReader
-from lakeguard.store.records import ApprovedVersion, DatasetDef, PolicyDef
+from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 
 
@@ -36,27 +30,14 @@ def policy_checks(
     policies = applicable(registry.policies, dataset.layer)
     if not policies:
         return []
-    raw = sorted(registered_raw_pii(registry).get(dataset.dataset_id, set()))
-    kinds = list(drift_kinds)
-
-    def metrics(policy: PolicyDef) -> dict[str, float]:
-        if policy.policy_type == "PII":
-            return {"raw_pii_columns": float(len(raw))}
-        if policy.policy_type == "SCHEMA":
-            return schema_metrics(kinds)
-        if policy.policy_type == "PROFILE":
-            return profile_drift or profile_metrics_none()
-        if policy.policy_type == "SLA":
-            parents = {p: reader.approved(p) for p in dataset.parents}
-            return sla_metrics(own_latest, parents, now)
-        window = int(policy.parameters.get("window", 5))
-        history = [v.rows_written or 0 for v in reader.versions(dataset.dataset_id)][-window:]
-        return volume_metrics(rows, history)
-
-    found = checks(policies, metrics)
-    return [
-        Check(c.name, c.passed, c.blocking, f"{c.detail}; raw pii: {', '.join(raw)}")
-        if raw and not c.passed and c.detail.startswith("PII")
-        else c
-        for c in found
-    ]
+    facts = BatchFacts(
+        rows=rows,
+        now=now,
+        own_latest=own_latest,
+        raw_pii=tuple(sorted(registered_raw_pii(registry).get(dataset.dataset_id, set()))),
+        drift_kinds=tuple(drift_kinds),
+        profile_drift=profile_drift,
+        parents_latest=lambda: {p: reader.approved(p) for p in dataset.parents},
+        rows_written=lambda: [v.rows_written or 0 for v in reader.versions(dataset.dataset_id)],
+    )
+    return checks(policies, facts)

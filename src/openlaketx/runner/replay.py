@@ -175,7 +175,7 @@ def _unrepeatable(registry: Registry, reader: StoreReader, approved: ApprovedVer
     """Why a rebuild cannot reproduce the version's rows, if it cannot."""
     dataset = registry.dataset(approved.dataset_id)
     decision = reader.latest_decision(approved.dataset_id, approved.run_id)
-    dropped = set(decision.evidence.get("dropped_rules", [])) if decision else set()
+    dropped = set(decision.evidence.dropped_rules) if decision else set()
     clock = {
         r.rule_id
         for r in registry.rules(dataset.dataset_id)
@@ -251,7 +251,7 @@ def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
 def _without_dropped(frame: DataFrame, reader: StoreReader, approved: ApprovedVersion) -> DataFrame:
     """The rows the version promoted: those failing a rule whose failures it dropped left out."""
     decision = reader.latest_decision(approved.dataset_id, approved.run_id)
-    dropped = list(decision.evidence.get("dropped_rules", [])) if decision else []
+    dropped = list(decision.evidence.dropped_rules) if decision else []
     return frame.where(~failing_any(dropped)) if dropped else frame
 
 

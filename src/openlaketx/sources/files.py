@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from lakeguard.errors import SourceError, first_line
-from lakeguard.gate import Check
+from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
@@ -248,6 +248,7 @@ def read_files(
         checks.append(
             Check(
                 name=f"changed_files:{obj.source_object_id}",
+                kind=CheckKind.CHANGED_FILES,
                 passed=reload,
                 blocking=True,
                 detail=f"{len(chosen.changed)} file(s) ingested before came back with other "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import SourceError
-from lakeguard.gate import Check
+from lakeguard.evidence import Check
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
@@ -91,3 +91,4 @@ class SourceRead:
     live: list[SchemaColumn] | None = None
     # the source's secret, to mask it in any error the read raises later (never printed)
     secret: str | None = field(default=None, repr=False)
+    kind: str = "file"  # of its system (source_kinds): how a failure reading it is classified

@@ -1,0 +1,88 @@
+"""Source kinds and policy types are typed classes in one registry each (pure, no Spark)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from lakeguard.catalog.loader import validate_text
+from lakeguard.catalog.source_kinds import SOURCE_KINDS, source_kind
+from lakeguard.errors import ValidationError
+from lakeguard.policy.expression import DEFAULTS, METRICS, parse
+from lakeguard.policy.kinds import POLICY_KINDS, BatchFacts, policy_kind
+from lakeguard.store.records import PolicyDef
+from lakeguard.vocabulary import SourceLoad
+
+
+def test_every_source_kind_has_its_engine_reader() -> None:
+    from openlaketx.sources.kinds import READERS
+
+    assert sorted(READERS) == sorted(SOURCE_KINDS) == ["delta", "file", "jdbc"]
+    assert READERS["jdbc"].failures_transient and not READERS["file"].failures_transient
+
+
+def test_a_source_kind_carries_its_formats_and_default_load() -> None:
+    assert source_kind("file").formats[0] == "csv"
+    assert source_kind("jdbc").default_load == SourceLoad.FULL
+    assert source_kind("delta").default_load == SourceLoad.INCREMENTAL
+    with pytest.raises(KeyError, match="source kinds are file, jdbc, delta"):
+        source_kind("ftp")
+
+
+def test_a_document_is_checked_by_the_kind_of_each_source() -> None:
+    doc = """
+version: 1
+source_systems:
+  - {id: db, kind: jdbc, options: {url: "postgres://x"}}
+  - {id: fs}
+source_objects:
+  - {id: a, system: db, locator: t, dataset: b, load_type: incremental, columns: [{name: x}]}
+  - {id: c, system: fs, locator: "*.csv", dataset: b, partition_column: x, columns: [{name: x}]}
+datasets: [{id: b, layer: bronze}]
+"""
+    with pytest.raises(ValidationError) as info:
+        validate_text(doc, "doc.yaml")
+    messages = sorted(e["message"] for e in info.value.errors)
+    assert "a jdbc system needs a jdbc: url" in messages
+    assert "an incremental JDBC source needs a watermark_column" in messages
+    assert "partitioned reads are for JDBC sources" in messages
+    assert "an incremental source must be the only source object of its dataset" in messages
+
+
+def test_policy_types_give_the_language_its_metrics_and_defaults() -> None:
+    assert sorted(METRICS) == sorted(DEFAULTS) == sorted(POLICY_KINDS)
+    for name, kind in POLICY_KINDS.items():
+        parse(kind.default, name, where="test")  # every default parses in its own language
+    with pytest.raises(KeyError, match="policy types are PII, SCHEMA, SLA, VOLUME, PROFILE"):
+        policy_kind("COST")
+
+
+def test_volume_measures_a_band_from_the_history_it_asks_for() -> None:
+    asked: list[bool] = []
+
+    def history() -> list[int]:
+        asked.append(True)
+        return [10, 100, 110, 90]
+
+    policy = PolicyDef(
+        policy_id="v",
+        layers=("silver",),
+        policy_type="VOLUME",
+        expression="rows >= 0",
+        enforcement="BLOCK",
+        parameters={"window": 3},
+    )
+    facts = BatchFacts(rows=50, now=datetime(2026, 1, 1), rows_written=history)
+    metrics = policy_kind("VOLUME").measure(facts, policy)
+    assert metrics == {
+        "rows": 50.0,
+        "rows_mean": 100.0,
+        "rows_min": 90.0,
+        "rows_max": 110.0,
+        "history": 3.0,
+    }
+    assert asked == [True]
+    # other types never pay for the history read
+    policy_kind("SCHEMA").measure(facts, policy)
+    assert asked == [True]
