@@ -35,6 +35,20 @@ DELETED_AT = "_laketx_deleted_at"
 # only, never published); rules that count per batch (UNIQUE, ROW_COUNT, AGGREGATE) count per
 # parent version, as one-by-one runs would have.
 PARENT_VERSION = "_laketx_parent_version"
+# The text of an unparseable source line (csv/json); staged, never published.
+CORRUPT_RECORD = "_corrupt_record"
+# Columns the engine keeps for itself on every row: lineage, digests, hashes, markers.
+ENGINE_PREFIX = "_laketx"
+
+
+def is_bookkeeping(name: str) -> bool:
+    """The engine's own columns (and unparseable text): never a row's content."""
+    return name.startswith(ENGINE_PREFIX) or name == CORRUPT_RECORD
+
+
+def is_data_column(name: str) -> bool:
+    """A column the data itself has: neither bookkeeping nor scd2 validity."""
+    return not is_bookkeeping(name) and name not in SCD2_COLUMNS
 
 
 class SourceLoad(StrEnum):

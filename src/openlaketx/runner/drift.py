@@ -9,6 +9,7 @@ Delta's type widening is a feature the metadata writer (delta-rs) cannot write.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,8 +22,13 @@ from lakeguard.schema.drift import (
     DecidedChange,
     DriftDecision,
     decide_drift,
+    diff,
 )
-from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.schema.fingerprint import SchemaColumn, capture, from_fields
+from lakeguard.store.records import DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import Layer, is_data_column
+from openlaketx.runner.inputs import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
 
@@ -107,3 +113,47 @@ def log_rows(
         for o in outcomes
         for d in o.decided
     ]
+
+
+def batch_drift(
+    registry: Registry,
+    dataset: DatasetDef,
+    batch: InputBatch,
+    approved: list[SchemaColumn] | None,
+    table_path: str,
+) -> list[DriftOutcome]:
+    """The batch's schema drift, each change decided by its source's or dataset's profile
+    (`approved`: the schema of the dataset's latest approved version, for a derived one)."""
+    table = _table_types(table_path)
+    if dataset.layer == Layer.BRONZE:
+        objects = {o.source_object_id: o for o in registry.source_objects(dataset.dataset_id)}
+        return [
+            decide(
+                s.drift,
+                registry.profile(objects[s.source_object_id].schema_profile),
+                objects[s.source_object_id].schema_profile,
+                table,
+                source_object_id=s.source_object_id,
+                live=s.live,
+            )
+            for s in batch.sources
+            if s.drift
+        ]
+    if approved is None or batch.frame is None:
+        return []
+    live = [c for c in capture(batch.frame.schema) if is_data_column(c.name)]
+    changes = diff([c for c in approved if is_data_column(c.name)], live)
+    if not changes:
+        return []
+    profile = dataset.transform.schema_profile
+    return [decide(changes, registry.profile(profile), profile, table, live=live)]
+
+
+def _table_types(path: str) -> dict[str, str] | None:
+    """The dataset table's column types by lower-case name (None: no table yet)."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(path):
+        return None
+    fields = json.loads(DeltaTable(path).schema().to_json())["fields"]
+    return {c.name.lower(): c.type for c in from_fields(fields)}

@@ -8,7 +8,7 @@ from its sources (recorded with it, so the next batch starts where this one ende
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -17,13 +17,14 @@ from lakeguard.quality.compiled import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
 from lakeguard.store.progress import SourceProgress
+from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import LoadType, RuleType, Severity
+from lakeguard.vocabulary import Layer, LoadType, RuleType, Severity
 from openlaketx.loads.catchup import PARENT_VERSION
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.sources.files import CORRUPT_COLUMN
-from openlaketx.sources.kinds import reader
+from openlaketx.sources.kinds import reader as source_reader
 from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 
@@ -81,7 +82,7 @@ def read_source(
     """What is new in one source object, read by the kind of its system."""
     system = registry.system(obj.source_system_id)
     require_enabled(system)
-    return replace(reader(system.kind).read(spark, system, obj, progress), kind=system.kind)
+    return replace(source_reader(system.kind).read(spark, system, obj, progress), kind=system.kind)
 
 
 def bronze_input(
@@ -243,3 +244,61 @@ def parent_rows(
         frames = [snapshot(v).where(version == v.version) for v in versions]
     frames = [f.withColumn(PARENT_VERSION, version) for f in frames]
     return without_lineage(reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames))
+
+
+def dataset_input(
+    spark: SparkSession,
+    reader: StoreReader,
+    registry: Registry,
+    dataset: DatasetDef,
+    *,
+    own_latest: ApprovedVersion | None,
+    warehouse: str,
+    run_id: str,
+    parents: Mapping[str, ApprovedVersion | None] | None = None,
+) -> InputBatch:
+    """The input of one attempt at `dataset`, by what it is made from: its sources (bronze),
+    its SQL model over its parents, or its parent's new versions. `parents` pins each parent
+    at a version (a replay); by default each parent's latest approved one."""
+    if dataset.layer == Layer.BRONZE:
+        progress = reader.source_progress(dataset.dataset_id)
+        batch = bronze_input(spark, registry, dataset, progress)
+        return without_repeats(spark, batch, own_latest, warehouse, dataset)
+    if parents is None:
+        parents = {p: reader.approved(p) for p in dataset.parents}
+    if dataset.transform.sql is not None:
+        from openlaketx.runner.models import model_input
+
+        return model_input(spark, registry, dataset, dict(parents), own_latest, warehouse, run_id)
+    parent = dataset.parents[0]
+    upto = parents.get(parent)
+    versions = [
+        v for v in reader.versions(parent) if upto is not None and v.version <= upto.version
+    ]
+    return derived_input(spark, registry, dataset, versions, own_latest, warehouse)
+
+
+def without_repeats(
+    spark: SparkSession,
+    batch: InputBatch,
+    own_latest: ApprovedVersion | None,
+    warehouse: str,
+    dataset: DatasetDef,
+) -> InputBatch:
+    """Drop rows a lookback read again that the dataset already holds (at or above the
+    lookback's lower bound, in its approved snapshot), so each source row lands once."""
+    windows = [s.reread_from for s in batch.sources if s.reread_from is not None]
+    if batch.frame is None or not windows or own_latest is None:
+        return batch
+    from pyspark.sql import functions as F
+
+    column, lower, kind = windows[0]
+    held = (
+        spark.read.format("delta")
+        .option("versionAsOf", int(own_latest.snapshot_ref))
+        .load(dataset_location(warehouse, dataset.table_name))
+        .where(F.col(quote(column)) >= F.lit(lower).cast(kind))
+        .select(*[F.col(quote(c)) for c in batch.frame.columns])
+    )
+    same = [batch.frame[quote(c)].eqNullSafe(held[quote(c)]) for c in batch.frame.columns]
+    return replace(batch, frame=batch.frame.join(held, on=same, how="left_anti"))

@@ -146,6 +146,7 @@ class DatasetAttempt:
         self.start_time = self.writer.now()
         self.steps: list[dict[str, Any]] = []
         self.evidence: dict[str, list[dict[str, Any]]] = {}
+        self.rows_read: int | None = None  # once the batch is evaluated (a failure reports it)
         self.finished = False
 
     def start(self) -> None:

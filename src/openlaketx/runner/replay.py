@@ -40,8 +40,7 @@ from openlaketx.loads.content import (
 from openlaketx.loads.publish import create_empty, fields_of
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.dropping import failing_any
-from openlaketx.runner.inputs import InputBatch, derived_input
-from openlaketx.runner.models import model_input
+from openlaketx.runner.inputs import InputBatch, dataset_input
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
@@ -198,13 +197,16 @@ def _rebuild(
     previous = reader.approved(dataset.dataset_id, version - 1) if version > 1 else None
     parents = {p: reader.approved(p, v) for p, v in approved.upstream_refs.items()}
     run_id = f"replay{uuid.uuid4().hex[:12]}"
-    if dataset.transform.sql:
-        batch = model_input(spark, registry, dataset, parents, previous, warehouse, run_id)
-    else:
-        parent = dataset.parents[0]
-        consumed = approved.upstream_refs.get(parent, 0)
-        parent_versions = [v for v in reader.versions(parent) if v.version <= consumed]
-        batch = derived_input(spark, registry, dataset, parent_versions, previous, warehouse)
+    batch = dataset_input(
+        spark,
+        reader,
+        registry,
+        dataset,
+        own_latest=previous,
+        warehouse=warehouse,
+        run_id=run_id,
+        parents=parents,
+    )
     try:
         if batch.frame is None:
             return NOTHING

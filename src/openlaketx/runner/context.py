@@ -1,0 +1,101 @@
+"""What the parts of a governed step share: the run's context, the dataset being written, and
+the result of an attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakeguard.errors import LakeTxError
+from lakeguard.gate import Gate
+from lakeguard.quality.outcome import RuleOutcome
+from lakeguard.store import RunWriter
+from lakeguard.store.records import DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import PARENT_VERSION, AttemptStatus, LoadType
+from openlaketx.loads import strategies
+from openlaketx.runner.batch_rows import merge_plan
+from openlaketx.runner.inputs import InputBatch
+from openlaketx.runner.lease import LeaseHold
+from openlaketx.runner.lifecycle import JobRun
+from openlaketx.sources.files import CORRUPT_COLUMN
+from openlaketx.tables import dataset_location, quarantine_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Staged with the rows, never part of the table: unparseable text, a catch-up's parent version.
+NOT_PUBLISHED = frozenset({CORRUPT_COLUMN, PARENT_VERSION})
+
+
+@dataclass(kw_only=True)
+class StepResult:
+    dataset_id: str
+    run_id: str
+    status: AttemptStatus
+    rows_read: int | None = None
+    rows_written: int | None = None
+    data_version: int | None = None
+    reason: str | None = None
+    error: LakeTxError | None = None
+    outcomes: list[RuleOutcome] = field(default_factory=list)
+    quarantined: int = 0
+    aborts_job: bool = False  # blocked under fail_behavior: abort; the job stops here
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunContext:
+    spark: SparkSession
+    gate: Gate
+    writer: RunWriter
+    registry: Registry
+    warehouse: str
+    job: JobRun
+    progress: Callable[[str], None]
+    hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
+
+
+@dataclass(frozen=True)
+class Target:
+    """The dataset an attempt writes: its definition, its table and its quarantine."""
+
+    dataset: DatasetDef
+    path: str
+    quarantine_path: str
+
+    @classmethod
+    def of(cls, warehouse: str, dataset: DatasetDef) -> Target:
+        return cls(
+            dataset,
+            dataset_location(warehouse, dataset.table_name),
+            dataset_location(warehouse, quarantine_name(dataset.dataset_id)),
+        )
+
+    @property
+    def dataset_id(self) -> str:
+        return self.dataset.dataset_id
+
+    @property
+    def load_type(self) -> LoadType:
+        return LoadType(self.dataset.load_type)
+
+    @property
+    def merges(self) -> bool:
+        return self.load_type in (LoadType.MERGE, LoadType.SCD2)
+
+    def exists(self) -> bool:
+        from deltalake import DeltaTable
+
+        return bool(DeltaTable.is_deltatable(self.path))
+
+    def merging(self, batch: InputBatch) -> bool:
+        """Whether the batch is published by a MERGE: a merge or scd2 batch into an existing
+        table, or a catch-up of several parent versions (applied in order, even the first)."""
+        return self.merges and (self.exists() or bool(batch.parent_versions))
+
+    def plan(self, batch: InputBatch) -> strategies.MergePlan:
+        return merge_plan(self.dataset, batch.parent_versions)
+
+    def result(self, run_id: str, status: AttemptStatus, **fields: Any) -> StepResult:
+        return StepResult(dataset_id=self.dataset_id, run_id=run_id, status=status, **fields)

@@ -1,0 +1,197 @@
+"""After the gate: an allowed batch published in one tagged commit and recorded as a version,
+or a blocked one kept whole in quarantine with the target untouched (invariants 6 and 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakeguard.errors import SourceError
+from lakeguard.vocabulary import AttemptStatus, LoadType, ProgressKind
+from openlaketx.loads import footers, staging, strategies
+from openlaketx.loads.commit import CommitTag
+from openlaketx.loads.content import staged_hash
+from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
+from openlaketx.runner import drift, dropping
+from openlaketx.runner.context import NOT_PUBLISHED, RunContext, StepResult, Target
+from openlaketx.runner.gating import GateOutcome
+from openlaketx.runner.inputs import InputBatch
+from openlaketx.runner.lifecycle import DatasetAttempt, new_id
+from openlaketx.runner.recovery import Recovered, record_commit
+from openlaketx.sources.files import archive_files
+from openlaketx.sources.watermarks import watermark_text
+from openlaketx.tables import quarantine_name, register
+
+
+def hold_back(
+    ctx: RunContext,
+    target: Target,
+    attempt: DatasetAttempt,
+    staged: staging.StagedBatch,
+    gated: GateOutcome,
+) -> StepResult:
+    """A blocked batch: its staged files become its quarantine; the target is untouched."""
+    with attempt.phase("quarantine", "quarantine") as log:
+        log.rows = quarantine(target.quarantine_path, staged, attempt.run_id, malformed_only=False)
+        register(ctx.spark, ctx.warehouse, quarantine_name(target.dataset_id))
+    return target.result(
+        attempt.run_id,
+        AttemptStatus.BLOCKED,
+        rows_read=gated.result.rows,
+        rows_written=0,
+        reason=gated.decision.reason,
+        outcomes=gated.result.outcomes,
+        quarantined=log.rows or 0,
+        aborts_job=gated.fail_behavior == "abort",
+    )
+
+
+def promote(
+    ctx: RunContext,
+    target: Target,
+    attempt: DatasetAttempt,
+    *,
+    batch: InputBatch,
+    staged: staging.StagedBatch,
+    gated: GateOutcome,
+    start: Recovered,
+    drifts: list[drift.DriftOutcome],
+    content_hash: str | None,
+) -> StepResult:
+    """Publish an allowed batch in one tagged, idempotent commit and record its version."""
+    version = start.next_version
+    evolves = any(o.evolves for o in drifts)
+    tag = CommitTag(
+        ctx.writer.tenant,
+        target.dataset_id,
+        attempt.run_id,
+        version,
+        batch.fingerprint,
+        batch.upstream_refs,
+    )
+    with attempt.phase("write", "write") as log:
+        set_aside = 0
+        rejected = dropping.rejected(
+            batch.has_corrupt_column and gated.malformed_rows > 0,
+            list(gated.decision.evidence.dropped_rules),
+        )
+        if rejected is not None:
+            staged = staging.split(ctx.spark, staged, rejected)
+        if staged.malformed:
+            set_aside = quarantine(
+                target.quarantine_path, staged, attempt.run_id, malformed_only=True
+            )
+            register(ctx.spark, ctx.warehouse, quarantine_name(target.dataset_id))
+        # What the batch takes from its sources counts once this version is approved.
+        progress = _progress_rows(ctx, target, attempt, batch, staged, version)
+        if progress:
+            ctx.writer.append("source_progress", progress)
+        merging = target.merging(batch)
+        if not merging and target.load_type != LoadType.FULL:
+            # the staged good files are exactly what the commit adds: sum their digests; a
+            # MERGE's rows are summed from the table after it
+            content_hash = staged_hash(f.path for f in staged.good)
+        ctx.hold.check(target.dataset_id)
+        if merging:
+            if not target.exists():
+                create_empty(target.path, fields_of(staged.schema, NOT_PUBLISHED))
+            commit = strategies.merge(
+                ctx.spark,
+                staged.part_folder(),
+                target.path,
+                tag,
+                target.plan(batch),
+                drop=NOT_PUBLISHED,
+                may_add=evolves,
+            )
+            staging.discard(staged)
+        else:
+            commit = publish(
+                target.path,
+                staged,
+                tag,
+                overwrite=target.load_type == LoadType.FULL,
+                drop=NOT_PUBLISHED,
+                may_add=evolves,
+            )
+        register(ctx.spark, ctx.warehouse, target.dataset.table_name)
+        log.rows = strategies.rows_written(commit)
+        log.metadata = {
+            "load_type": target.load_type,
+            "delta_version": commit.commit_version,
+            "set_aside": set_aside,
+        }
+
+    with attempt.phase("record version", "record") as log:
+        record_commit(ctx, target, commit, start.own_latest, content_hash)
+        for outcome in drifts:
+            if outcome.evolves and outcome.source_object_id and outcome.live is not None:
+                ctx.gate.evolve_source_schema(outcome.source_object_id, outcome.live)
+        log.metadata = {"version": version}
+    moves = [m for s in batch.sources for m in s.archive]
+    if moves:
+        with attempt.phase("archive", "archive") as log:
+            archive_files(ctx.spark, moves)
+            log.rows = len(moves)
+    return target.result(
+        attempt.run_id,
+        AttemptStatus.SUCCESS,
+        rows_read=gated.result.rows,
+        rows_written=strategies.rows_written(commit),
+        data_version=version,
+        reason=gated.decision.reason,
+        outcomes=gated.result.outcomes,
+        quarantined=set_aside,
+    )
+
+
+def _progress_rows(
+    ctx: RunContext,
+    target: Target,
+    attempt: DatasetAttempt,
+    batch: InputBatch,
+    staged: staging.StagedBatch,
+    version: int,
+) -> list[dict[str, Any]]:
+    """`source_progress` rows for what the batch read, with new watermarks from the staged
+    files' footers."""
+    base = {
+        "tenant_id": ctx.writer.tenant,
+        "dataset_id": target.dataset_id,
+        "run_id": attempt.run_id,
+        "data_version": version,
+        "recorded_at": ctx.writer.now(),
+    }
+    rows = [
+        {**base, **entry, "progress_id": new_id(), "source_object_id": s.source_object_id}
+        for s in batch.sources
+        for entry in s.progress
+    ]
+    for s in batch.sources:
+        if s.watermark_column and staged.rows:
+            rows.append(
+                {
+                    **base,
+                    "progress_id": new_id(),
+                    "source_object_id": s.source_object_id,
+                    "kind": ProgressKind.WATERMARK,
+                    "watermark": _highest(ctx, target, staged, s.watermark_column),
+                }
+            )
+    return rows
+
+
+def _highest(ctx: RunContext, target: Target, staged: staging.StagedBatch, column: str) -> str:
+    """The highest value of `column` in the staged batch, as text (footers, else Spark)."""
+    value = footers.highest([*staged.good, *staged.malformed], column)
+    if value is None:
+        from pyspark.sql import functions as F
+
+        row = ctx.spark.read.parquet(staged.folder).agg(F.max(column)).first()
+        value = row[0] if row else None
+    if value is None:
+        raise SourceError(
+            f"the watermark column {column!r} is null in every new row",
+            where=f"datasets[{target.dataset_id}]",
+            fix="choose a watermark column that is set on every row",
+        )
+    return watermark_text(value)

@@ -1,0 +1,71 @@
+"""The one pass over the data: the batch with its engine columns written once to a staged
+folder no reader sees; then whether it would change anything at all (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lakeguard.quality.compiled import CompiledRule
+from lakeguard.store.records import ApprovedVersion
+from lakeguard.vocabulary import LoadType
+from openlaketx.loads import staging, strategies
+from openlaketx.loads.content import staged_hash
+from openlaketx.runner.batch_rows import publishable
+from openlaketx.runner.context import RunContext, Target
+from openlaketx.runner.inputs import InputBatch
+
+
+def stage_batch(
+    target: Target, batch: InputBatch, rules: list[CompiledRule], *, version: int, run_id: str
+) -> staging.StagedBatch:
+    """Write the batch, as data version `version`, with each row's broken rules, digest and
+    lineage columns, into a staged folder (a MERGE's input is scratch: never table files)."""
+    from deltalake import DeltaTable
+
+    assert batch.frame is not None
+    table = DeltaTable(target.path).schema().to_arrow().names if target.exists() else []
+    frame = publishable(
+        batch.frame,
+        target.dataset,
+        version=version,
+        run_id=run_id,
+        rules=rules,
+        table_columns=table,
+    )
+    # A MERGE copies what it reads, so its input is scratch; anything else is published in
+    # place (a first merge of one version creates the table from its batch).
+    folder = staging.batch_folder(
+        target.path, scratch=target.merging(batch), version=version, run_id=run_id
+    )
+    return staging.stage(frame, folder)
+
+
+@dataclass(frozen=True)
+class Novelty:
+    """Whether a staged batch would change the dataset, and what is known of its content."""
+
+    nothing: str | None  # why it changes nothing (None: it changes something)
+    content_hash: str | None = None  # a full load's whole staged snapshot
+
+
+def novelty(
+    ctx: RunContext,
+    target: Target,
+    batch: InputBatch,
+    staged: staging.StagedBatch,
+    own_latest: ApprovedVersion | None,
+) -> Novelty:
+    """Nothing new: an empty batch of watermark sources; a full snapshot equal to the last
+    approved one; a merge or scd2 batch whose keys and row hashes all match the table."""
+    if staged.rows == 0 and batch.empty_is_nothing_new:
+        return Novelty("no new rows")
+    if target.load_type == LoadType.FULL:
+        # what an allowed full load promotes: every parseable row (a full load never drops)
+        content = staged_hash(f.path for f in staged.good)
+        same = own_latest is not None and own_latest.content_hash == content
+        return Novelty("no row would change" if same else None, content)
+    if not target.merges or not staged.good or not target.exists():
+        return Novelty(None)
+    rows = ctx.spark.read.parquet(staged.part_folder())
+    counts = strategies.changes(ctx.spark, rows, target.path, target.plan(batch))
+    return Novelty(None if any(counts.values()) else "no row would change")
