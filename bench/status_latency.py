@@ -46,44 +46,43 @@ def project(home: Path) -> Path:
 
 def record_runs(store: MetadataStore, runs: int) -> None:
     """`runs` job runs of two datasets each, with the rows a real run leaves."""
+    from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow
+    from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
+
     writer, gate = RunWriter(store), Gate(store)
     versions = dict.fromkeys(DATASETS, 0)
     for i in range(runs):
         job_id, start = uuid.uuid4().hex, utcnow()
-        events, history = [], []
+        rows: list[Any] = []
         for dataset in DATASETS:
             attempt = uuid.uuid4().hex
-            base = {
-                "pipeline_logging_id": job_id,
-                "pipeline_id": "cells_job",
-                "tenant_id": store.tenant,
-            }
-            events += [
-                {
-                    **base,
-                    "event_id": uuid.uuid4().hex,
-                    "run_id": attempt,
-                    "dataset_id": dataset,
-                    "status": s,
-                    "event_time": utcnow(),
-                }
-                for s in ("RUNNING", "SUCCESS")
+            rows += [
+                RunEventRow(
+                    run_id=attempt,
+                    pipeline_logging_id=job_id,
+                    pipeline_id="cells_job",
+                    tenant_id=store.tenant,
+                    dataset_id=dataset,
+                    status=s,
+                    event_time=utcnow(),
+                )
+                for s in (EventStatus.RUNNING, EventStatus.SUCCESS)
             ]
-            history.append(
-                {
-                    "run_id": attempt,
-                    "pipeline_logging_id": job_id,
-                    "tenant_id": store.tenant,
-                    "dataset_id": dataset,
-                    "layer": dataset.split("_")[0],
-                    "status": "SUCCESS",
-                    "start_time": start,
-                    "end_time": utcnow(),
-                    "rows_read": 1000,
-                    "rows_written": 1000,
-                    "data_version": versions[dataset] + 1,
-                    "triggered_by": "bench",
-                }
+            rows.append(
+                RunHistoryRow(
+                    run_id=attempt,
+                    pipeline_logging_id=job_id,
+                    tenant_id=store.tenant,
+                    dataset_id=dataset,
+                    layer=dataset.split("_")[0],
+                    status=AttemptStatus.SUCCESS,
+                    start_time=start,
+                    end_time=utcnow(),
+                    rows_read=1000,
+                    rows_written=1000,
+                    data_version=versions[dataset] + 1,
+                    triggered_by="bench",
+                )
             )
             gate.record(
                 gate.decision_row(dataset, attempt, Decision(True, "bench", "source", "bronze"))
@@ -102,25 +101,20 @@ def record_runs(store: MetadataStore, runs: int) -> None:
                 previous=previous,
             )
             versions[dataset] += 1
-        writer.append_many(
-            {
-                "run_history": history,
-                "run_events": events,
-                "pipeline_runs": [
-                    {
-                        "pipeline_logging_id": job_id,
-                        "pipeline_id": "cells_job",
-                        "tenant_id": store.tenant,
-                        "status": "COMPLETED",
-                        "trigger_type": "bench",
-                        "triggered_by": "bench",
-                        "start_time": start,
-                        "end_time": utcnow(),
-                        "duration_ms": 1,
-                    }
-                ],
-            }
+        rows.append(
+            PipelineRunRow(
+                pipeline_logging_id=job_id,
+                pipeline_id="cells_job",
+                tenant_id=store.tenant,
+                status=JobStatus.COMPLETED,
+                trigger_type="bench",
+                triggered_by="bench",
+                start_time=start,
+                end_time=utcnow(),
+                duration_ms=1,
+            )
         )
+        writer.append(rows)
         if (i + 1) % 100 == 0:
             print(f"[bench] recorded {i + 1} runs", file=sys.stderr, flush=True)
 

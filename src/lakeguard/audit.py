@@ -12,9 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from lakeguard.commits import Commit
+from lakeguard.shapes import StoredRow
 from lakeguard.vocabulary import EventStatus
 
 STALE_AFTER = timedelta(hours=12)
@@ -33,11 +33,11 @@ class Violation:
 
 @dataclass(frozen=True)
 class AuditData:
-    events: list[dict[str, Any]]
-    attempts: list[dict[str, Any]]  # run_history
-    job_runs: list[dict[str, Any]]  # pipeline_runs
-    versions: list[dict[str, Any]]  # data_versions
-    decisions: list[dict[str, Any]]  # promotion_status
+    events: list[StoredRow]
+    attempts: list[StoredRow]  # run_history
+    job_runs: list[StoredRow]  # pipeline_runs
+    versions: list[StoredRow]  # data_versions
+    decisions: list[StoredRow]  # promotion_status
     datasets: dict[str, str]  # dataset id -> table name
     commits: dict[str, list[Commit]]  # dataset id -> its table's commits
     append_only: dict[str, tuple[list[Commit], Mapping[str, str | None]]] = field(
@@ -77,7 +77,7 @@ def _terminal_rows(data: AuditData, is_dead: Callable[[str | None], bool]) -> li
         "run_history": Counter(r["run_id"] for r in data.attempts),
         "pipeline_runs": Counter(r["pipeline_logging_id"] for r in data.job_runs),
     }
-    started: dict[str, dict[str, Any]] = {}
+    started: dict[str, StoredRow] = {}
     for event in data.events:
         if event["status"] == EventStatus.RUNNING:
             started.setdefault(event["run_id"], event)
@@ -116,7 +116,7 @@ def _versions(data: AuditData) -> list[Violation]:
     """Invariants 3 and 5: versions 1..n per dataset, each with its allowed decision."""
     found: list[Violation] = []
     allowed = {(d["dataset_id"], d["run_id"]): d for d in data.decisions if d["allowed"]}
-    by_dataset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_dataset: dict[str, list[StoredRow]] = defaultdict(list)
     for v in data.versions:
         by_dataset[v["dataset_id"]].append(v)
     for dataset_id, versions in by_dataset.items():
@@ -174,7 +174,7 @@ def _versions(data: AuditData) -> list[Violation]:
 def _commits(data: AuditData) -> list[Violation]:
     """Invariants 7 and 8: each version is a tagged commit; no commit without a version."""
     found: list[Violation] = []
-    by_dataset: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    by_dataset: dict[str, dict[int, StoredRow]] = defaultdict(dict)
     for v in data.versions:
         by_dataset[v["dataset_id"]][int(v["snapshot_ref"])] = v
     for dataset_id, commits in data.commits.items():

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+
+from lakeguard.shapes import JsonObject
 
 TAG_KEY = "laketx"
 # Operations that change no row (they may rewrite files or the table's metadata).
@@ -37,7 +38,7 @@ def app_id(tenant: str, dataset_id: str) -> str:
     return f"laketx.{tenant}.{dataset_id}"
 
 
-def parse_tag(user_metadata: str | None) -> dict[str, Any] | None:
+def parse_tag(user_metadata: str | None) -> JsonObject | None:
     """The laketx tag of a commit's userMetadata, or None when it has none."""
     if not user_metadata:
         return None
@@ -67,8 +68,8 @@ class Commit:
 
     version: int
     operation: str
-    tag: dict[str, Any] | None
-    parameters: dict[str, Any] = field(default_factory=dict)
+    tag: JsonObject | None
+    parameters: JsonObject = field(default_factory=dict)
 
     @property
     def maintenance(self) -> bool:

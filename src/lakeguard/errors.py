@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lakeguard.shapes import JsonObject
+
 
 class LakeTxError(Exception):
     """Root of every error the project raises on purpose."""
@@ -22,7 +24,7 @@ class LakeTxError(Exception):
         *,
         where: str | None = None,
         fix: str | None = None,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
         transient: bool | None = None,
     ) -> None:
         self.what = what
@@ -50,7 +52,7 @@ class LakeTxError(Exception):
     def kind(self) -> str:
         return type(self).__name__
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Structured form, for `--json` output and metadata rows."""
         return {
             "error": self.kind,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from lakeguard.shapes import JsonObject
 from lakeguard.vocabulary import Outcome
 
 
@@ -95,9 +96,9 @@ class Evidence:
             dropped_rows=dropped_rows,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The persisted shape (see the module docstring)."""
-        shape: dict[str, Any] = {
+        shape: JsonObject = {
             "rules": {k: str(v) for k, v in self.rules.items()},
             "checks": {c.name: str(c.result) for c in self.checks},
             "check_details": {c.name: c.detail for c in self.checks},

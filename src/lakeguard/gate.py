@@ -6,9 +6,8 @@ in `promotion_status` and approved versions in `data_versions`; OpenLakeTx asks,
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeguard.errors import MetadataStoreError, WriteConflict
 from lakeguard.evidence import Check, CheckRecord, Evidence
@@ -17,6 +16,7 @@ from lakeguard.quality.outcome import RuleOutcome
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion
+from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -85,28 +85,27 @@ class Gate:
         self.store = store
         self.reader = StoreReader(store)
 
-    def decision_row(self, dataset_id: str, run_id: str, decision: Decision) -> dict[str, Any]:
+    def decision_row(self, dataset_id: str, run_id: str, decision: Decision) -> DecisionRow:
         """The `promotion_status` row for a decision (recorded with `record`)."""
-        return {
-            "decision_id": uuid.uuid4().hex,
-            "tenant_id": self.store.tenant,
-            "dataset_id": dataset_id,
-            "run_id": run_id,
-            "from_layer": decision.from_layer,
-            "to_layer": decision.to_layer,
-            "allowed": decision.allowed,
-            "reason": decision.reason,
-            "evidence": to_json(decision.evidence.to_json()),
-            "evaluated_at": self.store.now(),
-        }
+        return DecisionRow(
+            tenant_id=self.store.tenant,
+            dataset_id=dataset_id,
+            run_id=run_id,
+            from_layer=decision.from_layer,
+            to_layer=decision.to_layer,
+            allowed=decision.allowed,
+            reason=decision.reason,
+            evidence=to_json(decision.evidence.to_json()),
+            evaluated_at=self.store.now(),
+        )
 
-    def record(self, decision_row: dict[str, Any]) -> None:
+    def record(self, decision_row: DecisionRow) -> None:
         """Record a decision (its rule outcomes are in `evidence`) before any write happens.
 
         The detailed evidence (dq results, profile, schema) is appended by the engine with the
         attempt's terminal rows: one commit round fewer on the critical path.
         """
-        self.store.append("promotion_status", [decision_row], _by_gate=True)
+        self.store.append(DecisionRow.TABLE, [decision_row.as_row()], _by_gate=True)
 
     def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
         """The latest approved version of a dataset (or approved `version`); None if none."""
@@ -176,24 +175,24 @@ class Gate:
                 where="data_versions",
                 fix="versions are strictly increasing; re-plan the promotion",
             )
-        row = {
-            "tenant_id": self.store.tenant,
-            "dataset_id": dataset_id,
-            "version": version,
-            "snapshot_ref": snapshot_ref,
-            "schema_hash": schema_hash,
-            "row_count": row_count,
-            "rows_written": rows_written,
-            "upstream_refs": to_json(upstream_refs),
-            "content_hash": content_hash,
-            "definition_hash": definition_hash,
-            "run_id": run_id,
-            "promoted_at": self.store.now(),
-            "promoted_by": promoted_by,
-        }
+        row = DataVersionRow(
+            tenant_id=self.store.tenant,
+            dataset_id=dataset_id,
+            version=version,
+            snapshot_ref=snapshot_ref,
+            schema_hash=schema_hash,
+            row_count=row_count,
+            rows_written=rows_written,
+            upstream_refs=to_json(upstream_refs),
+            content_hash=content_hash,
+            definition_hash=definition_hash,
+            run_id=run_id,
+            promoted_at=self.store.now(),
+            promoted_by=promoted_by,
+        )
         app_id = f"laketx.data_versions.{self.store.tenant}.{dataset_id}"
         try:
-            self.store.append("data_versions", [row], txn=(app_id, version), _by_gate=True)
+            self.store.append(row.TABLE, [row.as_row()], txn=(app_id, version), _by_gate=True)
         except WriteConflict as exc:
             raise WriteConflict(
                 f"another run recorded version {version} of {dataset_id} first",

@@ -51,6 +51,29 @@ def is_data_column(name: str) -> bool:
     return not is_bookkeeping(name) and name not in SCD2_COLUMNS
 
 
+class DeleteMissing(StrEnum):
+    """What a full snapshot's missing keys do to a merge or scd2 dataset."""
+
+    NONE = "none"  # kept
+    SOFT = "soft"  # marked deleted (scd2: the current version closed)
+    HARD = "hard"  # deleted (scd2: every version)
+
+
+class FailBehavior(StrEnum):
+    """What a breached FAIL rule does to a batch."""
+
+    QUARANTINE = "quarantine"  # the batch is blocked and kept in quarantine
+    DROP = "drop"  # the failing rows go to quarantine, the rest is promoted
+    ABORT = "abort"  # blocked, and the whole job stops
+
+
+class Enforcement(StrEnum):
+    """What a failed policy does."""
+
+    BLOCK = "BLOCK"
+    ALERT = "ALERT"
+
+
 class SourceLoad(StrEnum):
     """How a source object is read: only what is new, a whole snapshot, or above a watermark."""
 
@@ -113,10 +136,6 @@ class AttemptStatus(StrEnum):
     SUCCESS = "SUCCESS"
     BLOCKED = "BLOCKED"
     FAILED = "FAILED"
-
-    @property
-    def is_failure(self) -> bool:
-        return self is not AttemptStatus.SUCCESS
 
 
 class JobStatus(StrEnum):

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from lakeguard.errors import LakeTxError, ValidationError, first_line
+from lakeguard.shapes import StoredRow
 from openlaketx import render
 
 app = typer.Typer(
@@ -252,7 +253,7 @@ def run(
 
 
 def _query_command(
-    ctx: typer.Context, as_json: bool, title: str, fetch: Callable[[Any], list[dict[str, Any]]]
+    ctx: typer.Context, as_json: bool, title: str, fetch: Callable[[Any], list[StoredRow]]
 ) -> None:
     rows = _with_lakehouse(ctx, as_json, lambda lh, _: fetch(lh))
     if as_json:

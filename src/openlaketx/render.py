@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from lakeguard.catalog.plan import Plan
+from lakeguard.shapes import JsonObject, StoredRow
 from lakeguard.store.records import DecisionRecord
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport
@@ -48,7 +49,7 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def rows_table(rows: list[dict[str, Any]], title: str = "") -> Table | str:
+def rows_table(rows: list[StoredRow], title: str = "") -> Table | str:
     if not rows:
         return "(no rows)"
     table = Table(title=title or None, show_lines=False)
@@ -73,7 +74,7 @@ def plan_table(plan: Plan, *, applied: bool) -> Table:
     return table
 
 
-def job_result_dict(result: JobResult) -> dict[str, Any]:
+def job_result_dict(result: JobResult) -> JsonObject:
     return {
         "run_id": result.run_id,
         "pipeline_id": result.pipeline_id,
@@ -201,7 +202,7 @@ def short_reason(reason: str) -> str:
     return f"{head}; {warned} warning(s) logged"
 
 
-def print_demo(console: Console, summary: dict[str, Any]) -> None:
+def print_demo(console: Console, summary: JsonObject) -> None:
     runs = Table(title="runs")
     for col in ("delivery", "file rows", "job", "bronze", "silver"):
         runs.add_column(col)
@@ -209,7 +210,7 @@ def print_demo(console: Console, summary: dict[str, Any]) -> None:
         steps = {s["dataset"]: s for s in r["steps"]}
 
         def step_text(
-            ds: str, steps: dict[str, Any] = steps, skipped: list[str] = r["skipped"]
+            ds: str, steps: JsonObject = steps, skipped: list[str] = r["skipped"]
         ) -> str:
             if ds in skipped:
                 return styled("SKIPPED")

@@ -17,7 +17,16 @@ from lakeguard.durations import DURATION
 from lakeguard.policy.kinds import POLICY_TYPES
 from lakeguard.quality.kinds import PER_COLUMN_KINDS, RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.vocabulary import Layer, LoadType, Severity, SourceLoad
+from lakeguard.shapes import JsonObject
+from lakeguard.vocabulary import (
+    DeleteMissing,
+    Enforcement,
+    FailBehavior,
+    Layer,
+    LoadType,
+    Severity,
+    SourceLoad,
+)
 
 __all__ = ["ColumnName", "Identifier", "Rule", "Strict"]
 
@@ -50,7 +59,6 @@ else:  # the registries' lists, as the Literals a document is validated with
     PolicyType = Literal[POLICY_TYPES]
     SourceKindName = Literal[SOURCE_KIND_NAMES]
 
-FailBehavior = Literal["quarantine", "drop", "abort"]
 
 
 class Policy(Strict):
@@ -59,7 +67,7 @@ class Policy(Strict):
     id: Identifier
     type: PolicyType
     applies_to: list[Layer] = Field(min_length=1, description="The layers it covers")
-    enforcement: Literal["BLOCK", "ALERT"] = "BLOCK"
+    enforcement: Enforcement = Enforcement.BLOCK
     expression: str | None = Field(
         default=None,
         description="A boolean over the type's metrics (docs/metadata.md); default per type",
@@ -180,7 +188,7 @@ class SourceObject(Strict):
         description="Delta: read the change data feed (default: when the source table has it)",
     )
     fail_behavior: FailBehavior = Field(
-        default="quarantine",
+        default=FailBehavior.QUARANTINE,
         description="What a FAIL rule breach does: quarantine (the batch is blocked and kept "
         "in quarantine.<dataset>), drop (only the failing rows go to quarantine, the rest is "
         "promoted), abort (blocked, and the whole job stops)",
@@ -201,7 +209,7 @@ class SourceObject(Strict):
         found = SOURCE_KINDS.get(kind, SOURCE_KINDS["file"])
         return self.format or found.formats[0], self.load_type or found.default_load
 
-    def ingest_options(self) -> dict[str, Any]:
+    def ingest_options(self) -> JsonObject:
         """The reading settings that are not reader options, as stored in `ingest_options`."""
         names = (
             "lookback",
@@ -264,8 +272,8 @@ class Dataset(Strict):
         description="Which columns make the row hash that tells a changed row (merge, scd2): "
         "all non-key columns, or {include: [...]} / {exclude: [...]}",
     )
-    delete_missing: Literal["none", "soft", "hard"] = Field(
-        default="none",
+    delete_missing: DeleteMissing = Field(
+        default=DeleteMissing.NONE,
         description="A full snapshot lacks a key the table has: keep it (none), mark it "
         "deleted (soft: _laketx_deleted_at / scd2 closes it), or delete it (hard)",
     )
@@ -293,7 +301,7 @@ class Dataset(Strict):
         description="How a change of this dataset's schema is decided (see schema_profiles)",
     )
     fail_behavior: FailBehavior = Field(
-        default="quarantine",
+        default=FailBehavior.QUARANTINE,
         description="Derived datasets: what a FAIL rule breach does (as for source objects)",
     )
 

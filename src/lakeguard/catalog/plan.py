@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakeguard.catalog.to_rows import Rows
+from lakeguard.shapes import StoredRow
 from lakeguard.store.definitions import table_def
 
 Key = tuple[Any, ...]
@@ -37,7 +38,7 @@ class Plan:
         return out
 
 
-def row_key(table: str, row: dict[str, Any]) -> Key:
+def row_key(table: str, row: StoredRow) -> Key:
     return tuple(row[k] for k in table_def(table).keys if k != "tenant_id")
 
 

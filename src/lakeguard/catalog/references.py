@@ -20,9 +20,17 @@ from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
 from lakeguard.policy.expression import DEFAULTS, parse
 from lakeguard.policy.pii import Shape, raw_pii
+from lakeguard.quality.fail_behavior import whole_dataset
 from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
 from lakeguard.schema.drift import SHIPPED_PROFILES
-from lakeguard.vocabulary import SCD2_COLUMNS, LoadType, SourceLoad
+from lakeguard.vocabulary import (
+    SCD2_COLUMNS,
+    DeleteMissing,
+    Enforcement,
+    FailBehavior,
+    LoadType,
+    SourceLoad,
+)
 
 
 def dataset_columns(doc: MetadataDocument) -> dict[str, list[str] | None]:
@@ -122,7 +130,7 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
                     "use load_type full, merge or scd2",
                 )
             )
-        if ds.delete_missing != "none" and not snapshot:
+        if ds.delete_missing != DeleteMissing.NONE and not snapshot:
             problems.append(
                 Problem(
                     (*loc, "delete_missing"),
@@ -130,7 +138,7 @@ def _check_datasets(doc: MetadataDocument, cols: dict[str, list[str] | None]) ->
                     "full (bronze), or its one parent loaded full",
                 )
             )
-        if ds.delete_missing != "none" and load not in (LoadType.MERGE, LoadType.SCD2):
+        if ds.delete_missing != DeleteMissing.NONE and load not in (LoadType.MERGE, LoadType.SCD2):
             problems.append(
                 Problem(
                     (*loc, "delete_missing"), "deleting missing keys needs a merge or scd2 load"
@@ -328,7 +336,7 @@ def _check_policies(doc: MetadataDocument) -> list[Problem]:
     guarded = {
         layer
         for p in doc.policies
-        if p.type == "PII" and p.enforcement == "BLOCK"
+        if p.type == "PII" and p.enforcement == Enforcement.BLOCK
         for layer in p.applies_to
     }
     if not guarded:
@@ -387,9 +395,7 @@ def _check_drops(doc: MetadataDocument) -> list[Problem]:
     by_id = {d.id: d for d in doc.datasets}
 
     def whole(ds: Dataset | None) -> bool:
-        return ds is not None and (
-            ds.effective_load_type == LoadType.FULL or ds.delete_missing != "none"
-        )
+        return ds is not None and whole_dataset(ds.effective_load_type, ds.delete_missing)
 
     why = (
         "drop cannot be used where each batch is the whole dataset (load_type full or "
@@ -398,11 +404,11 @@ def _check_drops(doc: MetadataDocument) -> list[Problem]:
     problems = [
         Problem(("source_objects", i, "fail_behavior"), why)
         for i, obj in enumerate(doc.source_objects)
-        if obj.fail_behavior == "drop" and whole(by_id.get(obj.dataset))
+        if obj.fail_behavior == FailBehavior.DROP and whole(by_id.get(obj.dataset))
     ]
     problems += [
         Problem(("datasets", i, "fail_behavior"), why)
         for i, ds in enumerate(doc.datasets)
-        if ds.fail_behavior == "drop" and whole(ds)
+        if ds.fail_behavior == FailBehavior.DROP and whole(ds)
     ]
     return problems

@@ -9,13 +9,13 @@ found at validate time with its location.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
 
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from lakeguard.catalog.models import Dataset
 from lakeguard.errors import LakeTxError
+from lakeguard.shapes import JsonObject
 from lakeguard.sqlsafety import vet_query
 
 
@@ -49,7 +49,7 @@ def check_model(
     known = {p: columns.get(p) for p in query.parents}
     if any(v is None for v in known.values()):
         return problems, None
-    schema: dict[str, Any] = {p: dict.fromkeys(cols or [], "string") for p, cols in known.items()}
+    schema: JsonObject = {p: dict.fromkeys(cols or [], "string") for p, cols in known.items()}
     try:
         qualified = qualify(query.tree.copy(), schema=schema, dialect="spark")
     except (OptimizeError, SqlglotError) as exc:

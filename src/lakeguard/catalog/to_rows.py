@@ -10,11 +10,12 @@ from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
 from lakeguard.policy.expression import DEFAULTS
 from lakeguard.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
+from lakeguard.shapes import StoredRow
 
-Rows = dict[str, list[dict[str, Any]]]
+Rows = dict[str, list[StoredRow]]
 
 
-def _with_hash(row: dict[str, Any]) -> dict[str, Any]:
+def _with_hash(row: StoredRow) -> StoredRow:
     return {**row, "definition_hash": fingerprint(row)}
 
 
@@ -25,7 +26,7 @@ def _resolve_root(options: dict[str, str], base_dir: Path | None) -> dict[str, s
     return {**options, "root": str((base_dir / root).resolve())}
 
 
-def rule_parameters(rule: Any) -> dict[str, Any]:
+def rule_parameters(rule: Any) -> StoredRow:
     """The declarative parameters of a rule, stored as `rule_expression` JSON."""
     skip = {"id", "dataset", "severity", "description", "type"}
     return {k: v for k, v in rule.model_dump(mode="json").items() if k not in skip}
@@ -226,7 +227,7 @@ def document_rows(
     return rows
 
 
-def profile_rows(doc: MetadataDocument) -> list[dict[str, Any]]:
+def profile_rows(doc: MetadataDocument) -> list[StoredRow]:
     """Every kind's decision in the shipped profiles and the document's own."""
     profiles = {name: dict(rules) for name, rules in SHIPPED_PROFILES.items()}
     described = dict.fromkeys(SHIPPED_PROFILES, "shipped profile")

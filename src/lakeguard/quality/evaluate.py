@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.outcome import RuleOutcome, outcome_for
+from lakeguard.shapes import JsonObject
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import PARENT_VERSION
 
@@ -70,7 +71,7 @@ def row_outcomes(
     return outcomes
 
 
-def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> dict[str, Any]:
+def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> JsonObject:
     """The `rule_metrics` aggregates over staged rows."""
     row = frame.agg(*rule_metrics(rules)).collect()[0]
     return row.asDict()

@@ -8,26 +8,39 @@ from collections.abc import Iterable
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.store.records import DatasetDef, SourceObjectDef
-from lakeguard.vocabulary import Layer, LoadType
+from lakeguard.vocabulary import DeleteMissing, FailBehavior, Layer, LoadType
 
 
-def fail_behavior(dataset: DatasetDef, objects: Iterable[SourceObjectDef]) -> str:
+def whole_dataset(load_type: LoadType, delete_missing: DeleteMissing) -> bool:
+    """Whether each batch is the whole dataset (a full load, or a snapshot whose missing keys
+    are deleted): there, a row left out would read as deleted, so none may be dropped."""
+    return load_type == LoadType.FULL or delete_missing != DeleteMissing.NONE
+
+
+def fail_behavior(dataset: DatasetDef, objects: Iterable[SourceObjectDef]) -> FailBehavior:
     """A derived dataset's own setting; for bronze, `abort` if any of its source objects
     aborts, `drop` only if all of them drop, else `quarantine`. Never `drop` where a batch is
-    the whole dataset (refused at validate too): a dropped row would read as deleted."""
+    the whole dataset (refused at validate too)."""
+    behavior: FailBehavior
     if dataset.layer != Layer.BRONZE:
         behavior = dataset.transform.fail_behavior
     else:
         chosen = {o.fail_behavior for o in objects}
-        behavior = "abort" if "abort" in chosen else "drop" if chosen == {"drop"} else "quarantine"
-    whole = dataset.load_type == LoadType.FULL or dataset.transform.delete_missing != "none"
-    return "quarantine" if behavior == "drop" and whole else behavior
+        behavior = (
+            FailBehavior.ABORT
+            if FailBehavior.ABORT in chosen
+            else FailBehavior.DROP
+            if chosen == {FailBehavior.DROP}
+            else FailBehavior.QUARANTINE
+        )
+    whole = whole_dataset(dataset.load_type, dataset.transform.delete_missing)
+    return FailBehavior.QUARANTINE if behavior == FailBehavior.DROP and whole else behavior
 
 
 def droppable(rules: Iterable[CompiledRule], behavior: str) -> frozenset[str]:
     """The rules whose failing rows may be dropped: declared FAIL rules that judge single rows
     (the built-in malformed-row budget always blocks), and only under `drop`."""
-    if behavior != "drop":
+    if behavior != FailBehavior.DROP:
         return frozenset()
     return frozenset(
         r.rule_id

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.hashing import fingerprint, to_json
+from lakeguard.shapes import JsonObject
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -42,7 +43,7 @@ def simple_type(delta_type: Any) -> str:
     return str(kind)
 
 
-def from_fields(fields: list[dict[str, Any]]) -> list[SchemaColumn]:
+def from_fields(fields: list[JsonObject]) -> list[SchemaColumn]:
     """Plain description of Delta/Spark schema JSON fields, in column order."""
     return [
         SchemaColumn(f["name"], simple_type(f["type"]), bool(f.get("nullable", True)))

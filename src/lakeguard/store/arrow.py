@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakeguard.shapes import StoredRow
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.rows import normalize_rows
 
@@ -28,7 +29,7 @@ _ARROW: dict[str, pa.DataType] = {
 }
 
 # Delta's (= Spark's JSON) spelling of each definition type.
-_DELTA: dict[str, Any] = {
+_DELTA: StoredRow = {
     "string": "string",
     "boolean": "boolean",
     "int": "integer",
@@ -53,8 +54,8 @@ def type_text(delta: Any) -> str:
     return json.dumps(delta, sort_keys=True)
 
 
-def delta_field(col: ColumnDef) -> dict[str, Any]:
-    metadata: dict[str, Any] = {}
+def delta_field(col: ColumnDef) -> StoredRow:
+    metadata: StoredRow = {}
     if col.comment:
         metadata["comment"] = col.comment
     if col.generated:
@@ -104,7 +105,7 @@ def _naive(value: Any) -> Any:
     return value
 
 
-def to_rows(table: pa.Table) -> list[dict[str, Any]]:
+def to_rows(table: pa.Table) -> list[StoredRow]:
     """Arrow rows as dicts, timestamps as naive UTC like every timestamp in metadata."""
     stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
     rows = table.to_pylist()

@@ -27,6 +27,7 @@ from deltalake import (
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from lakeguard.errors import LakeTxError, MetadataStoreError, WriteConflict, first_line
+from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
@@ -267,6 +268,6 @@ def read(
         return scan(dt, filters=filters, columns=columns)
 
 
-def history(table: str, location: str, limit: int) -> list[dict[str, Any]]:
+def history(table: str, location: str, limit: int) -> list[StoredRow]:
     with guarded(table, location, "read its history"):
         return DeltaTable(location).history(limit)

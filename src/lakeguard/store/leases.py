@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import WriteConflict
 from lakeguard.liveness import known_dead, worker_instance
+from lakeguard.shapes import StoredRow
 from lakeguard.store.records import Lease
+from lakeguard.store.runtime_rows import LeaseEventRow
 from lakeguard.vocabulary import LeaseAction
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def live_leases(
     is_dead: Callable[[str], bool] = known_dead,
 ) -> dict[str, Lease]:
     """The lease that holds each dataset now (pure fold of their events; free ones absent)."""
-    leases: dict[str, dict[str, Any]] = {}
+    leases: dict[str, StoredRow] = {}
     for e in sorted(events, key=lambda e: e["event_time"]):
         lease = leases.setdefault(
             e["lease_id"],
@@ -79,17 +81,17 @@ def live_lease(
     return next(iter(held.values()), None)
 
 
-def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime) -> dict[str, Any]:
-    return {
-        "lease_id": lease.lease_id,
-        "tenant_id": store.tenant,
-        "dataset_id": lease.dataset_id,
-        "run_id": lease.run_id,
-        "holder": lease.holder,
-        "action": action.value,
-        "expires_at": lease.expires_at,
-        "event_time": now,
-    }
+def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime) -> StoredRow:
+    return LeaseEventRow(
+        lease_id=lease.lease_id,
+        tenant_id=store.tenant,
+        dataset_id=lease.dataset_id,
+        run_id=lease.run_id,
+        holder=lease.holder,
+        action=action,
+        expires_at=lease.expires_at,
+        event_time=now,
+    ).as_row()
 
 
 def _events_filter(store: MetadataStore, dataset_ids: Sequence[str]) -> list[tuple[str, str, Any]]:
@@ -111,7 +113,7 @@ def _try_acquire(
     """One compare-and-set attempt: (the leases taken, None) or ([], a lease in the way)."""
     held: list[Lease] = []
 
-    def decide(events: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
+    def decide(events: list[StoredRow]) -> list[Mapping[str, Any]] | None:
         now = store.now()
         others = live_leases(events, now)
         in_the_way = [others[d] for d in dataset_ids if d in others]
@@ -205,7 +207,7 @@ def renew_all(store: MetadataStore, held: Sequence[Lease], ttl: timedelta) -> li
     renewed: list[Lease] = []
     lost: list[Lease] = []
 
-    def decide(events: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
+    def decide(events: list[StoredRow]) -> list[Mapping[str, Any]] | None:
         now = store.now()
         live = live_leases(events, now)
         gone = [h for h in held if getattr(live.get(h.dataset_id), "lease_id", None) != h.lease_id]

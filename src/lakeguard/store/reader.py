@@ -20,6 +20,7 @@ from lakeguard.explain import advise
 from lakeguard.policy.sla import sla_hours
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars, leases
 from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.progress import SourceProgress, fold
@@ -39,14 +40,14 @@ from lakeguard.store.registry import REGISTRY_TABLES, Registry
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
 from lakeguard.trust import TrustScore, trust_score
-from lakeguard.vocabulary import EventStatus, Layer
+from lakeguard.vocabulary import AttemptStatus, EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
 
 
-def _latest(rows: list[dict[str, Any]], key: str, order: str) -> dict[str, dict[str, Any]]:
+def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]:
     """The row with the greatest `order` per `key` value."""
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, StoredRow] = {}
     for row in rows:
         current = best.get(row[key])
         if current is None or row[order] > current[order]:
@@ -73,7 +74,7 @@ class StoreReader:
         """Every active definition a run needs, read concurrently, as one snapshot (of the
         definitions in force at time `as_of`: Delta time travel on the definition tables)."""
 
-        def active(table: str) -> list[dict[str, Any]]:
+        def active(table: str) -> list[StoredRow]:
             return self._store.active_definitions(table, as_of=as_of)
 
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -93,10 +94,10 @@ class StoreReader:
             )
         return DatasetDef.from_row(rows[0])
 
-    def stored_definitions(self, tables: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    def stored_definitions(self, tables: Sequence[str]) -> dict[str, list[StoredRow]]:
         """This tenant's stored definition rows (active or not), without `tenant_id`."""
 
-        def read(table: str) -> list[dict[str, Any]]:
+        def read(table: str) -> list[StoredRow]:
             rows = self._store.rows(table)
             for row in rows:
                 row.pop("tenant_id", None)
@@ -160,7 +161,7 @@ class StoreReader:
         since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
         kept = [r for r in rows if r["run_id"] in approved]
 
-        def last_run(candidates: list[dict[str, Any]]) -> str | None:
+        def last_run(candidates: list[StoredRow]) -> str | None:
             last = max(candidates, key=lambda r: r["profiled_at"], default=None)
             return None if last is None else str(last["run_id"])
 
@@ -314,7 +315,7 @@ class StoreReader:
                     snapshot_ref=v.get("snapshot_ref"),
                     row_count=v.get("row_count"),
                     promoted_at=v.get("promoted_at"),
-                    last_status=h.get("status"),
+                    last_status=AttemptStatus(h["status"]) if h.get("status") else None,
                     last_run_at=h.get("end_time"),
                     last_error=h.get("error_message"),
                     trust=trust[ds.dataset_id].score,
@@ -345,7 +346,7 @@ class StoreReader:
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
 
-        def of(table: str, dataset_id: str) -> list[dict[str, Any]]:
+        def of(table: str, dataset_id: str) -> list[StoredRow]:
             return [r for r in rows[table] if r["dataset_id"] == dataset_id]
 
         now = store.now()

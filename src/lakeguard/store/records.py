@@ -9,10 +9,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
+from lakeguard.errors import ValidationError
 from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
+from lakeguard.shapes import StoredRow
+from lakeguard.vocabulary import (
+    AttemptStatus,
+    DeleteMissing,
+    Enforcement,
+    FailBehavior,
+    JobStatus,
+    Layer,
+    LoadType,
+    Outcome,
+    Severity,
+    SourceLoad,
+)
 
 
 def _json(text: str | None, default: Any) -> Any:
@@ -28,6 +43,25 @@ def _tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value or ())
 
 
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def vocab(kind: type[E], value: Any, where: str) -> E:
+    """A stored word read as its vocabulary's member; a word outside it (a definition edited
+    by hand, say) is a ValidationError naming where it is and the words allowed."""
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        message = f"{value!r} is not one of {allowed}"
+        raise ValidationError(
+            f"{where} is {message}",
+            where=where,
+            errors=[{"path": where, "message": message}],
+            fix=f"set it to one of {allowed} (or re-apply the definition's document)",
+        ) from None
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Transform:
     """How a derived dataset shapes its input and publishes it."""
@@ -39,21 +73,21 @@ class Transform:
     sql: str | None = None  # a SQL model over the parents (replaces filter and columns)
     refresh_keys: tuple[str, ...] | None = None  # SQL models: incremental by these keys
     hash_strategy: str | dict[str, list[str]] = "all"
-    delete_missing: str = "none"  # none | soft | hard
+    delete_missing: DeleteMissing = DeleteMissing.NONE
     schema_profile: str = "additive"
-    fail_behavior: str = "quarantine"  # quarantine | drop | abort
+    fail_behavior: FailBehavior = FailBehavior.QUARANTINE
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatasetDef:
     dataset_id: str
     dataset_name: str
-    layer: str
+    layer: Layer
     table_name: str
     parents: tuple[str, ...] = ()
     business_keys: tuple[str, ...] = ()
     sequence_by: str | None = None
-    load_type: str = "append"
+    load_type: LoadType = LoadType.APPEND
     transform: Transform = field(default_factory=Transform)
     domain: str | None = None
     owner: str | None = None
@@ -61,17 +95,18 @@ class DatasetDef:
     definition_hash: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> DatasetDef:
+    def from_row(cls, row: StoredRow) -> DatasetDef:
         raw = _json(row.get("transform"), {})
+        where = f"dataset_registry[{row['dataset_id']}]"
         return cls(
             dataset_id=row["dataset_id"],
             dataset_name=row.get("dataset_name") or row["dataset_id"],
-            layer=row["layer"],
+            layer=vocab(Layer, row["layer"], f"{where}.layer"),
             table_name=row["table_name"],
             parents=_tuple(row.get("parents")),
             business_keys=_tuple(row.get("business_keys")),
             sequence_by=row.get("sequence_by"),
-            load_type=row.get("load_type") or "append",
+            load_type=vocab(LoadType, row.get("load_type") or "append", f"{where}.load_type"),
             transform=Transform(
                 filter=raw.get("filter"),
                 columns=raw.get("columns"),
@@ -80,9 +115,13 @@ class DatasetDef:
                 sql=raw.get("sql"),
                 refresh_keys=tuple(raw["refresh_keys"]) if raw.get("refresh_keys") else None,
                 hash_strategy=raw.get("hash_strategy") or "all",
-                delete_missing=raw.get("delete_missing") or "none",
+                delete_missing=vocab(
+                    DeleteMissing, raw.get("delete_missing") or "none", f"{where}.delete_missing"
+                ),
                 schema_profile=raw.get("schema_profile") or "additive",
-                fail_behavior=raw.get("fail_behavior") or "quarantine",
+                fail_behavior=vocab(
+                    FailBehavior, raw.get("fail_behavior") or "quarantine", f"{where}.fail_behavior"
+                ),
             ),
             domain=row.get("domain"),
             owner=row.get("owner"),
@@ -100,7 +139,7 @@ class SourceSystemDef:
     credential_ref: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> SourceSystemDef:
+    def from_row(cls, row: StoredRow) -> SourceSystemDef:
         return cls(
             source_system_id=row["source_system_id"],
             kind=row["kind"],
@@ -120,7 +159,7 @@ class SourceColumnDef:
     is_pii: bool = False
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> SourceColumnDef:
+    def from_row(cls, row: StoredRow) -> SourceColumnDef:
         return cls(
             source_object_id=row["source_object_id"],
             column_name=row["column_name"],
@@ -161,18 +200,19 @@ class SourceObjectDef:
     format: str
     dataset_id: str
     read_options: dict[str, str] = field(default_factory=dict)
-    load_type: str = "append"
+    load_type: SourceLoad = SourceLoad.APPEND
     watermark_column: str | None = None
     max_malformed_ratio: float = 0.0
     schema_profile: str = "additive"
-    fail_behavior: str = "quarantine"  # quarantine | drop | abort
+    fail_behavior: FailBehavior = FailBehavior.QUARANTINE
     ingest: IngestOptions = field(default_factory=IngestOptions)
     columns: tuple[SourceColumnDef, ...] = ()
 
     @classmethod
     def from_row(
-        cls, row: dict[str, Any], columns: tuple[SourceColumnDef, ...] = ()
+        cls, row: StoredRow, columns: tuple[SourceColumnDef, ...] = ()
     ) -> SourceObjectDef:
+        where = f"source_objects[{row['source_object_id']}]"
         return cls(
             source_object_id=row["source_object_id"],
             source_system_id=row["source_system_id"],
@@ -180,11 +220,15 @@ class SourceObjectDef:
             format=row["format"],
             dataset_id=row["dataset_id"],
             read_options={str(k): str(v) for k, v in _json(row.get("read_options"), {}).items()},
-            load_type=row.get("load_type") or "append",
+            load_type=vocab(
+                SourceLoad, row.get("load_type") or "append", f"{where}.load_type"
+            ),
             watermark_column=row.get("watermark_column"),
             max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
             schema_profile=row.get("schema_compat_profile") or "additive",
-            fail_behavior=row.get("dq_fail_behavior") or "quarantine",
+            fail_behavior=vocab(
+                FailBehavior, row.get("dq_fail_behavior") or "quarantine", f"{where}.fail_behavior"
+            ),
             ingest=IngestOptions.from_json(row.get("ingest_options")),
             columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
         )
@@ -203,7 +247,7 @@ class RuleDef:
     description: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> RuleDef:
+    def from_row(cls, row: StoredRow) -> RuleDef:
         return cls(
             rule_id=row["rule_id"],
             dataset_id=row["dataset_id"],
@@ -220,21 +264,23 @@ class PolicyDef:
     """A platform guarantee checked before every write to the layers it covers."""
 
     policy_id: str
-    policy_type: str  # PII | SCHEMA | SLA | VOLUME
+    policy_type: str  # a type of lakeguard.policy.kinds
     layers: tuple[str, ...]
     expression: str
-    enforcement: str  # BLOCK | ALERT
-    parameters: dict[str, Any] = field(default_factory=dict)
+    enforcement: Enforcement
+    parameters: StoredRow = field(default_factory=dict)
     description: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> PolicyDef:
+    def from_row(cls, row: StoredRow) -> PolicyDef:
         return cls(
             policy_id=row["policy_id"],
             policy_type=row["policy_type"],
             layers=tuple(x for x in (row.get("applies_to_layer") or "").split(",") if x),
             expression=row.get("policy_expression") or "",
-            enforcement=row["enforcement"],
+            enforcement=vocab(
+                Enforcement, row["enforcement"], f"policy_rules[{row['policy_id']}].enforcement"
+            ),
             parameters=dict(_json(row.get("parameters"), {})),
             description=row.get("description"),
         )
@@ -276,7 +322,7 @@ class ApprovedVersion:
     definition_hash: str | None = None  # Registry.definition_hash when it was made
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> ApprovedVersion:
+    def from_row(cls, row: StoredRow) -> ApprovedVersion:
         return cls(
             dataset_id=row["dataset_id"],
             version=int(row["version"]),
@@ -298,7 +344,7 @@ class JobRunRecord:
 
     pipeline_logging_id: str
     pipeline_id: str
-    status: str
+    status: JobStatus
     trigger_type: str
     start_time: datetime
     end_time: datetime
@@ -306,11 +352,11 @@ class JobRunRecord:
     error_message: str | None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> JobRunRecord:
+    def from_row(cls, row: StoredRow) -> JobRunRecord:
         return cls(
             pipeline_logging_id=row["pipeline_logging_id"],
             pipeline_id=row["pipeline_id"],
-            status=row["status"],
+            status=JobStatus(row["status"]),
             trigger_type=row["trigger_type"],
             start_time=row["start_time"],
             end_time=row["end_time"],
@@ -324,13 +370,13 @@ class DatasetStatus:
     """A registered dataset with its latest approved version and its latest attempt."""
 
     dataset_id: str
-    layer: str
+    layer: Layer
     table_name: str
     version: int | None = None
     snapshot_ref: str | None = None
     row_count: int | None = None
     promoted_at: datetime | None = None
-    last_status: str | None = None
+    last_status: AttemptStatus | None = None
     last_run_at: datetime | None = None
     last_error: str | None = None
     trust: int | None = None  # 0..100, see lakeguard.trust
@@ -343,21 +389,21 @@ class RuleResult:
 
     rule_id: str
     rule_type: str
-    severity: str
+    severity: Severity
     failed_rows: int
     rows_evaluated: int
-    outcome: str
+    outcome: Outcome
     sample_values: tuple[str, ...] = ()
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> RuleResult:
+    def from_row(cls, row: StoredRow) -> RuleResult:
         return cls(
             rule_id=row["rule_id"],
             rule_type=row["rule_type"],
-            severity=row["severity"],
+            severity=Severity(row["severity"]),
             failed_rows=int(row["failed_rows"]),
             rows_evaluated=int(row["rows_evaluated"]),
-            outcome=row["outcome"],
+            outcome=Outcome(row["outcome"]),
             sample_values=_tuple(row.get("sample_values")),
         )
 
@@ -376,15 +422,15 @@ class DecisionRecord:
     evaluated_at: datetime
     evidence: Evidence = field(default_factory=Evidence)
     rules: tuple[RuleResult, ...] = ()
-    schema_changes: tuple[dict[str, Any], ...] = ()
+    schema_changes: tuple[StoredRow, ...] = ()
     version: int | None = None  # the version the promotion produced, if it was published
     advice: tuple[str, ...] = ()
-    trust: dict[str, Any] = field(default_factory=dict)  # the dataset's score and components
+    trust: StoredRow = field(default_factory=dict)  # the dataset's score and components
     stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
     asks: dict[str, str] = field(default_factory=dict)  # rule id -> what the rule asks, today
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
+    def from_row(cls, row: StoredRow, rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
         return cls(
             decision_id=row["decision_id"],
             dataset_id=row["dataset_id"],

@@ -7,11 +7,11 @@ and `config_version` names exactly which ones it used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from lakeguard.errors import NotRegisteredError
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
+from lakeguard.shapes import StoredRow
 from lakeguard.store.records import (
     DatasetDef,
     JobDef,
@@ -50,7 +50,7 @@ class Registry:
     policies: tuple[PolicyDef, ...] = ()
 
     @classmethod
-    def from_rows(cls, rows: dict[str, list[dict[str, Any]]]) -> Registry:
+    def from_rows(cls, rows: dict[str, list[StoredRow]]) -> Registry:
         hashes = sorted(
             f"{t}:{r.get('definition_hash')}" for t, table in rows.items() for r in table
         )
@@ -133,7 +133,7 @@ class Registry:
         return self.jobs.get(job_id)
 
 
-def _jobs(rows: dict[str, list[dict[str, Any]]]) -> dict[str, JobDef]:
+def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:
     tasks: dict[str, list[JobTaskDef]] = {}
     for t in rows["job_tasks"]:
         tasks.setdefault(t["job_id"], []).append(

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
+from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
@@ -141,7 +142,7 @@ class MetadataStore:
     def append_if(
         self,
         table: str,
-        decide: Callable[[list[dict[str, Any]]], list[Mapping[str, Any]] | None],
+        decide: Callable[[list[StoredRow]], list[Mapping[str, Any]] | None],
         *,
         filters: Sequence[Filter] = (),
     ) -> list[Mapping[str, Any]] | None:
@@ -256,7 +257,7 @@ class MetadataStore:
         columns: Sequence[str] | None = None,
         all_tenants: bool = False,
         as_of: datetime | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
         `as_of`), as plain dicts.
 
@@ -274,7 +275,7 @@ class MetadataStore:
 
     def active_definitions(
         self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredRow]:
         """This tenant's active definition rows (as they were at time `as_of`)."""
         return self.rows(table, filters=[*filters, ("active", "=", True)], as_of=as_of)
 

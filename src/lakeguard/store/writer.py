@@ -6,12 +6,13 @@ does); the store beneath refuses both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
+from lakeguard.shapes import StoredRow
 from lakeguard.store import leases
 from lakeguard.store.records import Lease
+from lakeguard.store.runtime_rows import RuntimeRow
 from lakeguard.store.store import MetadataStore
 
 
@@ -28,11 +29,12 @@ class RunWriter:
     def now(self) -> datetime:
         return self._store.now()
 
-    def append(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
-        return self._store.append(table, rows)
-
-    def append_many(self, batches: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
-        self._store.append_many(batches)
+    def append(self, rows: Iterable[RuntimeRow]) -> None:
+        """Append typed runtime rows: one commit per table, the tables' commits concurrent."""
+        by_table: dict[str, list[StoredRow]] = {}
+        for row in rows:
+            by_table.setdefault(row.TABLE, []).append(row.as_row())
+        self._store.append_many(by_table)
 
     def acquire_lease(
         self, dataset_id: str, run_id: str, *, ttl: timedelta, wait: timedelta = timedelta(0)

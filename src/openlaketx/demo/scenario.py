@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
+from lakeguard.shapes import JsonObject
 from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult
@@ -92,13 +92,13 @@ def run_demo(
     return runs
 
 
-def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> dict[str, Any]:
+def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
     """What the demo did, read back from the metadata tables (not from memory)."""
     reader = lakehouse.reader
     steps = [s for r in runs for s in r.result.steps]
     step_label = {s.run_id: r.label for r in runs for s in r.result.steps}
     decisions = reader.decisions(run_ids=[s.run_id for s in steps])
-    layers: list[dict[str, Any]] = [
+    layers: list[JsonObject] = [
         {
             "dataset": row.dataset_id,
             "layer": row.layer,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, SCD2_COLUMNS
+from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, SCD2_COLUMNS, DeleteMissing
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -73,7 +73,7 @@ def _events(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame
     )
     events = source.withColumn(_SEED, F.lit(False)).unionByName(seeds, allowMissingColumns=True)
     by_key = Window.partitionBy(*keys).orderBy(PARENT_VERSION)
-    if plan.delete_missing != "none":
+    if plan.delete_missing != DeleteMissing.NONE:
         after = F.lead(PARENT_VERSION).over(by_key)
         pv = F.col(PARENT_VERSION)
         events = events.withColumn(
@@ -121,9 +121,7 @@ def _with_changes(events: DataFrame, source: DataFrame, plan: MergePlan) -> Data
         F.max(_SEGMENT).alias(_LAST_SEGMENT),
         F.max(_GAP_AFTER).alias(_ANY_GAP),
     )
-    on = [
-        F.col(quote(k)).eqNullSafe(F.col(m)) for k, m in zip(plan.keys, marks, strict=True)
-    ]
+    on = [F.col(quote(k)).eqNullSafe(F.col(m)) for k, m in zip(plan.keys, marks, strict=True)]
     from functools import reduce
 
     joined = events.join(summary, reduce(lambda a, b: a & b, on), "inner").drop(*marks)
@@ -142,7 +140,7 @@ def latest(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame:
     from pyspark.sql import functions as F
 
     events = _events(source, current, plan).where(~F.col(_SEED))
-    if plan.delete_missing != "none":
+    if plan.delete_missing != DeleteMissing.NONE:
         # only keys the latest version holds stay; a change counts in their final stretch only
         last_seen = F.max(PARENT_VERSION).over(Window.partitionBy(*_keys(plan)))
         events = events.withColumn("__laketx_last_seen", last_seen)
@@ -183,12 +181,16 @@ def history(
     in_first = F.col("__laketx_changed") & (F.col(_SEGMENT) == 0)
     summary = events.groupBy(*keys).agg(
         F.max(F.col(_SEED).cast("int")).alias("__has_seed"),
-        F.min_by(F.when(in_first, F.col(VALID_FROM)), F.when(in_first, F.col(PARENT_VERSION)))
-        .alias("__first_change"),
+        F.min_by(
+            F.when(in_first, F.col(VALID_FROM)), F.when(in_first, F.col(PARENT_VERSION))
+        ).alias("__first_change"),
         F.max(F.when(F.col(_SEGMENT) == 0, F.col("__laketx_segment_gap"))).alias("__gap0"),
         F.max(_ANY_GAP).alias(_ANY_GAP),
     )
-    hard, soft = plan.delete_missing == "hard", plan.delete_missing == "soft"
+    hard, soft = (
+        plan.delete_missing == DeleteMissing.HARD,
+        plan.delete_missing == DeleteMissing.SOFT,
+    )
     action = F.when(F.lit(hard) & F.col(_ANY_GAP), F.lit(DELETE))
     action = action.when(F.col("__first_change").isNotNull(), F.lit(CLOSE))
     action = action.when(F.lit(soft) & F.col("__gap0"), F.lit(CLOSE_DELETED))

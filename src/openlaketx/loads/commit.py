@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeguard.commits import (
     TAG_KEY,
@@ -25,6 +25,7 @@ from lakeguard.commits import (
     tagged_commits,
 )
 from lakeguard.errors import WriteConflict
+from lakeguard.shapes import JsonObject
 
 __all__ = [
     "CommitTag",
@@ -56,7 +57,7 @@ class CommitTag:
         return app_id(self.tenant, self.dataset_id)
 
     def user_metadata(self, rows: int | None = None) -> str:
-        tag: dict[str, Any] = {
+        tag: JsonObject = {
             "run_id": self.run_id,
             "dataset_id": self.dataset_id,
             "data_version": self.data_version,

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeguard.store.ddl import quote
+from lakeguard.vocabulary import CORRUPT_RECORD, is_bookkeeping
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
 VERSION_COLUMN = "_laketx_version"
 DIGEST_COLUMN = "_laketx_row_digest"
 # Columns that are not part of a row's content (unparseable-line text is never published).
-CORRUPT = "_corrupt_record"
+CORRUPT = CORRUPT_RECORD
 NOTHING = "0:0"  # the content hash of no rows
 
 
-def hashed_columns(columns: Iterable[str]) -> list[str]:
-    """The data columns a content hash covers, in the order it hashes them."""
-    return sorted({c for c in columns if not c.startswith("_laketx") and c != CORRUPT})
+def content_columns(columns: Iterable[str]) -> list[str]:
+    """The columns a content hash covers (all but the engine's bookkeeping; scd2 validity is
+    content), in the order it hashes them."""
+    return sorted({c for c in columns if not is_bookkeeping(c)})
 
 
 def row_digest(present: Iterable[str], absent: Iterable[str] = ()) -> Column:
@@ -42,8 +44,8 @@ def row_digest(present: Iterable[str], absent: Iterable[str] = ()) -> Column:
     the table holds and the batch lacks: the table will show them null)."""
     from pyspark.sql import functions as F
 
-    have = set(hashed_columns(present))
-    names = hashed_columns([*have, *absent])
+    have = set(content_columns(present))
+    names = content_columns([*have, *absent])
     values = [F.col(quote(c)) for c in names if c in have]  # xxhash64 skips nulls anyway
     return F.xxhash64(*_null_masks(names, have), *values)
 

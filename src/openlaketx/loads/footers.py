@@ -16,6 +16,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from lakeguard.shapes import JsonObject
+
 # Delta truncates string statistics to a 32-character prefix; a longer max cannot be truncated
 # safely (a prefix sorts below the value), so it is left out and readers do not skip on it.
 STRING_PREFIX = 32
@@ -121,8 +123,8 @@ def _stat_value(value: Any, *, upper: bool) -> Any:
 
 def delta_stats(footer: FileFooter, columns: list[str]) -> str:
     """The `stats` JSON of a Delta add action for `footer`, over the table's `columns`."""
-    mins: dict[str, Any] = {}
-    maxs: dict[str, Any] = {}
+    mins: JsonObject = {}
+    maxs: JsonObject = {}
     nulls: dict[str, int] = {}
     for name in columns:
         summary = footer.columns.get(name)

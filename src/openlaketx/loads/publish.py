@@ -12,13 +12,13 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from deltalake import CommitProperties, DeltaTable, Field, Schema, Transaction
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from lakeguard.errors import SchemaDriftError, WriteConflict
+from lakeguard.shapes import JsonObject
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.footers import FileFooter, delta_stats
 from openlaketx.loads.staging import StagedBatch
@@ -27,7 +27,7 @@ from openlaketx.loads.staging import StagedBatch
 LINEAGE_PREFIX = "_laketx_"
 
 
-def fields_of(schema: dict[str, Any], drop: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def fields_of(schema: JsonObject, drop: frozenset[str] = frozenset()) -> list[JsonObject]:
     """The schema's fields, nullable (files carry no NOT NULL guarantee of their own)."""
     return [
         {**f, "nullable": True, "metadata": f.get("metadata") or {}}
@@ -36,17 +36,17 @@ def fields_of(schema: dict[str, Any], drop: frozenset[str] = frozenset()) -> lis
     ]
 
 
-def _struct(fields: list[dict[str, Any]]) -> Schema:
+def _struct(fields: list[JsonObject]) -> Schema:
     return Schema.from_json(json.dumps({"type": "struct", "fields": fields}))
 
 
 def evolve(
-    existing: list[dict[str, Any]],
-    incoming: list[dict[str, Any]],
+    existing: list[JsonObject],
+    incoming: list[JsonObject],
     *,
     where: str,
     may_add: bool,
-) -> list[dict[str, Any]] | None:
+) -> list[JsonObject] | None:
     """The table schema after adding `incoming` rows, or None when it does not change.
 
     A column with another type is refused; a new column is added when `may_add` says so
@@ -93,7 +93,7 @@ def add_actions(table_path: str, footers: list[FileFooter], columns: list[str]) 
 def _commit(
     table_path: str,
     actions: list[AddAction],
-    fields: list[dict[str, Any]],
+    fields: list[JsonObject],
     props: CommitProperties,
     *,
     mode: str,
@@ -113,8 +113,8 @@ def _commit(
 
 
 def ensure_columns(
-    table_path: str, fields: list[dict[str, Any]], *, may_add: bool = False
-) -> list[dict[str, Any]]:
+    table_path: str, fields: list[JsonObject], *, may_add: bool = False
+) -> list[JsonObject]:
     """Add the columns of `fields` a table lacks (see `evolve`); returns its schema after.
 
     delta-rs keeps a table's schema on an append, and Spark's MERGE does not add columns
@@ -132,7 +132,7 @@ def ensure_columns(
     return evolved
 
 
-def create_empty(table_path: str, fields: list[dict[str, Any]]) -> None:
+def create_empty(table_path: str, fields: list[JsonObject]) -> None:
     """Create a table with no rows (a maintenance commit) for a first MERGE to publish into."""
     DeltaTable.create(table_path, _struct(fields), mode="error")
 

@@ -20,8 +20,9 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from lakeguard.shapes import JsonObject
 from openlaketx.loads.footers import FileFooter, read_footer
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class StagedBatch:
     folder: str
     good: list[FileFooter]
     malformed: list[FileFooter]
-    schema: dict[str, Any]  # Spark/Delta schema JSON of the staged rows
+    schema: JsonObject  # Spark/Delta schema JSON of the staged rows
     split: bool = False  # malformed rows have their own part folder
 
     @property
@@ -50,10 +51,6 @@ class StagedBatch:
     @property
     def good_rows(self) -> int:
         return sum(f.num_records for f in self.good)
-
-    @property
-    def malformed_rows(self) -> int:
-        return sum(f.num_records for f in self.malformed)
 
     def part_folder(self, malformed: bool = False) -> str:
         """The folder of the good (or malformed) rows."""

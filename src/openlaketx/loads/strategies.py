@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, LoadType
+from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType, is_data_column
 from openlaketx.loads import catchup
 from openlaketx.loads.commit import (
     CommitTag,
@@ -61,13 +61,9 @@ def _is_conflict(exc: Exception) -> bool:
     return any(n in text for n in names)
 
 
-def hashed_columns(columns: list[str], keys: list[str], strategy: Any) -> list[str]:
-    """The columns whose values make the row hash (pure): never keys or engine columns."""
-    own = [
-        c
-        for c in columns
-        if c not in keys and not c.startswith("_laketx") and c not in SCD2_COLUMNS
-    ]
+def row_hash_columns(columns: list[str], keys: list[str], strategy: Any) -> list[str]:
+    """The columns whose values make the row hash (pure): data columns that are not keys."""
+    own = [c for c in columns if c not in keys and is_data_column(c)]
     if isinstance(strategy, dict) and "include" in strategy:
         return [c for c in own if c in strategy["include"]]
     if isinstance(strategy, dict) and "exclude" in strategy:
@@ -79,7 +75,7 @@ def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> D
     """Add a hash of the hashed columns, so unchanged rows are not rewritten by a merge."""
     from pyspark.sql import functions as F
 
-    values = [F.col(quote(c)) for c in hashed_columns(frame.columns, keys, strategy)]
+    values = [F.col(quote(c)) for c in row_hash_columns(frame.columns, keys, strategy)]
     return frame.withColumn(ROW_HASH, F.xxhash64(*values) if values else F.lit(0).cast("long"))
 
 
@@ -101,7 +97,7 @@ class MergePlan:
     load_type: LoadType  # MERGE or SCD2
     keys: list[str]
     sequence_by: str | None = None
-    delete_missing: str = "none"  # none | soft | hard
+    delete_missing: DeleteMissing = DeleteMissing.NONE
     # the parent versions a catch-up batch spans, oldest first (see catchup.py)
     versions: tuple[int, ...] = ()
 
@@ -121,7 +117,7 @@ class MergePlan:
         if self.sequence_by:
             seq = quote(self.sequence_by)
             text += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
-        if self.delete_missing == "soft":
+        if self.delete_missing == DeleteMissing.SOFT:
             text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
         return text
 
@@ -153,10 +149,10 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
         changed, extra_s = f"s.{catchup.APPLY}", [catchup.APPLY]
     table = plan.current(whole)
     s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
-    if DELETED_AT not in table.columns and plan.delete_missing == "soft":
+    if DELETED_AT not in table.columns and plan.delete_missing == DeleteMissing.SOFT:
         table = table.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     kept = [*plan.keys, ROW_HASH, *extra]
-    if plan.delete_missing == "soft":
+    if plan.delete_missing == DeleteMissing.SOFT:
         kept.append(DELETED_AT)
     t = table.select(*[F.col(quote(c)) for c in kept]).alias("t")
     joined = s.join(t, F.expr(plan.on()), "full_outer")
@@ -172,7 +168,7 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
         F.sum(F.when(F.expr(f"s.{first} IS NULL"), 1).otherwise(0)).alias("missing"),
     ).first()
     assert counts is not None
-    deleted = int(counts["missing"] or 0) if plan.delete_missing != "none" else 0
+    deleted = int(counts["missing"] or 0) if plan.delete_missing != DeleteMissing.NONE else 0
     return {
         "inserted": int(counts["inserted"] or 0),
         "updated": int(counts["updated"] or 0),
@@ -213,7 +209,9 @@ def merge(
         merged = _scd2(spark, target, source.select(*written), path, plan)
     else:
         merged = _scd1(target, source, plan, written)
-    if plan.delete_missing == "hard" and not (catchup.spans_versions(source) and plan.scd2):
+    if plan.delete_missing == DeleteMissing.HARD and not (
+        catchup.spans_versions(source) and plan.scd2
+    ):
         merged = merged.whenNotMatchedBySourceDelete()
     try:
         with session_tagging(spark, tag):
@@ -236,7 +234,7 @@ def _scd1(
     from pyspark.sql import functions as F
 
     updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in written}
-    if plan.delete_missing == "soft":
+    if plan.delete_missing == DeleteMissing.SOFT:
         updates[quote(DELETED_AT)] = F.lit(None).cast("timestamp")
     merged = (
         target.merge(source.alias("s"), plan.on())
@@ -246,7 +244,7 @@ def _scd1(
             values={quote(c): F.col(f"s.{quote(c)}") for c in written},
         )
     )
-    if plan.delete_missing == "soft":
+    if plan.delete_missing == DeleteMissing.SOFT:
         merged = merged.whenNotMatchedBySourceUpdate(
             condition=f"t.{quote(DELETED_AT)} IS NULL",
             set={quote(DELETED_AT): F.current_timestamp()},
@@ -293,7 +291,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
             values={quote(c): F.col(f"s.{quote(c)}") for c in source.columns},
         )
     )
-    if plan.delete_missing == "soft":
+    if plan.delete_missing == DeleteMissing.SOFT:
         now = F.current_timestamp()
         merged = merged.whenNotMatchedBySourceUpdate(
             condition=f"t.{IS_CURRENT}",
@@ -370,7 +368,7 @@ def _scd2_history(
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at},
         )
     )
-    if plan.delete_missing == "soft":
+    if plan.delete_missing == DeleteMissing.SOFT:
         merged = merged.whenMatchedUpdate(
             condition=f"{action} = '{catchup.CLOSE_DELETED}' AND t.{IS_CURRENT}",
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at, quote(DELETED_AT): close_at},

@@ -14,7 +14,7 @@ from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import DatasetDef
-from lakeguard.vocabulary import DELETED_AT, LoadType
+from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
 from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
@@ -58,7 +58,7 @@ def publishable(
         frame = strategies.with_row_hash(frame, merge_keys(dataset), transform.hash_strategy)
     if load_type == LoadType.SCD2:
         frame = strategies.with_scd2_columns(frame, effective_time(frame, dataset))
-    if transform.delete_missing == "soft":
+    if transform.delete_missing == DeleteMissing.SOFT:
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     absent = [c for c in table_columns if c not in frame.columns]
     return (

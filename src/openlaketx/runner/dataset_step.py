@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from lakeguard.errors import LakeTxError, SourceError, describe
 from lakeguard.quality.rules import compile_rules
+from lakeguard.store.runtime_rows import TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
 from openlaketx.runner.context import RunContext, StepResult, Target
 from openlaketx.runner.gating import gate
 from openlaketx.runner.inputs import InputBatch, dataset_input
-from openlaketx.runner.lifecycle import DatasetAttempt, new_id
+from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.promotion import hold_back, promote
 from openlaketx.runner.recovery import Recovered, recover
 from openlaketx.runner.stage import novelty, stage_batch
@@ -158,21 +159,19 @@ def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> None:
     try:
         score = ctx.gate.reader.trust([dataset_id])[dataset_id]
         ctx.writer.append(
-            "trust_scores",
             [
-                {
-                    "score_id": new_id(),
-                    "tenant_id": ctx.writer.tenant,
-                    "dataset_id": dataset_id,
-                    "run_id": run_id,
-                    "score": score.score,
-                    "quality": score.quality,
-                    "freshness": score.freshness,
-                    "stability": score.stability,
-                    "lineage": score.lineage,
-                    "computed_at": ctx.writer.now(),
-                }
-            ],
+                TrustScoreRow(
+                    tenant_id=ctx.writer.tenant,
+                    dataset_id=dataset_id,
+                    run_id=run_id,
+                    score=score.score,
+                    quality=score.quality,
+                    freshness=score.freshness,
+                    stability=score.stability,
+                    lineage=score.lineage,
+                    computed_at=ctx.writer.now(),
+                )
+            ]
         )
     except Exception as exc:  # the score is derived; the next attempt records it again
         ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")

@@ -10,10 +10,8 @@ Delta's type widening is a feature the metadata writer (delta-rs) cannot write.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.schema.drift import (
@@ -27,6 +25,7 @@ from lakeguard.schema.drift import (
 from lakeguard.schema.fingerprint import SchemaColumn, capture, from_fields
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
+from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import Layer, is_data_column
 from openlaketx.runner.inputs import InputBatch
 
@@ -94,22 +93,21 @@ def checks(outcomes: list[DriftOutcome]) -> list[Check]:
 
 def log_rows(
     outcomes: list[DriftOutcome], *, tenant: str, dataset_id: str, run_id: str, now: datetime
-) -> list[dict[str, Any]]:
+) -> list[SchemaChangeRow]:
     """`schema_change_log` rows: one per detected change, with its decision."""
     return [
-        {
-            "change_id": uuid.uuid4().hex,
-            "run_id": run_id,
-            "tenant_id": tenant,
-            "dataset_id": dataset_id,
-            "column_name": d.change.column,
-            "change_kind": d.change.kind.value,
-            "old_type": d.change.old_type,
-            "new_type": d.change.new_type,
-            "profile": o.profile,
-            "decision": d.decision.value,
-            "detected_at": now,
-        }
+        SchemaChangeRow(
+            run_id=run_id,
+            tenant_id=tenant,
+            dataset_id=dataset_id,
+            column_name=d.change.column,
+            change_kind=d.change.kind,
+            old_type=d.change.old_type,
+            new_type=d.change.new_type,
+            profile=o.profile,
+            decision=d.decision,
+            detected_at=now,
+        )
         for o in outcomes
         for d in o.decided
     ]

@@ -15,7 +15,7 @@ from lakeguard.quality.outcome import BatchEvaluation
 from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
 from lakeguard.schema.fingerprint import from_fields
 from lakeguard.store.records import ApprovedVersion
-from lakeguard.vocabulary import Outcome, RuleType, StepStatus
+from lakeguard.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
 from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
 from openlaketx.runner import drift, dropping, evidence
@@ -37,7 +37,7 @@ class GateOutcome:
 
     result: BatchEvaluation
     decision: Decision
-    fail_behavior: str
+    fail_behavior: FailBehavior
 
     @property
     def allowed(self) -> bool:
@@ -148,22 +148,24 @@ def gate(
             ),
         )
         decision_row = ctx.gate.decision_row(target.dataset_id, attempt.run_id, decision)
-        attempt.evidence = evidence.rows(
-            tenant=ctx.writer.tenant,
-            pipeline_logging_id=ctx.job.run_id,
-            run_id=attempt.run_id,
-            dataset=dataset,
-            result=result,
-            columns=from_fields(fields_of(staged.schema, NOT_PUBLISHED)),
-            decision_row=decision_row,
-        )
-        attempt.evidence["schema_change_log"] = drift.log_rows(
-            drifts,
-            tenant=ctx.writer.tenant,
-            dataset_id=target.dataset_id,
-            run_id=attempt.run_id,
-            now=decision_row["evaluated_at"],
-        )
+        attempt.evidence = [
+            *evidence.rows(
+                tenant=ctx.writer.tenant,
+                pipeline_logging_id=ctx.job.run_id,
+                run_id=attempt.run_id,
+                decided_at=decision_row.evaluated_at,
+                dataset=dataset,
+                result=result,
+                columns=from_fields(fields_of(staged.schema, NOT_PUBLISHED)),
+            ),
+            *drift.log_rows(
+                drifts,
+                tenant=ctx.writer.tenant,
+                dataset_id=target.dataset_id,
+                run_id=attempt.run_id,
+                now=decision_row.evaluated_at,
+            ),
+        ]
         ctx.gate.record(decision_row)
         log.status = StepStatus.COMPLETED if decision.allowed else StepStatus.BLOCKED
         log.metadata = {"allowed": decision.allowed, "reason": decision.reason}

@@ -141,7 +141,7 @@ def run(
     except WriteConflict as exc:
         result.status, result.error, result.refused = JobStatus.FAILED, describe(exc), exc
         row = job.finish(JobStatus.FAILED, result.error)
-        result.duration_ms = int(row["duration_ms"] or 0)
+        result.duration_ms = row.duration_ms or 0
         return result
     except BaseException as exc:
         job.finish(JobStatus.FAILED, describe(exc))
@@ -196,7 +196,7 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
         # fail_behavior: abort stops the whole job, independent tasks included
         result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
     row = job.finish(result.status, result.error)
-    result.duration_ms = int(row["duration_ms"] or 0)
+    result.duration_ms = row.duration_ms or 0
     return result
 
 

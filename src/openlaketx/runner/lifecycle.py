@@ -9,22 +9,25 @@ RUNNING event; the reaper turns it into FAILED (see reaper.py).
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from lakeguard.errors import describe
 from lakeguard.hashing import to_json
 from lakeguard.liveness import worker_instance
+from lakeguard.shapes import JsonObject
 from lakeguard.store import RunWriter
+from lakeguard.store.runtime_rows import (
+    PipelineRunRow,
+    RunEventRow,
+    RunHistoryRow,
+    RuntimeRow,
+    StepLogRow,
+    new_id,
+)
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 def _ms(start: datetime, end: datetime) -> int:
@@ -44,7 +47,7 @@ class StepLog:
     start: datetime
     status: StepStatus = StepStatus.COMPLETED
     rows: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -58,7 +61,7 @@ class JobRun:
         *,
         trigger_type: str,
         triggered_by: str,
-        parameters: dict[str, Any],
+        parameters: JsonObject,
         config_version: str,
     ) -> None:
         self.writer = writer
@@ -70,7 +73,7 @@ class JobRun:
         self.config_version = config_version
         self.start_time = writer.now()
         self.finished = False
-        self.pending_events: list[dict[str, Any]] = []
+        self.pending_events: list[RunEventRow] = []
 
     def event(
         self,
@@ -79,50 +82,49 @@ class JobRun:
         *,
         run_id: str | None = None,
         dataset_id: str | None = None,
-    ) -> dict[str, Any]:
-        return {
-            "event_id": new_id(),
-            "run_id": run_id or self.run_id,
-            "pipeline_logging_id": self.run_id,
-            "pipeline_id": self.pipeline_id,
-            "dataset_id": dataset_id,
-            "tenant_id": self.writer.tenant,
-            "status": status,
-            "worker_instance": worker_instance(),
-            "message": message,
-            "event_time": self.writer.now(),
-        }
+    ) -> RunEventRow:
+        return RunEventRow(
+            run_id=run_id or self.run_id,
+            pipeline_logging_id=self.run_id,
+            pipeline_id=self.pipeline_id,
+            dataset_id=dataset_id,
+            tenant_id=self.writer.tenant,
+            status=status,
+            worker_instance=worker_instance(),
+            message=message,
+            event_time=self.writer.now(),
+        )
 
     def start(self) -> None:
         """Announce the run; the event is committed with the first attempt's (one commit)."""
         self.pending_events.append(self.event(EventStatus.RUNNING, f"trigger={self.trigger_type}"))
 
-    def take_pending_events(self) -> list[dict[str, Any]]:
+    def take_pending_events(self) -> list[RunEventRow]:
         events, self.pending_events = self.pending_events, []
         return events
 
-    def finish(self, status: JobStatus, error: str | None = None) -> dict[str, Any]:
+    def finish(self, status: JobStatus, error: str | None = None) -> PipelineRunRow:
         """Write the terminal `pipeline_runs` row (once)."""
         if self.finished:
             raise RuntimeError("a job run finishes once")
         end = self.writer.now()
-        row = {
-            "pipeline_logging_id": self.run_id,
-            "pipeline_id": self.pipeline_id,
-            "tenant_id": self.writer.tenant,
-            "status": status,
-            "trigger_type": self.trigger_type,
-            "triggered_by": self.triggered_by,
-            "start_time": self.start_time,
-            "end_time": end,
-            "duration_ms": _ms(self.start_time, end),
-            "config_version": self.config_version,
-            "worker_instance": worker_instance(),
-            "error_message": error,
-            "parameters": to_json(self.parameters),
-        }
+        row = PipelineRunRow(
+            pipeline_logging_id=self.run_id,
+            pipeline_id=self.pipeline_id,
+            tenant_id=self.writer.tenant,
+            status=status,
+            trigger_type=self.trigger_type,
+            triggered_by=self.triggered_by,
+            start_time=self.start_time,
+            end_time=end,
+            duration_ms=_ms(self.start_time, end),
+            config_version=self.config_version,
+            worker_instance=worker_instance(),
+            error_message=error,
+            parameters=to_json(self.parameters),
+        )
         events = [*self.take_pending_events(), self.event(EventStatus(status), error)]
-        self.writer.append_many({"pipeline_runs": [row], "run_events": events})
+        self.writer.append([row, *events])
         self.finished = True
         return row
 
@@ -144,8 +146,9 @@ class DatasetAttempt:
         self.progress = progress
         self.run_id = new_id()
         self.start_time = self.writer.now()
-        self.steps: list[dict[str, Any]] = []
-        self.evidence: dict[str, list[dict[str, Any]]] = {}
+        self.steps: list[StepLogRow] = []
+        # the decision's evidence rows, appended with the terminal row (one commit round)
+        self.evidence: list[RuntimeRow] = []
         self.rows_read: int | None = None  # once the batch is evaluated (a failure reports it)
         self.finished = False
 
@@ -153,7 +156,7 @@ class DatasetAttempt:
         event = self.job.event(
             EventStatus.RUNNING, None, run_id=self.run_id, dataset_id=self.dataset_id
         )
-        self.writer.append("run_events", [*self.job.take_pending_events(), event])
+        self.writer.append([*self.job.take_pending_events(), event])
 
     @contextmanager
     def phase(self, name: str, step_type: str) -> Iterator[StepLog]:
@@ -169,22 +172,21 @@ class DatasetAttempt:
 
     def _log(self, log: StepLog, status: StepStatus, error: str | None) -> None:
         self.steps.append(
-            {
-                "step_logging_id": new_id(),
-                "pipeline_logging_id": self.job.run_id,
-                "tenant_id": self.writer.tenant,
-                "step_name": f"{self.dataset_id}.{log.name}",
-                "step_type": log.step_type,
-                "step_index": log.index,
-                "dataset_id": self.dataset_id,
-                "status": status,
-                "start_time": log.start,
-                "end_time": self.writer.now(),
-                "duration_ms": int((time.perf_counter() - log.started) * 1000),
-                "rows_processed": log.rows,
-                "error_message": error,
-                "metadata": to_json(log.metadata),
-            }
+            StepLogRow(
+                pipeline_logging_id=self.job.run_id,
+                tenant_id=self.writer.tenant,
+                step_name=f"{self.dataset_id}.{log.name}",
+                step_type=log.step_type,
+                step_index=log.index,
+                dataset_id=self.dataset_id,
+                status=status,
+                start_time=log.start,
+                end_time=self.writer.now(),
+                duration_ms=int((time.perf_counter() - log.started) * 1000),
+                rows_processed=log.rows,
+                error_message=error,
+                metadata=to_json(log.metadata),
+            )
         )
 
     def finish(
@@ -195,30 +197,28 @@ class DatasetAttempt:
         rows_written: int | None = None,
         data_version: int | None = None,
         error: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> RunHistoryRow:
         """Write the terminal `run_history` row with step logs and evidence (once)."""
         if self.finished:
             raise RuntimeError("a dataset attempt finishes once")
-        row = {
-            "run_id": self.run_id,
-            "pipeline_logging_id": self.job.run_id,
-            "tenant_id": self.writer.tenant,
-            "dataset_id": self.dataset_id,
-            "layer": self.layer,
-            "status": status,
-            "start_time": self.start_time,
-            "end_time": self.writer.now(),
-            "rows_read": rows_read,
-            "rows_written": rows_written,
-            "data_version": data_version,
-            "error_message": error,
-            "triggered_by": self.job.triggered_by,
-        }
+        row = RunHistoryRow(
+            run_id=self.run_id,
+            pipeline_logging_id=self.job.run_id,
+            tenant_id=self.writer.tenant,
+            dataset_id=self.dataset_id,
+            layer=self.layer,
+            status=status,
+            start_time=self.start_time,
+            end_time=self.writer.now(),
+            rows_read=rows_read,
+            rows_written=rows_written,
+            data_version=data_version,
+            error_message=error,
+            triggered_by=self.job.triggered_by,
+        )
         event = self.job.event(
             EventStatus(status), error, run_id=self.run_id, dataset_id=self.dataset_id
         )
-        self.writer.append_many(
-            {"run_history": [row], "step_logs": self.steps, "run_events": [event], **self.evidence}
-        )
+        self.writer.append([row, *self.steps, event, *self.evidence])
         self.finished = True
         return row

@@ -3,10 +3,9 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 
 from __future__ import annotations
 
-from typing import Any
-
 from lakeguard.errors import SourceError
-from lakeguard.vocabulary import AttemptStatus, LoadType, ProgressKind
+from lakeguard.store.runtime_rows import ProgressMark, SourceProgressRow
+from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType, ProgressKind
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
@@ -15,7 +14,7 @@ from openlaketx.runner import drift, dropping
 from openlaketx.runner.context import NOT_PUBLISHED, RunContext, StepResult, Target
 from openlaketx.runner.gating import GateOutcome
 from openlaketx.runner.inputs import InputBatch
-from openlaketx.runner.lifecycle import DatasetAttempt, new_id
+from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
 from openlaketx.sources.files import archive_files
 from openlaketx.sources.watermarks import watermark_text
@@ -41,7 +40,7 @@ def hold_back(
         reason=gated.decision.reason,
         outcomes=gated.result.outcomes,
         quarantined=log.rows or 0,
-        aborts_job=gated.fail_behavior == "abort",
+        aborts_job=gated.fail_behavior == FailBehavior.ABORT,
     )
 
 
@@ -84,7 +83,7 @@ def promote(
         # What the batch takes from its sources counts once this version is approved.
         progress = _progress_rows(ctx, target, attempt, batch, staged, version)
         if progress:
-            ctx.writer.append("source_progress", progress)
+            ctx.writer.append(progress)
         merging = target.merging(batch)
         if not merging and target.load_type != LoadType.FULL:
             # the staged good files are exactly what the commit adds: sum their digests; a
@@ -151,33 +150,34 @@ def _progress_rows(
     batch: InputBatch,
     staged: staging.StagedBatch,
     version: int,
-) -> list[dict[str, Any]]:
+) -> list[SourceProgressRow]:
     """`source_progress` rows for what the batch read, with new watermarks from the staged
     files' footers."""
-    base = {
-        "tenant_id": ctx.writer.tenant,
-        "dataset_id": target.dataset_id,
-        "run_id": attempt.run_id,
-        "data_version": version,
-        "recorded_at": ctx.writer.now(),
-    }
-    rows = [
-        {**base, **entry, "progress_id": new_id(), "source_object_id": s.source_object_id}
+    now = ctx.writer.now()
+    marks = [(s.source_object_id, m) for s in batch.sources for m in s.progress]
+    marks += [
+        (
+            s.source_object_id,
+            ProgressMark(
+                kind=ProgressKind.WATERMARK,
+                watermark=_highest(ctx, target, staged, s.watermark_column),
+            ),
+        )
         for s in batch.sources
-        for entry in s.progress
+        if s.watermark_column and staged.rows
     ]
-    for s in batch.sources:
-        if s.watermark_column and staged.rows:
-            rows.append(
-                {
-                    **base,
-                    "progress_id": new_id(),
-                    "source_object_id": s.source_object_id,
-                    "kind": ProgressKind.WATERMARK,
-                    "watermark": _highest(ctx, target, staged, s.watermark_column),
-                }
-            )
-    return rows
+    return [
+        SourceProgressRow.of(
+            mark,
+            tenant_id=ctx.writer.tenant,
+            dataset_id=target.dataset_id,
+            source_object_id=source_object_id,
+            run_id=attempt.run_id,
+            data_version=version,
+            recorded_at=now,
+        )
+        for source_object_id, mark in marks
+    ]
 
 
 def _highest(ctx: RunContext, target: Target, staged: staging.StagedBatch, column: str) -> str:

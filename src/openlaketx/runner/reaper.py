@@ -8,14 +8,13 @@ reads and writes metadata only, through delta-rs: no Spark.
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
 
 from lakeguard.liveness import known_dead, worker_instance
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.records import InFlightRun
+from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
-from openlaketx.runner.lifecycle import new_id
 
 
 def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> bool:
@@ -23,35 +22,36 @@ def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> 
     return age > stale_after or known_dead(worker)
 
 
-def _terminal_rows(
-    run: InFlightRun, tenant: str, layer: str, now: Any, message: str
-) -> tuple[str, dict[str, Any]]:
+def _terminal_row(
+    run: InFlightRun, tenant: str, layer: str, now: datetime, message: str
+) -> RunHistoryRow | PipelineRunRow:
+    """The terminal row the dead run never wrote; it keeps the trigger its run announced."""
     if run.dataset_id:
-        return "run_history", {
-            "run_id": run.run_id,
-            "pipeline_logging_id": run.pipeline_logging_id,
-            "tenant_id": tenant,
-            "dataset_id": run.dataset_id,
-            "layer": layer,
-            "status": AttemptStatus.FAILED,
-            "start_time": run.event_time,
-            "end_time": now,
-            "error_message": message,
-            "triggered_by": "reaper",
-        }
-    return "pipeline_runs", {
-        "pipeline_logging_id": run.run_id,
-        "pipeline_id": run.pipeline_id,
-        "tenant_id": tenant,
-        "status": JobStatus.FAILED,
-        "trigger_type": "unknown",
-        "triggered_by": "reaper",
-        "start_time": run.event_time,
-        "end_time": now,
-        "duration_ms": int((now - run.event_time).total_seconds() * 1000),
-        "worker_instance": run.worker_instance,
-        "error_message": message,
-    }
+        return RunHistoryRow(
+            run_id=run.run_id,
+            pipeline_logging_id=run.pipeline_logging_id,
+            tenant_id=tenant,
+            dataset_id=run.dataset_id,
+            layer=layer,
+            status=AttemptStatus.FAILED,
+            start_time=run.event_time,
+            end_time=now,
+            error_message=message,
+            triggered_by="reaper",
+        )
+    return PipelineRunRow(
+        pipeline_logging_id=run.run_id,
+        pipeline_id=run.pipeline_id,
+        tenant_id=tenant,
+        status=JobStatus.FAILED,
+        trigger_type="unknown",
+        triggered_by="reaper",
+        start_time=run.event_time,
+        end_time=now,
+        duration_ms=int((now - run.event_time).total_seconds() * 1000),
+        worker_instance=run.worker_instance,
+        error_message=message,
+    )
 
 
 def reap(store: MetadataStore, stale_after: timedelta = timedelta(hours=12)) -> list[str]:
@@ -66,30 +66,27 @@ def reap(store: MetadataStore, stale_after: timedelta = timedelta(hours=12)) -> 
     if not runs:
         return []
     layers = {d.dataset_id: d.layer for d in reader.datasets()}
-    batches: dict[str, list[dict[str, Any]]] = {"run_history": [], "pipeline_runs": []}
-    events = []
+    rows: list[RuntimeRow] = []
     for r in runs:
         message = (
             f"abandoned: worker {r.worker_instance} stopped without finishing "
             f"(found by {worker_instance()})"
         )
-        table, row = _terminal_rows(
-            r, store.tenant, layers.get(r.dataset_id or "", "unknown"), now, message
+        rows.append(
+            _terminal_row(r, store.tenant, layers.get(r.dataset_id or "", "unknown"), now, message)
         )
-        batches[table].append(row)
-        events.append(
-            {
-                "event_id": new_id(),
-                "run_id": r.run_id,
-                "pipeline_logging_id": r.pipeline_logging_id,
-                "pipeline_id": r.pipeline_id,
-                "dataset_id": r.dataset_id,
-                "tenant_id": store.tenant,
-                "status": EventStatus.FAILED,
-                "worker_instance": worker_instance(),
-                "message": message,
-                "event_time": now,
-            }
+        rows.append(
+            RunEventRow(
+                run_id=r.run_id,
+                pipeline_logging_id=r.pipeline_logging_id,
+                pipeline_id=r.pipeline_id,
+                dataset_id=r.dataset_id,
+                tenant_id=store.tenant,
+                status=EventStatus.FAILED,
+                worker_instance=worker_instance(),
+                message=message,
+                event_time=now,
+            )
         )
-    writer.append_many({**batches, "run_events": events})
+    writer.append(rows)
     return [r.run_id for r in runs]

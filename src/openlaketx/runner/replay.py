@@ -32,8 +32,8 @@ from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
     NOTHING,
+    content_columns,
     frame_hash,
-    hashed_columns,
     version_hash,
     version_rows,
 )
@@ -245,7 +245,7 @@ def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
     return frame.select(
         *[
             (F.col(quote(c)) if c in frame.columns else F.lit(None)).cast(types[c]).alias(c)
-            for c in hashed_columns(types)
+            for c in content_columns(types)
         ]
     )
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError, first_line
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.store.runtime_rows import ProgressMark
 from lakeguard.vocabulary import ProgressKind, SourceLoad
 from openlaketx.sources.files import source_path
 from openlaketx.sources.reads import SourceRead, select_declared
@@ -88,7 +89,7 @@ def read_delta(
         source_object_id=obj.source_object_id,
         frame=selected,
         fingerprint=f"{obj.source_object_id}@{last_version}..{current}",
-        progress=[{"kind": ProgressKind.SOURCE_VERSION, "source_version": current}],
+        progress=[ProgressMark(kind=ProgressKind.SOURCE_VERSION, source_version=current)],
         drift=drift,
         live=live,
         snapshot=not incremental,

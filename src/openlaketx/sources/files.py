@@ -25,13 +25,14 @@ from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
 from lakeguard.store.progress import SeenFile
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import ProgressKind, SourceLoad
+from lakeguard.store.runtime_rows import ProgressMark
+from lakeguard.vocabulary import CORRUPT_RECORD, ProgressKind, SourceLoad
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-CORRUPT_COLUMN = "_corrupt_record"
+CORRUPT_COLUMN = CORRUPT_RECORD  # where Spark keeps an unparseable line
 
 
 @dataclass(frozen=True)
@@ -311,13 +312,13 @@ def read_files(
         live=layouts[0][0],
         fingerprint=digest("\n".join(prints)),
         progress=[
-            {
-                "kind": ProgressKind.FILE,
-                "path": f.path,
-                "size": f.size,
-                "modification_time": f.modification_time,
-                "content_hash": f.content_hash,
-            }
+            ProgressMark(
+                kind=ProgressKind.FILE,
+                path=f.path,
+                size=f.size,
+                modification_time=f.modification_time,
+                content_hash=f.content_hash,
+            )
             for f in to_read
         ],
         checks=checks,

@@ -9,16 +9,17 @@ can help (the database unreachable) or not (credentials refused, table missing).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeguard.errors import LakeTxError, SourceError, first_line
 from lakeguard.hashing import digest
 from lakeguard.schema.types import is_watermark_type
+from lakeguard.shapes import JsonObject
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceLoad
 from openlaketx.sources.credentials import resolve, scrub
-from openlaketx.sources.reads import SourceRead, declared_fields, select_declared
+from openlaketx.sources.reads import SourceRead, fields_by_name, select_declared
 from openlaketx.sources.watermarks import lower_bound
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def read_jdbc(
         system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"
     )
     raw = _load(spark, system, obj, secret)
-    present = declared_fields(raw, obj)
+    present = fields_by_name(raw)
     incremental = obj.load_type == SourceLoad.INCREMENTAL
     wm = obj.watermark_column if incremental else None
     lower: str | None = None
@@ -160,7 +161,7 @@ def read_jdbc(
             name = present[wm.lower()].name
             raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
     frame, live, drift = select_declared(raw, obj)
-    detail: dict[str, Any] = {"table": obj.locator, "above": lower}
+    detail: JsonObject = {"table": obj.locator, "above": lower}
     reread = None
     if wm is not None and watermark is not None and obj.ingest.lookback is not None:
         assert lower is not None

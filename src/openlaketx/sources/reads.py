@@ -9,7 +9,7 @@ is approved, so a crash neither loses nor repeats input.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError
 from lakeguard.evidence import Check
@@ -17,6 +17,7 @@ from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.store.runtime_rows import ProgressMark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -32,7 +33,7 @@ def require_enabled(system: SourceSystemDef) -> None:
         )
 
 
-def declared_fields(frame: DataFrame, obj: SourceObjectDef) -> dict[str, StructField]:
+def fields_by_name(frame: DataFrame) -> dict[str, StructField]:
     """The source's fields by lower-case name."""
     return {f.name.lower(): f for f in frame.schema.fields}
 
@@ -49,7 +50,7 @@ def select_declared(
     """
     from pyspark.sql import functions as F
 
-    present = declared_fields(frame, obj)
+    present = fields_by_name(frame)
     approved = [
         SchemaColumn(c.column_name, c.data_type.lower(), c.nullable)
         for c in sorted(obj.columns, key=lambda c: c.ordinal)
@@ -72,7 +73,7 @@ class SourceRead:
     source_object_id: str
     frame: DataFrame | None  # None: nothing new in this source
     fingerprint: str
-    progress: list[dict[str, Any]] = field(default_factory=list)
+    progress: list[ProgressMark] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     has_corrupt_column: bool = False
     note: str | None = None

@@ -28,6 +28,7 @@ from lakeguard.quality.kinds.range import RangeRule
 from lakeguard.quality.kinds.regex import RegexRule
 from lakeguard.quality.kinds.row_count import RowCountRule
 from lakeguard.quality.kinds.unique import UniqueRule
+from lakeguard.shapes import JsonObject
 from lakeguard.vocabulary import DECLARABLE_RULE_TYPES
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ else:
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Rule)
 
 
-def parse_rule(data: dict[str, Any]) -> RuleKind:
+def parse_rule(data: JsonObject) -> RuleKind:
     """A rule from plain data (a document entry); pydantic's error when it is not one."""
     found: RuleKind = _ADAPTER.validate_python(data)
     return found

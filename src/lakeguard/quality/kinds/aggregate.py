@@ -6,11 +6,16 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
-from sqlglot import exp
 
 from lakeguard.catalog.problems import Problem
 from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
+from lakeguard.quality.kinds.base import (
+    NEEDS_AGGREGATE,
+    KnownColumns,
+    RuleKind,
+    has_aggregate,
+    vet,
+)
 from lakeguard.sqlsafety import render, vet_expression
 
 
@@ -28,8 +33,8 @@ class AggregateRule(RuleKind):
     def compile(self) -> CompiledRule:
         where = f"quality_rules[rule_id={self.id}].expression"
         tree = vet_expression(self.expression, where=where, allow_aggregates=True)
-        if tree.find(exp.AggFunc) is None:
-            raise ValueError("its expression needs an aggregate (sum, count, avg, min, max, ...)")
+        if not has_aggregate(tree):
+            raise ValueError(NEEDS_AGGREGATE)
         return self._compiled(
             columns=(), violation_sql=None, sample_sql=None, aggregate_sql=render(tree)
         )

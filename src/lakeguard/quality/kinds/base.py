@@ -18,6 +18,7 @@ from lakeguard.catalog.fields import Identifier, Strict
 from lakeguard.catalog.problems import Problem
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.compiled import CompiledRule
+from lakeguard.shapes import JsonObject
 from lakeguard.sqlsafety import referenced_columns, vet_expression
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.vocabulary import Severity
@@ -74,7 +75,7 @@ class RuleKind(Strict):
         """One line saying what the rule asks, for `explain`."""
         return self.rule_type
 
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         """The kind's own parameters, as stored in `quality_rules.rule_expression`."""
         return {
             k: v for k, v in self.model_dump(mode="json").items() if k not in COMMON_FIELDS
@@ -108,6 +109,14 @@ def literal(value: Any) -> str:
     return sql_string(str(value))
 
 
+NEEDS_AGGREGATE = "an AGGREGATE rule needs an aggregate (sum, count, avg, ...)"
+
+
+def has_aggregate(tree: exp.Expression) -> bool:
+    """Whether a vetted condition aggregates the batch (what an AGGREGATE rule must do)."""
+    return tree.find(exp.AggFunc) is not None
+
+
 def check_bounds(kind: str, low: float | None, high: float | None) -> None:
     if low is None and high is None:
         raise ValueError(f"a {kind} rule needs min, max or both")
@@ -125,8 +134,8 @@ def vet(
         tree = vet_expression(text, where=path, allow_aggregates=aggregates)
     except LakeTxError as exc:
         return [Problem(loc, exc.what)]
-    if aggregates and tree.find(exp.AggFunc) is None:
-        return [Problem(loc, "an AGGREGATE rule needs an aggregate (sum, count, avg, ...)")]
+    if aggregates and not has_aggregate(tree):
+        return [Problem(loc, NEEDS_AGGREGATE)]
     if known is not None:
         lower = {c.lower() for c in known}
         missing = sorted(c for c in referenced_columns(tree) if c.lower() not in lower)
