@@ -41,6 +41,7 @@ DESIGN_RUNTIME = {
     "dataset_leases",
     "source_progress",
     "trust_scores",
+    "run_requests",
 }
 
 

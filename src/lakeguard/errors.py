@@ -152,3 +152,15 @@ class AuditFailed(LakeTxError):
 
 class UnsafeExpressionError(ValidationError):
     """A SQL expression in metadata is not a plain, side-effect-free predicate."""
+
+
+class AuthError(LakeTxError):
+    """A request without a usable API key (HTTP 401); it never names the key it was sent."""
+
+    exit_code = 11
+
+
+class ForbiddenError(LakeTxError):
+    """A usable key without the scope the request needs (HTTP 403)."""
+
+    exit_code = 11

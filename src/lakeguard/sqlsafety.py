@@ -236,3 +236,19 @@ def vetted_sql(text: str, *, where: str) -> str:
 def referenced_columns(tree: Any) -> set[str]:
     """Names of the columns an expression reads (unqualified, as written)."""
     return {col.name for col in tree.find_all(exp.Column)}
+
+
+def tables_named(text: str) -> set[tuple[str, str]]:
+    """The (database, table) names a user's query mentions (for registering just those in a
+    session); unparseable text names none, and Spark reports its error itself."""
+    try:
+        trees = sqlglot.parse(text, read="spark")
+    except SqlglotError:
+        return set()
+    return {
+        (node.db.lower(), node.name.lower())
+        for tree in trees
+        if tree is not None
+        for node in tree.find_all(exp.Table)
+        if node.db and node.name
+    }

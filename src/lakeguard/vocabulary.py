@@ -147,13 +147,31 @@ class JobStatus(StrEnum):
 
 
 class EventStatus(StrEnum):
-    """Statuses in `run_events`: RUNNING while in flight, then the run's terminal status."""
+    """Statuses in `run_events`: PENDING once accepted, RUNNING while in flight, then the
+    run's terminal status."""
 
+    PENDING = "PENDING"
     RUNNING = "RUNNING"
     SUCCESS = "SUCCESS"
     COMPLETED = "COMPLETED"
     BLOCKED = "BLOCKED"
     FAILED = "FAILED"
+
+
+IN_FLIGHT = frozenset({EventStatus.PENDING, EventStatus.RUNNING})
+
+
+class TriggerType(StrEnum):
+    """How a run started (seed 003's words, and the service's own triggers)."""
+
+    MANUAL = "manual"  # a person at the CLI or in Python
+    API = "api"  # POST /api/v1/jobs/{job}/runs
+    SCHEDULER = "scheduler"  # the job's cron schedule
+    WEBHOOK = "webhook"  # POST /api/v1/hooks/{job}, HMAC-signed
+    RETRY = "retry"  # a transient failure, tried again
+    FILE_ARRIVAL = "file_arrival"  # a new file in one of the job's file sources
+    UPSTREAM = "upstream"  # a parent dataset got a new approved version from another job
+    UNKNOWN = "unknown"  # recorded before triggers were kept with every event
 
 
 class StepStatus(StrEnum):

@@ -110,18 +110,24 @@ def _spinner(message: str, quiet: bool) -> Iterator[Callable[[str], None]]:
         yield lambda m: status.update(m)
 
 
-def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
+def config_of(ctx: typer.Context) -> Any:
+    """The lakehouse settings: defaults, `LAKETX_*`, then the global flags."""
     from openlaketx.config import LakehouseConfig, parse_conf_flags
-    from openlaketx.lakehouse import Lakehouse
 
     opts = _options(ctx)
-    cfg = LakehouseConfig.from_env(
+    return LakehouseConfig.from_env(
         home=opts.home,
         namespace=opts.namespace,
         tenant=opts.tenant,
         master=opts.master,
         spark_conf=parse_conf_flags(opts.conf),
     )
+
+
+def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
+    from openlaketx.lakehouse import Lakehouse
+
+    cfg = config_of(ctx)
     progress("opening the metadata store")
     return Lakehouse.open(cfg)
 
@@ -417,4 +423,6 @@ def demo(
 
 def main() -> None:
     """Console entry point: a missing prerequisite is one line, not a traceback."""
+    from openlaketx import cli_service  # noqa: F401 - registers serve, scheduler, keys
+
     app()

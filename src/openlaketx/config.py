@@ -7,6 +7,7 @@ arguments (CLI flags). The same settings drive the embedded default and a cluste
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,6 +19,9 @@ DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
 # JDBC drivers resolved with Delta's jars (more through --conf spark.jars.packages=...).
 JDBC_PACKAGES = ("org.postgresql:postgresql:42.7.14",)
 SPARK_PACKAGES = (DELTA_PACKAGE, *JDBC_PACKAGES)
+DEFAULT_TENANT = "default"
+# A tenant id names folders: nothing that could climb out of the home.
+TENANT_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
 
 
 def _parse_conf_pairs(text: str, origin: str) -> dict[str, str]:
@@ -41,7 +45,11 @@ class LakehouseConfig(BaseModel):
 
     home: Path = Field(default=Path("lakehouse"))
     namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")
-    tenant: str = Field(default="default", min_length=1)
+    tenant: str = Field(
+        default=DEFAULT_TENANT,
+        pattern=TENANT_PATTERN,
+        description="Whose lakehouse: each tenant has its own metadata and warehouse",
+    )
     master: str = "local[*]"
     spark_conf: dict[str, str] = Field(default_factory=dict)
     jar_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "laketx" / "ivy")
@@ -57,12 +65,40 @@ class LakehouseConfig(BaseModel):
         return value.expanduser().resolve()
 
     @property
+    def tenant_home(self) -> Path:
+        """Where the tenant's lakehouse lives: the home itself for the default tenant (so a
+        single-tenant lakehouse keeps its layout), `tenants/<tenant>/` under it otherwise."""
+        if self.tenant == DEFAULT_TENANT:
+            return self.home
+        return self.home / "tenants" / self.tenant
+
+    @property
     def warehouse(self) -> Path:
-        return self.home / "warehouse"
+        return self.tenant_home / "warehouse"
 
     @property
     def metadata_root(self) -> Path:
+        return self.tenant_home / "metadata" / self.namespace
+
+    @property
+    def control_root(self) -> Path:
+        """The home's own metadata (API keys of every tenant, scheduler ticks): the default
+        tenant's store."""
         return self.home / "metadata" / self.namespace
+
+    def for_tenant(self, tenant: str) -> LakehouseConfig:
+        """The same settings for another tenant (its own namespace root and warehouse)."""
+        return self.model_copy(update={"tenant": LakehouseConfig.check_tenant(tenant)})
+
+    @staticmethod
+    def check_tenant(tenant: str) -> str:
+        if not re.fullmatch(TENANT_PATTERN, tenant):
+            raise ConfigError(
+                f"tenant {tenant!r} is not a tenant id",
+                where="tenant",
+                fix="use lower-case letters, digits, '_' and '-', starting with a letter",
+            )
+        return tenant
 
     @classmethod
     def from_env(cls, **overrides: object) -> LakehouseConfig:

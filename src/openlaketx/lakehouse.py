@@ -2,7 +2,8 @@
 
 Opening a lakehouse opens its metadata store (delta-rs, milliseconds) and nothing else. Spark
 starts the first time something moves or queries data (`run`, `read`, `sql`, or `.spark`),
-and then registers the metadata, dataset and quarantine tables by name in its session.
+and a cold start pays only for what it uses: `sql` registers the tables its query names (found
+by sqlglot), a run the tables it writes, `read` reads by location.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ from lakeguard.catalog.plan import Plan
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
 from lakeguard.liveness import known_dead
+from lakeguard.sqlsafety import tables_named
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from openlaketx.config import LakehouseConfig
+from openlaketx.lineage import lineage_observer
 from openlaketx.runner import job as job_runner
+from openlaketx.runner.context import StepObserver
+from openlaketx.runner.news import nothing_new
 from openlaketx.runner.reaper import reap
 from openlaketx.runner.replay import ReplayReport, replay
 from openlaketx.tables import dataset_location, quarantine_name, register, register_metadata
@@ -53,14 +58,11 @@ class Lakehouse:
 
     @property
     def spark(self) -> SparkSession:
-        """The Spark session (started on first use), with every table registered by name."""
+        """The Spark session (started on first use); tables are registered as they are used."""
         if self._spark is None:
             from openlaketx.spark import get_or_create_session
 
-            spark = get_or_create_session(self.config)
-            register_metadata(spark, self.store)
-            self._spark = spark
-            self.register_datasets()
+            self._spark = get_or_create_session(self.config)
         return self._spark
 
     @property
@@ -78,6 +80,18 @@ class Lakehouse:
             for ds in self.reader.datasets()
             for name in (ds.table_name, quarantine_name(ds.dataset_id))
         ]
+        return self._register(names)
+
+    def register_tables(self, names: set[tuple[str, str]]) -> list[str]:
+        """Register, among (database, table) names, the metadata tables of this namespace and
+        the dataset and quarantine tables that exist; others are left to the session."""
+        metadata = {t for db, t in names if db == self.store.namespace}
+        if metadata:
+            register_metadata(self.spark, self.store, metadata)
+        wanted = {f"{db}.{t}" for db, t in names if db != self.store.namespace}
+        return self._register(sorted(wanted)) + sorted(metadata & set(self.store.tables()))
+
+    def _register(self, names: list[str]) -> list[str]:
         with ThreadPoolExecutor(max_workers=6) as pool:
             found = pool.map(lambda n: register(self.spark, self.warehouse, n), names)
             return [n for n, ok in zip(names, found, strict=True) if ok]
@@ -92,10 +106,7 @@ class Lakehouse:
         return plan_file(self.store, path, self.warehouse)[0]
 
     def apply(self, path: str | Path) -> Plan:
-        plan = apply_file(self.store, path, self.warehouse)
-        if self.spark_started:
-            self.register_datasets()
-        return plan
+        return apply_file(self.store, path, self.warehouse)
 
     # -- execution ------------------------------------------------------------------------
     def run(
@@ -106,6 +117,9 @@ class Lakehouse:
         triggered_by: str = "cli",
         progress: Callable[[str], None] = lambda _: None,
         wait: float = 0.0,
+        run_id: str | None = None,
+        retries: bool = True,
+        observer: StepObserver | None = None,
     ) -> job_runner.JobResult:
         """Run a job or a single dataset through the governed write path.
 
@@ -114,10 +128,23 @@ class Lakehouse:
         worker is alive, so it is never a candidate); a reaper failure is reported, and the
         next run tries again.
         """
-        job_runner.plan(self.reader.registry(), target)  # an unknown target fails before Spark
+        registry = self.reader.registry()
+        job_plan = job_runner.plan(registry, target)  # an unknown target fails before Spark
         with ThreadPoolExecutor(max_workers=1) as pool:
             reaping = pool.submit(reap, self.store)
             try:
+                notes = nothing_new(self.reader, registry, job_plan.datasets, self.warehouse)
+                if notes is not None:  # decided from metadata and listings: no JVM needed
+                    return job_runner.run_nothing_new(
+                        self.store,
+                        target,
+                        notes,
+                        trigger_type=trigger_type,
+                        triggered_by=triggered_by,
+                        lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
+                        lease_wait=timedelta(seconds=wait),
+                        run_id=run_id,
+                    )
                 return job_runner.run(
                     self.spark,
                     self.store,
@@ -128,6 +155,9 @@ class Lakehouse:
                     progress=progress,
                     lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
                     lease_wait=timedelta(seconds=wait),
+                    run_id=run_id,
+                    retries=retries,
+                    observer=observer or lineage_observer(self.config.tenant),
                 )
             finally:
                 if (failure := reaping.exception()) is not None:
@@ -175,6 +205,8 @@ class Lakehouse:
         )
 
     def sql(self, query: str) -> DataFrame:
+        """Run a Spark SQL query, having registered the lakehouse tables it names."""
+        self.register_tables(tables_named(query))
         return self.spark.sql(query)
 
     def runs(self, limit: int = 20) -> list[JobRunRecord]:

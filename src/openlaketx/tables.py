@@ -46,14 +46,17 @@ def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
     return True
 
 
-def register_metadata(spark: SparkSession, store: MetadataStore) -> None:
-    """Make every metadata table queryable by name in this session (read-only use)."""
+def register_metadata(
+    spark: SparkSession, store: MetadataStore, tables: set[str] | None = None
+) -> None:
+    """Make the metadata tables (or those of `tables` that exist) queryable by name in this
+    session, for reading."""
     _database(spark, store.namespace, store.root)
+    wanted = [t for t in store.tables() if tables is None or t in tables]
     # Each registration reads a Delta log; several at once keep a cold start short.
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(
             pool.map(
-                lambda t: register_table(spark, store.namespace, t, store.location(t)),
-                store.tables(),
+                lambda t: register_table(spark, store.namespace, t, store.location(t)), wanted
             )
         )

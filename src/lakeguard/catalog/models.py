@@ -340,6 +340,9 @@ class ColumnRule(Strict):
     description: str | None = None
 
 
+JobTrigger = Literal["file_arrival", "upstream", "webhook"]
+
+
 class Task(Strict):
     id: Identifier
     dataset: Identifier
@@ -350,12 +353,38 @@ class Job(Strict):
     id: Identifier
     description: str | None = None
     owner: str | None = None
-    schedule: str | None = None
+    schedule: str | None = Field(
+        default=None, description="Cron expression, read in `timezone` (laketx serve runs it)"
+    )
+    timezone: str = Field(default="UTC", description="IANA time zone of the schedule")
+    triggers: list[JobTrigger] = Field(
+        default_factory=list,
+        description="Besides its schedule, what starts the job under `laketx serve`: "
+        "file_arrival (a new file in one of its file sources), upstream (a parent dataset of "
+        "one of its tasks got a new approved version from another job), webhook",
+    )
+    webhook_secret_ref: str | None = Field(
+        default=None,
+        pattern=r"^(env:)?[A-Za-z_][A-Za-z0-9_]*$|^file:.+$",
+        description="Where the webhook's HMAC-SHA256 secret is (an environment variable or a "
+        "file), like credential_ref; the secret itself is never stored",
+    )
     enabled: bool = True
     max_retries: int = Field(default=0, ge=0, le=10)
     retry_delay_seconds: int = Field(default=30, ge=0)
     parameters: dict[str, str] = Field(default_factory=dict)
     tasks: list[Task] = Field(min_length=1)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is not an IANA time zone (e.g. Europe/Paris)") from exc
+        return value
 
 
 class MetadataDocument(Strict):

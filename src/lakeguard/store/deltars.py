@@ -243,11 +243,25 @@ def where_sql(filters: Sequence[Filter]) -> str:
 
 
 def scan(
-    dt: DeltaTable, *, filters: Sequence[Filter] = (), columns: Sequence[str] | None = None
+    dt: DeltaTable,
+    *,
+    filters: Sequence[Filter] = (),
+    columns: Sequence[str] | None = None,
+    newest_first: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> pa.Table:
-    """Rows of one table snapshot through delta-rs' DataFusion (files pruned by partition)."""
+    """Rows of one table snapshot through delta-rs' DataFusion (files pruned by partition);
+    optionally the top `limit` by `newest_first` descending, sorted by DataFusion itself."""
     select = ", ".join(f'"{c}"' for c in columns) if columns else "*"
-    reader = QueryBuilder().register("t", dt).execute(f"SELECT {select} FROM t{where_sql(filters)}")
+    sql = f"SELECT {select} FROM t{where_sql(filters)}"
+    if newest_first is not None:
+        if not newest_first.replace("_", "").isalnum():
+            raise ValueError(f"unsupported order column {newest_first!r}")
+        sql += f' ORDER BY "{newest_first}" DESC'
+    if limit is not None:
+        sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+    reader = QueryBuilder().register("t", dt).execute(sql)
     return pa.table(reader.read_all())
 
 
@@ -259,13 +273,23 @@ def read(
     columns: Sequence[str] | None = None,
     version: int | None = None,
     as_of: datetime | None = None,
+    newest_first: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> pa.Table:
     """Rows of a table (at `version`, or as it was at time `as_of`), filtered."""
     with guarded(table, location, "read it"):
         dt = DeltaTable(location, version=version)
         if as_of is not None:
             dt.load_as_version(as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC))
-        return scan(dt, filters=filters, columns=columns)
+        return scan(
+            dt,
+            filters=filters,
+            columns=columns,
+            newest_first=newest_first,
+            limit=limit,
+            offset=offset,
+        )
 
 
 def history(table: str, location: str, limit: int) -> list[StoredRow]:

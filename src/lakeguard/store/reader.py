@@ -40,7 +40,7 @@ from lakeguard.store.registry import REGISTRY_TABLES, Registry
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
 from lakeguard.trust import TrustScore, trust_score
-from lakeguard.vocabulary import AttemptStatus, EventStatus, Layer
+from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
 
@@ -272,10 +272,60 @@ class StoreReader:
         return texts
 
     # -- runs -----------------------------------------------------------------------------
-    def job_runs(self, limit: int = 20) -> list[JobRunRecord]:
-        rows = self._store.rows("pipeline_runs")
-        rows.sort(key=lambda r: r["start_time"], reverse=True)
-        return [JobRunRecord.from_row(r) for r in rows[:limit]]
+    def job_runs(self, limit: int = 20, offset: int = 0) -> list[JobRunRecord]:
+        """The newest job runs: those accepted or in flight first (with their current step),
+        then ended ones, newest first. DataFusion sorts and limits the ended ones: the cost
+        does not grow with the history."""
+        flying = sorted(self.in_flight(), key=lambda r: r.event_time, reverse=True)
+        runs = [r for r in flying if r.dataset_id is None]
+        steps = self._current_steps([r.run_id for r in runs]) if runs else {}
+        live = [JobRunRecord.in_flight(r, steps.get(r.run_id)) for r in runs]
+        ended_offset = max(0, offset - len(live))
+        ended = self._store.rows(
+            "pipeline_runs",
+            newest_first="start_time",
+            limit=max(0, limit - max(0, len(live) - offset)),
+            offset=ended_offset,
+        )
+        return (live[offset:] + [JobRunRecord.from_row(r) for r in ended])[:limit]
+
+    def job_run(self, run_id: str) -> JobRunRecord | None:
+        """One job run, whatever its state (None: no such run of this tenant)."""
+        ended = self._store.rows("pipeline_runs", filters=[("pipeline_logging_id", "=", run_id)])
+        if ended:
+            return JobRunRecord.from_row(ended[0])
+        flying = [r for r in self.in_flight() if r.run_id == run_id and r.dataset_id is None]
+        if not flying:
+            return None
+        return JobRunRecord.in_flight(flying[0], self._current_steps([run_id]).get(run_id))
+
+    def _current_steps(self, run_ids: list[str]) -> dict[str, str]:
+        """The dataset each run in flight is working on (its newest RUNNING attempt)."""
+        events = self._store.rows(
+            "run_events",
+            filters=[
+                ("event_date", ">=", self._store.since(2)),
+                ("pipeline_logging_id", "in", run_ids),
+            ],
+            columns=["pipeline_logging_id", "dataset_id", "status", "event_time"],
+        )
+        found: dict[str, tuple[Any, str]] = {}
+        for e in events:
+            if e["dataset_id"] and e["status"] == EventStatus.RUNNING:
+                seen = found.get(e["pipeline_logging_id"])
+                if seen is None or e["event_time"] > seen[0]:
+                    found[e["pipeline_logging_id"]] = (e["event_time"], e["dataset_id"])
+        return {run: dataset for run, (_, dataset) in found.items()}
+
+    def attempts(self, run_id: str) -> list[StoredRow]:
+        """The dataset attempts of a job run (`run_history` rows), oldest first."""
+        rows = self._store.rows("run_history", filters=[("pipeline_logging_id", "=", run_id)])
+        return sorted(rows, key=lambda r: r["start_time"])
+
+    def steps(self, run_id: str) -> list[StoredRow]:
+        """The logged phases of a job run (`step_logs` rows), in order."""
+        rows = self._store.rows("step_logs", filters=[("pipeline_logging_id", "=", run_id)])
+        return sorted(rows, key=lambda r: (r["start_time"], r["step_index"]))
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
@@ -364,7 +414,8 @@ class StoreReader:
         }
 
     def in_flight(self, window_days: int = 30) -> list[InFlightRun]:
-        """RUNNING events of the last `window_days` without a terminal row.
+        """Runs accepted (PENDING) or started (RUNNING) in the last `window_days` without a
+        terminal row.
 
         The window keeps the scan to recent partitions; any reaper pass inside the window (every
         run starts one) has already settled older runs.
@@ -389,7 +440,18 @@ class StoreReader:
             events = events_f.result()
             finished = {r["run_id"] for r in history_f.result()}
             finished |= {r["pipeline_logging_id"] for r in pipelines_f.result()}
-        finished |= {e["run_id"] for e in events if e["status"] != EventStatus.RUNNING}
+        finished |= {e["run_id"] for e in events if e["status"] not in IN_FLIGHT}
+        latest: dict[str, StoredRow] = {}
+        for e in sorted(events, key=lambda e: e["event_time"]):
+            if e["status"] in IN_FLIGHT and e["run_id"] not in finished:
+                first = latest.get(e["run_id"])
+                # the run's state is its newest event; its start and trigger, its first one
+                latest[e["run_id"]] = {
+                    **e,
+                    "event_time": first["event_time"] if first else e["event_time"],
+                    "trigger_type": (first or e).get("trigger_type") or e.get("trigger_type"),
+                    "triggered_by": (first or e).get("triggered_by") or e.get("triggered_by"),
+                }
         return [
             InFlightRun(
                 run_id=e["run_id"],
@@ -398,9 +460,11 @@ class StoreReader:
                 dataset_id=e["dataset_id"],
                 worker_instance=e["worker_instance"],
                 event_time=e["event_time"],
+                status=EventStatus(e["status"]),
+                trigger_type=e.get("trigger_type"),
+                triggered_by=e.get("triggered_by"),
             )
-            for e in events
-            if e["status"] == EventStatus.RUNNING and e["run_id"] not in finished
+            for e in latest.values()
         ]
 
     def source_progress(self, dataset_id: str) -> SourceProgress:

@@ -20,13 +20,14 @@ from lakeguard.vocabulary import (
     AttemptStatus,
     DeleteMissing,
     Enforcement,
+    EventStatus,
     FailBehavior,
-    JobStatus,
     Layer,
     LoadType,
     Outcome,
     Severity,
     SourceLoad,
+    TriggerType,
 )
 
 
@@ -301,6 +302,10 @@ class JobDef:
     retry_delay_seconds: int = 0
     enabled: bool = True
     schedule: str | None = None
+    timezone: str = "UTC"
+    triggers: tuple[str, ...] = ()  # file_arrival, upstream, webhook (besides its schedule)
+    webhook_secret_ref: str | None = None
+    created_at: datetime | None = None  # its schedule owes no tick from before
     tasks: tuple[JobTaskDef, ...] = ()
     parameters: dict[str, str] = field(default_factory=dict)
 
@@ -340,28 +345,47 @@ class ApprovedVersion:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class JobRunRecord:
-    """One row of `pipeline_runs`."""
+    """A job run: accepted (PENDING), in flight (RUNNING, with its current step) or ended (a
+    `pipeline_runs` row)."""
 
     pipeline_logging_id: str
     pipeline_id: str
-    status: JobStatus
+    status: EventStatus
     trigger_type: str
     start_time: datetime
-    end_time: datetime
+    end_time: datetime | None
     duration_ms: int | None
     error_message: str | None
+    triggered_by: str | None = None
+    current_step: str | None = None  # a run in flight: the phase it is in
 
     @classmethod
     def from_row(cls, row: StoredRow) -> JobRunRecord:
         return cls(
             pipeline_logging_id=row["pipeline_logging_id"],
             pipeline_id=row["pipeline_id"],
-            status=JobStatus(row["status"]),
+            status=EventStatus(row["status"]),
             trigger_type=row["trigger_type"],
             start_time=row["start_time"],
             end_time=row["end_time"],
             duration_ms=row.get("duration_ms"),
             error_message=row.get("error_message"),
+            triggered_by=row.get("triggered_by"),
+        )
+
+    @classmethod
+    def in_flight(cls, run: InFlightRun, current_step: str | None) -> JobRunRecord:
+        return cls(
+            pipeline_logging_id=run.pipeline_logging_id,
+            pipeline_id=run.pipeline_id,
+            status=run.status,
+            trigger_type=run.trigger_type or TriggerType.UNKNOWN,
+            triggered_by=run.triggered_by,
+            start_time=run.event_time,
+            end_time=None,
+            duration_ms=None,
+            error_message=None,
+            current_step=current_step,
         )
 
 
@@ -447,7 +471,8 @@ class DecisionRecord:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InFlightRun:
-    """A RUNNING event without a terminal row: a run in flight, or one whose process died."""
+    """A PENDING or RUNNING event without a terminal row: a run accepted or in flight, or one
+    whose process died."""
 
     run_id: str
     pipeline_logging_id: str
@@ -455,6 +480,9 @@ class InFlightRun:
     dataset_id: str | None
     worker_instance: str | None
     event_time: datetime
+    status: EventStatus = EventStatus.RUNNING
+    trigger_type: str | None = None
+    triggered_by: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -6,7 +6,8 @@ and `config_version` names exactly which ones it used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from enum import StrEnum
 
 from lakeguard.errors import NotRegisteredError
 from lakeguard.hashing import digest
@@ -98,8 +99,8 @@ class Registry:
         bronze, its source objects (recorded with each version; replay checks it)."""
         dataset = self.dataset(dataset_id)
         parts = [f"dataset:{dataset.definition_hash}"]
-        parts += [f"rule:{r!r}" for r in self.rules(dataset_id)]
-        parts += [f"source:{o!r}" for o in self.source_objects(dataset_id)]
+        parts += [f"rule:{stable_repr(r)}" for r in self.rules(dataset_id)]
+        parts += [f"source:{stable_repr(o)}" for o in self.source_objects(dataset_id)]
         return digest("\n".join(parts), 16)
 
     def rules(self, dataset_id: str) -> tuple[RuleDef, ...]:
@@ -133,6 +134,27 @@ class Registry:
         return self.jobs.get(job_id)
 
 
+def stable_repr(value: object) -> str:
+    """A definition record's repr with each vocabulary word as its plain text: the hash of
+    the definitions a version was made under must not change when a field gains its type."""
+    if isinstance(value, StrEnum):
+        return repr(value.value)
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(
+            f"{f.name}={stable_repr(getattr(value, f.name))}" for f in fields(value) if f.repr
+        )
+        return f"{type(value).__name__}({inner})"
+    if isinstance(value, tuple):
+        items = ", ".join(stable_repr(v) for v in value)
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    if isinstance(value, list):
+        return "[" + ", ".join(stable_repr(v) for v in value) + "]"
+    if isinstance(value, dict):
+        pairs = (f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    return repr(value)
+
+
 def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:
     tasks: dict[str, list[JobTaskDef]] = {}
     for t in rows["job_tasks"]:
@@ -154,6 +176,10 @@ def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:
             retry_delay_seconds=int(j.get("retry_delay_seconds") or 0),
             enabled=(j.get("status_flag") or "enabled") == "enabled",
             schedule=j.get("schedule"),
+            timezone=j.get("timezone") or "UTC",
+            triggers=tuple(j.get("trigger_sources") or ()),
+            webhook_secret_ref=j.get("webhook_secret_ref"),
+            created_at=j.get("created_at"),
             tasks=tuple(sorted(tasks.get(j["job_id"], []), key=lambda t: t.execution_order)),
             parameters=params.get(j["job_id"], {}),
         )

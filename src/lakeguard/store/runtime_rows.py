@@ -70,6 +70,8 @@ class RunEventRow(RuntimeRow):
     dataset_id: str | None = None
     worker_instance: str | None = None
     message: str | None = None
+    trigger_type: str | None = None
+    triggered_by: str | None = None
     event_id: str = field(default_factory=new_id)
 
 
@@ -305,7 +307,23 @@ class LeaseEventRow(RuntimeRow):
     event_time: datetime
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunRequestRow(RuntimeRow):
+    TABLE: ClassVar[str] = "run_requests"
+    request_key: str
+    tenant_id: str
+    job_id: str
+    run_id: str
+    trigger_type: str
+    triggered_by: str
+    requested_at: datetime
+    retry_of: str | None = None
+    not_before: datetime | None = None
+    scheduled_for: datetime | None = None
+
+
 ROW_TYPES: tuple[type[RuntimeRow], ...] = (
+    RunRequestRow,
     PipelineRunRow,
     RunEventRow,
     StepLogRow,

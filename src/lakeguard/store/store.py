@@ -257,6 +257,9 @@ class MetadataStore:
         columns: Sequence[str] | None = None,
         all_tenants: bool = False,
         as_of: datetime | None = None,
+        newest_first: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
         `as_of`), as plain dicts.
@@ -270,6 +273,9 @@ class MetadataStore:
             filters=self._filters(filters, all_tenants),
             columns=columns,
             as_of=as_of,
+            newest_first=newest_first,
+            limit=limit,
+            offset=offset,
         )
         return to_rows(data)
 

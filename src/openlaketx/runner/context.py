@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakeguard.errors import LakeTxError
 from lakeguard.gate import Gate
-from lakeguard.quality.outcome import RuleOutcome
+from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
 from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
@@ -42,6 +42,27 @@ class StepResult:
     outcomes: list[RuleOutcome] = field(default_factory=list)
     quarantined: int = 0
     aborts_job: bool = False  # blocked under fail_behavior: abort; the job stops here
+    # what the batch read: each parent's version, or each source object (None)
+    inputs: dict[str, int | None] = field(default_factory=dict)
+    profile: list[ProfileMetric] = field(default_factory=list)  # the batch's footer profile
+    trust: int | None = None  # the dataset's trust score after the attempt
+
+
+class StepObserver(Protocol):
+    """Told when each dataset attempt of a run starts and ends (lineage events, the API's
+    view of a run in flight)."""
+
+    def started(self, dataset: DatasetDef, attempt_id: str, job_run_id: str) -> None: ...
+
+    def ended(self, dataset: DatasetDef, result: StepResult, job_run_id: str) -> None: ...
+
+
+class NoObserver:
+    def started(self, dataset: DatasetDef, attempt_id: str, job_run_id: str) -> None:
+        return None
+
+    def ended(self, dataset: DatasetDef, result: StepResult, job_run_id: str) -> None:
+        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +75,7 @@ class RunContext:
     job: JobRun
     progress: Callable[[str], None]
     hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
+    observer: StepObserver = field(default_factory=NoObserver)
 
 
 @dataclass(frozen=True)
@@ -99,3 +121,10 @@ class Target:
 
     def result(self, run_id: str, status: AttemptStatus, **fields: Any) -> StepResult:
         return StepResult(dataset_id=self.dataset_id, run_id=run_id, status=status, **fields)
+
+
+def batch_inputs(batch: InputBatch) -> dict[str, int | None]:
+    """What a batch read: each parent at its version, each source object."""
+    found: dict[str, int | None] = {s.source_object_id: None for s in batch.sources}
+    found.update(batch.upstream_refs)
+    return found

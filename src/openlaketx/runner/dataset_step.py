@@ -16,7 +16,7 @@ from lakeguard.store.runtime_rows import TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
-from openlaketx.runner.context import RunContext, StepResult, Target
+from openlaketx.runner.context import RunContext, StepResult, Target, batch_inputs
 from openlaketx.runner.gating import gate
 from openlaketx.runner.inputs import InputBatch, dataset_input
 from openlaketx.runner.lifecycle import DatasetAttempt
@@ -35,15 +35,14 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     dataset = ctx.registry.dataset(dataset_id)
     attempt = DatasetAttempt(ctx.job, dataset_id, dataset.layer, ctx.progress)
     attempt.start()
+    ctx.observer.started(dataset, attempt.run_id, ctx.job.run_id)
     try:
         ctx.hold.check(dataset_id)
         result = _attempt(ctx, Target.of(ctx.warehouse, dataset), attempt)
     except BaseException as exc:  # interrupted or crashed: still one terminal row, then re-raise
         message = describe(exc)
         attempt.finish(AttemptStatus.FAILED, rows_read=attempt.rows_read, error=message)
-        if not isinstance(exc, Exception):
-            raise
-        return StepResult(
+        failed = StepResult(
             dataset_id=dataset_id,
             run_id=attempt.run_id,
             status=AttemptStatus.FAILED,
@@ -51,6 +50,10 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
             reason=message,
             error=exc if isinstance(exc, LakeTxError) else LakeTxError(message),
         )
+        ctx.observer.ended(dataset, failed, ctx.job.run_id)
+        if not isinstance(exc, Exception):
+            raise
+        return failed
     attempt.finish(
         result.status,
         rows_read=result.rows_read,
@@ -58,7 +61,8 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
         data_version=result.data_version,
         error=result.reason if result.status == AttemptStatus.BLOCKED else None,
     )
-    _record_trust(ctx, dataset_id, attempt.run_id)
+    result.trust = _record_trust(ctx, dataset_id, attempt.run_id)
+    ctx.observer.ended(dataset, result, ctx.job.run_id)
     return result
 
 
@@ -122,7 +126,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         drifts=drifts,
     )
     if not gated.allowed:
-        return hold_back(ctx, target, attempt, staged, gated)
+        return hold_back(ctx, target, attempt, staged, gated, batch_inputs(batch))
     return promote(
         ctx,
         target,
@@ -154,8 +158,9 @@ def _nothing_new(
     )
 
 
-def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> None:
-    """Append the dataset's trust score after the attempt (best effort: it never fails a run)."""
+def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> int | None:
+    """Append the dataset's trust score after the attempt and return it (best effort: it
+    never fails a run)."""
     try:
         score = ctx.gate.reader.trust([dataset_id])[dataset_id]
         ctx.writer.append(
@@ -175,6 +180,8 @@ def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> None:
         )
     except Exception as exc:  # the score is derived; the next attempt records it again
         ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")
+        return None
+    return score.score
 
 
 def _source_failure(exc: Exception, batch: InputBatch) -> Exception:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -20,9 +20,10 @@ from lakeguard.planning import order_tasks
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, JobStatus
+from openlaketx.runner.context import NoObserver, StepObserver
 from openlaketx.runner.dataset_step import RunContext, StepResult, run_dataset
 from openlaketx.runner.lease import LeaseHold
-from openlaketx.runner.lifecycle import JobRun
+from openlaketx.runner.lifecycle import DatasetAttempt, JobRun
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -117,10 +118,16 @@ def run(
     progress: Callable[[str], None] = lambda _: None,
     lease_ttl: timedelta = timedelta(minutes=10),
     lease_wait: timedelta = timedelta(0),
+    run_id: str | None = None,
+    retries: bool = True,
+    observer: StepObserver | None = None,
 ) -> JobResult:
-    """Run `target`; every attempt leaves its terminal rows whatever happens."""
+    """Run `target` (as job run `run_id` when it was accepted under one); every attempt
+    leaves its terminal rows whatever happens."""
     registry = StoreReader(store).registry()
     job_plan = plan(registry, target)
+    if not retries:  # the caller retries failed runs itself (the service: a new run, later)
+        job_plan = replace(job_plan, max_retries=0)
     writer = RunWriter(store)
     job = JobRun(
         writer,
@@ -129,6 +136,7 @@ def run(
         triggered_by=triggered_by,
         parameters=job_plan.parameters,
         config_version=registry.config_version,
+        run_id=run_id,
     )
     job.start()
     result = JobResult(
@@ -157,6 +165,7 @@ def run(
                 job=job,
                 progress=progress,
                 hold=hold,
+                observer=observer or NoObserver(),
             ),
             job_plan,
             result,
@@ -225,3 +234,62 @@ def _with_retries(
         step = run_dataset(ctx, task.dataset_id)
         attempts += 1
     return step
+
+
+def run_nothing_new(
+    store: MetadataStore,
+    target: str,
+    notes: dict[str, str],
+    *,
+    trigger_type: str = "manual",
+    triggered_by: str = "cli",
+    lease_ttl: timedelta = timedelta(minutes=10),
+    lease_wait: timedelta = timedelta(0),
+    run_id: str | None = None,
+) -> JobResult:
+    """A run that knows, from metadata and listings alone, that none of its datasets has
+    anything new (runner/news.py): the same rows as a run that read nothing, without Spark.
+    It still holds the job's leases while it records them."""
+    registry = StoreReader(store).registry()
+    job_plan = plan(registry, target)
+    writer = RunWriter(store)
+    job = JobRun(
+        writer,
+        job_plan.pipeline_id,
+        trigger_type=trigger_type,
+        triggered_by=triggered_by,
+        parameters=job_plan.parameters,
+        config_version=registry.config_version,
+        run_id=run_id,
+    )
+    job.start()
+    result = JobResult(
+        run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
+    )
+    hold = LeaseHold(writer, job_plan.datasets, job.run_id, ttl=lease_ttl, wait=lease_wait)
+    try:
+        hold.take()
+    except WriteConflict as exc:
+        result.status, result.error, result.refused = JobStatus.FAILED, describe(exc), exc
+        result.duration_ms = job.finish(JobStatus.FAILED, result.error).duration_ms or 0
+        return result
+    with hold:
+        for task in job_plan.tasks:
+            dataset = registry.dataset(task.dataset_id)
+            attempt = DatasetAttempt(job, task.dataset_id, dataset.layer)
+            attempt.start()
+            with attempt.phase("read", "read") as log:
+                log.rows, log.metadata = 0, {"note": notes[task.dataset_id], "spark": False}
+            attempt.finish(AttemptStatus.SUCCESS, rows_read=0, rows_written=0)
+            result.steps.append(
+                StepResult(
+                    dataset_id=task.dataset_id,
+                    run_id=attempt.run_id,
+                    status=AttemptStatus.SUCCESS,
+                    rows_read=0,
+                    rows_written=0,
+                    reason=notes[task.dataset_id],
+                )
+            )
+    result.duration_ms = job.finish(JobStatus.COMPLETED).duration_ms or 0
+    return result

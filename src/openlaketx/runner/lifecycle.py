@@ -63,10 +63,11 @@ class JobRun:
         triggered_by: str,
         parameters: JsonObject,
         config_version: str,
+        run_id: str | None = None,
     ) -> None:
         self.writer = writer
         self.pipeline_id = pipeline_id
-        self.run_id = new_id()
+        self.run_id = run_id or new_id()  # an accepted run keeps the id it was given
         self.trigger_type = trigger_type
         self.triggered_by = triggered_by
         self.parameters = parameters
@@ -93,6 +94,8 @@ class JobRun:
             worker_instance=worker_instance(),
             message=message,
             event_time=self.writer.now(),
+            trigger_type=self.trigger_type,
+            triggered_by=self.triggered_by,
         )
 
     def start(self) -> None:

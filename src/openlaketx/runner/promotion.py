@@ -11,7 +11,13 @@ from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
-from openlaketx.runner.context import NOT_PUBLISHED, RunContext, StepResult, Target
+from openlaketx.runner.context import (
+    NOT_PUBLISHED,
+    RunContext,
+    StepResult,
+    Target,
+    batch_inputs,
+)
 from openlaketx.runner.gating import GateOutcome
 from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lifecycle import DatasetAttempt
@@ -27,6 +33,7 @@ def hold_back(
     attempt: DatasetAttempt,
     staged: staging.StagedBatch,
     gated: GateOutcome,
+    inputs: dict[str, int | None],
 ) -> StepResult:
     """A blocked batch: its staged files become its quarantine; the target is untouched."""
     with attempt.phase("quarantine", "quarantine") as log:
@@ -41,6 +48,8 @@ def hold_back(
         outcomes=gated.result.outcomes,
         quarantined=log.rows or 0,
         aborts_job=gated.fail_behavior == FailBehavior.ABORT,
+        inputs=inputs,
+        profile=gated.result.profile,
     )
 
 
@@ -140,6 +149,8 @@ def promote(
         reason=gated.decision.reason,
         outcomes=gated.result.outcomes,
         quarantined=set_aside,
+        inputs=batch_inputs(batch),
+        profile=gated.result.profile,
     )
 
 

@@ -14,7 +14,7 @@ from lakeguard.liveness import known_dead, worker_instance
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.records import InFlightRun
 from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
+from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 
 
 def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> bool:
@@ -44,8 +44,8 @@ def _terminal_row(
         pipeline_id=run.pipeline_id,
         tenant_id=tenant,
         status=JobStatus.FAILED,
-        trigger_type="unknown",
-        triggered_by="reaper",
+        trigger_type=run.trigger_type or TriggerType.UNKNOWN,  # the trigger it was started by
+        triggered_by=run.triggered_by or "reaper",
         start_time=run.event_time,
         end_time=now,
         duration_ms=int((now - run.event_time).total_seconds() * 1000),

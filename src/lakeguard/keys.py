@@ -1,0 +1,238 @@
+"""API keys: tenant-scoped, scoped by action, hashed at rest, expiring (seed 003).
+
+A token reads `ltx_<key id>_<secret>_<checksum>`: a fixed prefix and a checksum so secret
+scanners can recognise one (and a typo is refused without a lookup), a public key id to find
+its row, and 192 random bits. Only the SHA-256 of the whole token is stored (`api_key_hash`),
+and a presented token is compared with it in constant time. No function here returns or logs
+a stored hash or a token, except `create` and `rotate`, which hand the new token out once.
+
+Keys of every tenant live in the home's control store (the default tenant's namespace), each
+row under its own tenant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from lakeguard.errors import AuthError, NotRegisteredError
+from lakeguard.hashing import fingerprint
+from lakeguard.shapes import StoredRow
+
+if TYPE_CHECKING:
+    from lakeguard.store.store import MetadataStore
+
+PREFIX = "ltx"
+TABLE = "api_keys"
+# `last_used_at` is written at most this often per key: each write is a commit.
+TOUCH_EVERY = timedelta(minutes=5)
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{12}})_([0-9A-Za-z]{{33}})_([0-9A-Za-z]{{6}})$")
+
+
+class Scope(StrEnum):
+    RUNS_TRIGGER = "runs:trigger"  # start runs of the tenant's jobs
+    RUNS_READ = "runs:read"  # read runs, datasets, decisions and approved rows
+    KEYS_ADMIN = "keys:admin"  # list and revoke the tenant's keys, verify its store
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiKey:
+    """A key as listed: never its token nor its hash."""
+
+    api_key_id: str
+    tenant_id: str
+    scopes: tuple[Scope, ...]
+    created_at: datetime
+    created_by: str | None
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    description: str | None
+    is_active: bool
+
+    def usable(self, now: datetime) -> bool:
+        return (
+            self.is_active
+            and self.revoked_at is None
+            and (self.expires_at is None or self.expires_at > now)
+        )
+
+
+def _base62(number: int, width: int) -> str:
+    digits = []
+    for _ in range(width):
+        number, rest = divmod(number, 62)
+        digits.append(_ALPHABET[rest])
+    return "".join(reversed(digits))
+
+
+def _checksum(body: str) -> str:
+    return _base62(zlib.crc32(body.encode()), 6)
+
+
+def new_token() -> tuple[str, str]:
+    """(key id, token): a fresh token with 192 random bits."""
+    key_id = secrets.token_hex(6)
+    secret = _base62(int.from_bytes(secrets.token_bytes(24), "big"), 33)
+    body = f"{PREFIX}_{key_id}_{secret}"
+    return key_id, f"{body}_{_checksum(body)}"
+
+
+def key_id_of(token: str) -> str | None:
+    """The key id of a well-formed token whose checksum holds (None otherwise)."""
+    match = _TOKEN.match(token or "")
+    if match is None:
+        return None
+    body = token.rsplit("_", 1)[0]
+    return match.group(1) if hmac.compare_digest(_checksum(body), match.group(3)) else None
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _when(value: object) -> datetime | None:
+    return value if isinstance(value, datetime) else None
+
+
+def _record(row: StoredRow) -> ApiKey:
+    created = _when(row.get("created_at"))
+    assert created is not None
+    return ApiKey(
+        api_key_id=str(row["api_key_id"]),
+        tenant_id=str(row["tenant_id"]),
+        scopes=tuple(Scope(s) for s in (row.get("scopes") or ()) if s in set(Scope)),
+        created_at=created,
+        created_by=row.get("created_by"),
+        expires_at=_when(row.get("expires_at")),
+        revoked_at=_when(row.get("revoked_at")),
+        last_used_at=_when(row.get("last_used_at")),
+        description=row.get("description"),
+        is_active=bool(row.get("is_active")),
+    )
+
+
+class KeyStore:
+    """The API keys of a home (its control store), for every tenant."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store  # the control store; rows are written under each key's tenant
+
+    def _as(self, tenant: str) -> MetadataStore:
+        from lakeguard.store.store import MetadataStore
+
+        found = MetadataStore(self._store.namespace, self._store.root, tenant)
+        found._ready = True  # the same tables, already ensured
+        return found
+
+    def _rows(self, **where: str) -> list[StoredRow]:
+        filters = [(k, "=", v) for k, v in where.items()]
+        return self._store.rows(TABLE, filters=filters, all_tenants=True)
+
+    def _write(self, row: StoredRow) -> None:
+        row = {k: v for k, v in row.items() if k not in ("definition_hash", "updated_at")}
+        content = {k: v for k, v in row.items() if k not in ("created_at",)}
+        stored = {**row, "definition_hash": fingerprint(content)}
+        self._as(str(row["tenant_id"])).upsert(TABLE, [stored])
+
+    def create(
+        self,
+        tenant: str,
+        scopes: tuple[Scope, ...],
+        *,
+        expires_in: timedelta | None = None,
+        description: str | None = None,
+        created_by: str | None = None,
+    ) -> tuple[ApiKey, str]:
+        """A new key of `tenant`: (its record, its token, shown this once)."""
+        now = self._store.now()
+        key_id, token = new_token()
+        row: StoredRow = {
+            "tenant_id": tenant,
+            "api_key_id": key_id,
+            "api_key_hash": token_hash(token),
+            "scopes": sorted(str(s) for s in scopes),
+            "created_by": created_by,
+            "created_at": now,
+            "expires_at": now + expires_in if expires_in else None,
+            "revoked_at": None,
+            "is_active": True,
+            "last_used_at": None,
+            "description": description,
+        }
+        self._write(row)
+        return _record(row), token
+
+    def list(self, tenant: str | None = None) -> list[ApiKey]:
+        rows = self._rows(tenant_id=tenant) if tenant else self._rows()
+        return sorted((_record(r) for r in rows), key=lambda k: k.created_at)
+
+    def _row(self, key_id: str, tenant: str | None = None) -> StoredRow:
+        rows = self._rows(api_key_id=key_id)
+        rows = [r for r in rows if tenant is None or r["tenant_id"] == tenant]
+        if not rows:
+            raise NotRegisteredError(
+                f"no API key {key_id}" + (f" for tenant {tenant}" if tenant else ""),
+                where=TABLE,
+                fix="list the keys with `laketx keys list`",
+            )
+        return rows[0]
+
+    def revoke(self, key_id: str, tenant: str | None = None) -> ApiKey:
+        """Stop a key at once (it is kept, revoked, for the record)."""
+        row = {**self._row(key_id, tenant), "revoked_at": self._store.now(), "is_active": False}
+        self._write(row)
+        return _record(row)
+
+    def rotate(
+        self, key_id: str, overlap: timedelta, tenant: str | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new key with the same tenant, scopes and description; the old one keeps working
+        for `overlap`, then expires."""
+        old = self._row(key_id, tenant)
+        now = self._store.now()
+        ends = now + overlap
+        expires = _when(old.get("expires_at"))
+        if expires is None or expires > ends:
+            self._write({**old, "expires_at": ends})
+        before = _record(old)
+        remaining = before.expires_at - now if before.expires_at else None
+        return self.create(
+            before.tenant_id,
+            before.scopes,
+            expires_in=remaining if remaining and remaining > overlap else None,
+            description=before.description,
+            created_by=f"rotation of {key_id}",
+        )
+
+    def authenticate(self, token: str) -> ApiKey:
+        """The usable key behind a presented token; AuthError (never naming the token) when
+        it is malformed, unknown, wrong, expired, revoked or inactive."""
+        key_id = key_id_of(token)
+        refused = AuthError(
+            "the API key is not valid",
+            fix="send a valid, unexpired key as `Authorization: Bearer <key>`",
+        )
+        if key_id is None:
+            raise refused
+        rows = self._rows(api_key_id=key_id)
+        presented = token_hash(token)
+        row = next(
+            (r for r in rows if hmac.compare_digest(str(r["api_key_hash"]), presented)), None
+        )
+        now = self._store.now()
+        if row is None or not _record(row).usable(now):
+            raise refused
+        last = _when(row.get("last_used_at"))
+        if last is None or now - last >= TOUCH_EVERY:
+            self._write({**row, "last_used_at": now})
+            row = {**row, "last_used_at": now}
+        return _record(row)

@@ -1,0 +1,199 @@
+"""`laketx serve`, `laketx scheduler` and `laketx keys`: the service's commands (thin, like
+the rest of the CLI)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from datetime import datetime, timedelta
+from typing import Any
+
+import typer
+
+from lakeguard.errors import ConfigError
+from lakeguard.keys import Scope
+from lakeguard.schedule import CatchUp
+from openlaketx.cli import JsonFlag, _guard, _print_json, app, config_of, err, out
+from openlaketx.render import rows_table
+
+keys_app = typer.Typer(help="API keys of the service: create, list, revoke, rotate.")
+app.add_typer(keys_app, name="keys")
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+
+
+def parse_duration(text: str) -> timedelta:
+    """`90d`, `12h`, `30m`, `45s`."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ConfigError(
+            f"{text!r} is not a duration", fix="write it as a number and s, m, h or d: 90d"
+        )
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[match.group(2)]
+    return timedelta(**{unit: int(match.group(1))})
+
+
+def _scopes(text: str) -> tuple[Scope, ...]:
+    found = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if part not in set(Scope):
+            raise ConfigError(
+                f"unknown scope {part!r}",
+                fix=f"scopes are {', '.join(s.value for s in Scope)}",
+            )
+        found.append(Scope(part))
+    if not found:
+        raise ConfigError("a key needs at least one scope", fix="pass --scopes runs:read")
+    return tuple(found)
+
+
+def _tenants(ctx: typer.Context) -> Any:
+    from openlaketx.service.tenants import Tenants
+
+    return Tenants(config_of(ctx))
+
+
+def _key_row(key: Any) -> dict[str, Any]:
+    row = asdict(key)
+    row["scopes"] = ",".join(str(s) for s in key.scopes)
+    return row
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    tenant: str = typer.Option(..., help="The tenant the key belongs to."),
+    scopes: str = typer.Option(..., help="runs:trigger, runs:read, keys:admin (comma-separated)."),
+    expires_in: str | None = typer.Option(None, help="e.g. 90d; default: never expires."),
+    description: str | None = typer.Option(None),
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a key; its token is printed this once (only its hash is kept)."""
+    from openlaketx.config import LakehouseConfig
+
+    def work() -> tuple[Any, str]:
+        LakehouseConfig.check_tenant(tenant)
+        return _tenants(ctx).keys.create(
+            tenant,
+            _scopes(scopes),
+            expires_in=parse_duration(expires_in) if expires_in else None,
+            description=description,
+            created_by="cli",
+        )
+
+    key, token = _guard(ctx, as_json, work)
+    if as_json:
+        _print_json({**_key_row(key), "token": token})
+    else:
+        out.print(f"key {key.api_key_id} for tenant {key.tenant_id} ({', '.join(key.scopes)})")
+        out.print(token, markup=False, highlight=False)
+        err.print("store the token now: it is not shown again", highlight=False)
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(None, help="Only this tenant's keys."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Keys with their tenant, scopes, expiry and last use (never a token or a hash)."""
+    rows = _guard(ctx, as_json, lambda: [_key_row(k) for k in _tenants(ctx).keys.list(tenant)])
+    if as_json:
+        _print_json(rows)
+    else:
+        out.print(rows_table(rows, title="API keys"))
+
+
+@keys_app.command("revoke")
+def keys_revoke(ctx: typer.Context, key_id: str, as_json: JsonFlag = False) -> None:
+    """Stop a key at once."""
+    key = _guard(ctx, as_json, lambda: _tenants(ctx).keys.revoke(key_id))
+    if as_json:
+        _print_json(_key_row(key))
+    else:
+        out.print(f"revoked key {key.api_key_id} of tenant {key.tenant_id}")
+
+
+@keys_app.command("rotate")
+def keys_rotate(
+    ctx: typer.Context,
+    key_id: str,
+    overlap: str = typer.Option("24h", help="How long the old key keeps working."),
+    as_json: JsonFlag = False,
+) -> None:
+    """A new key for the same tenant and scopes; the old one stops after the overlap."""
+    key, token = _guard(
+        ctx, as_json, lambda: _tenants(ctx).keys.rotate(key_id, parse_duration(overlap))
+    )
+    if as_json:
+        _print_json({**_key_row(key), "token": token, "replaces": key_id})
+    else:
+        out.print(f"key {key.api_key_id} replaces {key_id} (which stops in {overlap})")
+        out.print(token, markup=False, highlight=False)
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    port: int = typer.Option(8765, min=0, max=65535, help="Port (0: any free one)."),
+    workers: int = typer.Option(2, min=1, max=64, help="Runs executed at once."),
+    scheduler_every: float = typer.Option(
+        5.0, min=0.0, help="Seconds between scheduler passes (0: no scheduler)."
+    ),
+    catch_up: CatchUp = typer.Option(CatchUp.LATEST, help="After downtime: latest or all."),
+    drain_timeout: float = typer.Option(300.0, min=0.0, help="Seconds SIGTERM waits for runs."),
+) -> None:
+    """Serve the HTTP API and run the scheduler, with one warm Spark session."""
+    from openlaketx.service.serve import serve as run_server
+
+    _guard(
+        ctx,
+        False,
+        lambda: run_server(
+            config_of(ctx),
+            host=host,
+            port=port,
+            workers=workers,
+            scheduler_every=scheduler_every,
+            catch_up=catch_up,
+            drain_timeout=drain_timeout,
+            announce=lambda m: err.print(m, highlight=False, markup=False),
+        ),
+    )
+
+
+@app.command()
+def scheduler(
+    ctx: typer.Context,
+    once: bool = typer.Option(False, "--once", help="One pass, then wait for its runs."),
+    now: datetime | None = typer.Option(
+        None, help="Evaluate schedules as of this UTC time (default: now)."
+    ),
+    catch_up: CatchUp = typer.Option(CatchUp.LATEST, help="After downtime: latest or all."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Run due schedules and triggers (from cron or an orchestrator: `--once`)."""
+    from openlaketx.service.runs import RunService
+    from openlaketx.service.scheduler import Scheduler
+
+    if not once:
+        raise typer.BadParameter("use --once (or `laketx serve`, which runs the scheduler)")
+
+    def work() -> list[dict[str, Any]]:
+        runs = RunService(_tenants(ctx), workers=1)
+        when = now.replace(tzinfo=None) if now else None
+        # a pass as of `now`: ticks before it are due, those claimed already are not
+        passes = Scheduler(runs, catch_up=catch_up)
+        if when is not None:
+            passes.clock = lambda: when
+        fired = passes.tick()
+        runs.wait_idle(timeout=24 * 3600)
+        runs.drain(0)
+        return [asdict(f) for f in fired]
+
+    rows = _guard(ctx, as_json, work)
+    if as_json:
+        _print_json(rows)
+    else:
+        out.print(rows_table(rows, title="scheduler pass"))

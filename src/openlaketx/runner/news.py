@@ -1,0 +1,94 @@
+"""Whether a run would find anything new, decided from metadata and listings, without Spark.
+
+A bronze dataset is up to date when none of its file sources lists a file it has not taken
+(a local listing) and none of its Delta sources has a version it has not read (delta-rs); a
+derived one when its parents have no approved version it has not consumed. A dataset with a
+published but unrecorded commit (a crash to recover), or a source that only Spark can answer
+for (JDBC, a remote file system), may have something: the run starts Spark as usual.
+"""
+
+from __future__ import annotations
+
+from lakeguard.commits import app_id, published_through
+from lakeguard.store import StoreReader
+from lakeguard.store.records import DatasetDef
+from lakeguard.store.registry import Registry
+from lakeguard.vocabulary import Layer, SourceLoad
+from openlaketx.sources.files import select_files, source_path
+from openlaketx.sources.listing import local_files
+from openlaketx.tables import dataset_location
+
+
+def nothing_new(
+    reader: StoreReader, registry: Registry, datasets: list[str], warehouse: str
+) -> dict[str, str] | None:
+    """For each dataset, why it has nothing new; None when any of them may have something."""
+    notes = {}
+    for dataset_id in datasets:
+        note = _up_to_date(reader, registry, registry.dataset(dataset_id), warehouse)
+        if note is None:
+            return None
+        notes[dataset_id] = note
+    return notes
+
+
+def _up_to_date(
+    reader: StoreReader, registry: Registry, dataset: DatasetDef, warehouse: str
+) -> str | None:
+    own = reader.approved(dataset.dataset_id)
+    path = dataset_location(warehouse, dataset.table_name)
+    if published_through(path, app_id(reader.tenant, dataset.dataset_id)) > (
+        own.version if own else 0
+    ):
+        return None  # a crashed run's commit waits to be recorded
+    if dataset.layer == Layer.BRONZE:
+        return _sources_up_to_date(reader, registry, dataset)
+    consumed = own.upstream_refs if own else {}
+    waiting = []
+    for parent in dataset.parents:
+        latest = reader.approved(parent)
+        if latest is None:
+            waiting.append(parent)
+        elif latest.version > consumed.get(parent, 0):
+            return None
+    # the same words as a run that looked (runner/inputs.py, runner/models.py)
+    if dataset.transform.sql is None:
+        return f"no new approved version of {dataset.parents[0]}"
+    if waiting:
+        return f"no approved version of {', '.join(waiting)} yet"
+    return "no new approved version of the parents"
+
+
+def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: DatasetDef) -> str | None:
+    from deltalake import DeltaTable
+
+    objects = registry.source_objects(dataset.dataset_id)
+    if not objects:
+        return "no active source object lands here"
+    progress = reader.source_progress(dataset.dataset_id)
+    notes = []
+    for obj in objects:
+        system = registry.system(obj.source_system_id)
+        if not system.enabled:
+            return None  # the run says so, as an error
+        if system.kind == "file" and obj.load_type == SourceLoad.APPEND:
+            listed = local_files(
+                source_path(system, obj.locator), content_hash=obj.ingest.content_hash
+            )
+            if listed is None:
+                return None
+            chosen = select_files(listed, progress.files.get(obj.source_object_id, {}))
+            if chosen.new or chosen.changed:
+                return None
+            notes.append(f"no new file at {source_path(system, obj.locator)}")
+        elif system.kind == "delta" and obj.load_type == SourceLoad.INCREMENTAL:
+            where = source_path(system, obj.locator)
+            if "://" in where or not DeltaTable.is_deltatable(where):
+                return None  # a table name, or a remote table: Spark looks
+            last = progress.source_versions.get(obj.source_object_id)
+            if last is None or int(DeltaTable(where).version()) > last:
+                return None
+            notes.append(f"{obj.locator} has no version after {last}")
+        else:
+            return None  # a snapshot, or a database: only a read can tell
+    return "; ".join(notes) or "nothing new in the sources"

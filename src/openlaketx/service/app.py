@@ -1,0 +1,317 @@
+"""The HTTP API under /api/v1 (FastAPI): runs, datasets, decisions, approved rows, verify,
+webhooks and the tenant's keys.
+
+Every route goes through the `Lakehouse` facade of the caller's tenant: the tenant comes from
+the API key (or, for a webhook, from the signed request), so another tenant's job, run or
+dataset is simply not there (404, never 403). Arbitrary SQL is never accepted.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations, which name
+# dependencies local to `create_app`.
+
+import hashlib
+import hmac
+import re
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from lakeguard.errors import AuthError, NotRegisteredError
+from lakeguard.keys import ApiKey, Scope
+from lakeguard.shapes import JsonObject
+from lakeguard.store.requests import find
+from lakeguard.vocabulary import TriggerType
+from openlaketx.config import DEFAULT_TENANT
+from openlaketx.lakehouse import Lakehouse
+from openlaketx.service import problems
+from openlaketx.service.auth import Authenticator, FailureBrake
+from openlaketx.service.limits import BodyLimit
+from openlaketx.service.runs import RunService
+from openlaketx.sources.credentials import resolve
+
+PREFIX = "/api/v1"
+ID = r"^[a-z][a-z0-9_]{0,62}$"
+RUN_ID = r"^[0-9a-f]{32}$"
+MAX_ROWS = 1000
+MAX_RUNS = 100
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunRequest(Model):
+    wait: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=3600.0,
+        description="Seconds the run may wait for another run holding one of its datasets "
+        "(0: answer 409 at once)",
+    )
+
+
+class RunAccepted(Model):
+    run_id: str
+    job_id: str
+    new: bool = Field(description="False: the Idempotency-Key named an earlier request")
+
+
+class RunSummary(Model):
+    run_id: str
+    job_id: str
+    status: str = Field(description="PENDING, RUNNING, COMPLETED, BLOCKED or FAILED")
+    trigger_type: str
+    triggered_by: str | None
+    start_time: datetime
+    end_time: datetime | None
+    duration_ms: int | None
+    error: str | None
+    current_step: str | None = Field(description="A run in flight: the dataset it is on")
+
+
+class RunPage(Model):
+    runs: list[RunSummary]
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class RunDetail(RunSummary):
+    retry_of: str | None
+    scheduled_for: datetime | None
+    attempts: list[JsonObject]
+    steps: list[JsonObject]
+    decisions: list[JsonObject]
+
+
+class RowsPage(Model):
+    dataset_id: str
+    version: int
+    rows: list[JsonObject]
+    limit: int
+    offset: int
+
+
+def _summary(record: Any) -> RunSummary:
+    return RunSummary(
+        run_id=record.pipeline_logging_id,
+        job_id=record.pipeline_id,
+        status=str(record.status),
+        trigger_type=str(record.trigger_type),
+        triggered_by=record.triggered_by,
+        start_time=record.start_time,
+        end_time=record.end_time,
+        duration_ms=record.duration_ms,
+        error=record.error_message,
+        current_step=record.current_step,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Rows and records as JSON-ready values (dates as ISO text)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
+    """The API app over a home's tenants (their lakehouses open in `runs.tenants`)."""
+    tenants = runs.tenants
+    auth = Authenticator(tenants.keys, FailureBrake())
+    app = FastAPI(
+        title="OpenLakeTx + LakeGuard",
+        version="1",
+        openapi_url=f"{PREFIX}/openapi.json",
+        docs_url=None,  # the interactive pages load scripts from a CDN: not served
+        redoc_url=None,
+    )
+    app.add_middleware(BodyLimit, limit=body_limit)
+    problems.install(app)
+    app.state.runs = runs
+    app.state.brake = auth.brake
+
+    def lakehouse(key: ApiKey) -> Lakehouse:
+        return tenants.get(key.tenant_id)
+
+    reading = Depends(auth.require(Scope.RUNS_READ))
+    triggering = Depends(auth.require(Scope.RUNS_TRIGGER))
+    administering = Depends(auth.require(Scope.KEYS_ADMIN))
+    job_path = Path(pattern=ID, max_length=63)
+    dataset_path = Path(pattern=ID, max_length=63)
+    run_path = Path(pattern=RUN_ID)
+
+    @app.get(f"{PREFIX}/health")
+    def health() -> JsonObject:
+        return {"status": "ok", "accepting": runs.accepting, "in_flight": runs.in_flight()}
+
+    @app.post(f"{PREFIX}/jobs/{{job_id}}/runs", status_code=202, response_model=RunAccepted)
+    def trigger(
+        response: Response,
+        job_id: Annotated[str, job_path],
+        key: Annotated[ApiKey, triggering],
+        body: RunRequest | None = None,
+        idempotency_key: Annotated[
+            str | None, Header(alias="Idempotency-Key", max_length=200, pattern=r"^[\x21-\x7e]+$")
+        ] = None,
+    ) -> RunAccepted:
+        accepted = runs.submit(
+            key.tenant_id,
+            job_id,
+            trigger_type=TriggerType.API,
+            triggered_by=f"api key {key.api_key_id}",
+            request_key=f"idem:{idempotency_key}" if idempotency_key else None,
+            wait=body.wait if body else 0.0,
+        )
+        response.headers["Location"] = f"{PREFIX}/runs/{accepted.run_id}"
+        return RunAccepted(run_id=accepted.run_id, job_id=accepted.job_id, new=accepted.new)
+
+    @app.get(f"{PREFIX}/runs", response_model=RunPage)
+    def list_runs(
+        key: Annotated[ApiKey, reading],
+        limit: Annotated[int, Query(ge=1, le=MAX_RUNS)] = 20,
+        offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+    ) -> RunPage:
+        found = lakehouse(key).reader.job_runs(limit + 1, offset)
+        return RunPage(
+            runs=[_summary(r) for r in found[:limit]],
+            limit=limit,
+            offset=offset,
+            next_offset=offset + limit if len(found) > limit else None,
+        )
+
+    @app.get(f"{PREFIX}/runs/{{run_id}}", response_model=RunDetail)
+    def get_run(run_id: Annotated[str, run_path], key: Annotated[ApiKey, reading]) -> RunDetail:
+        lh = lakehouse(key)
+        record = lh.reader.job_run(run_id)
+        if record is None:
+            raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
+        request = find(lh.store, run_id)
+        attempts = lh.reader.attempts(run_id)
+        decisions = lh.reader.decisions(run_ids=[a["run_id"] for a in attempts])
+        return RunDetail(
+            **_summary(record).model_dump(),
+            retry_of=request.retry_of if request else None,
+            scheduled_for=request.scheduled_for if request else None,
+            attempts=_plain(attempts),
+            steps=_plain(lh.reader.steps(run_id)),
+            decisions=[_plain({**asdict(d), "evidence": d.evidence.to_json()}) for d in decisions],
+        )
+
+    @app.get(f"{PREFIX}/datasets")
+    def list_datasets(key: Annotated[ApiKey, reading]) -> list[JsonObject]:
+        return [_plain(asdict(s)) for s in lakehouse(key).status()]
+
+    @app.get(f"{PREFIX}/datasets/{{dataset_id}}")
+    def get_dataset(
+        dataset_id: Annotated[str, dataset_path], key: Annotated[ApiKey, reading]
+    ) -> JsonObject:
+        lh = lakehouse(key)
+        lh.dataset(dataset_id)  # 404 when it is not this tenant's
+        (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
+        latest = lh.reader.latest_decision(dataset_id)
+        return _plain(
+            {
+                **asdict(status),
+                "versions": [asdict(v) for v in lh.reader.versions(dataset_id)],
+                "trust": asdict(lh.reader.trust([dataset_id])[dataset_id]),
+                "latest_decision": None
+                if latest is None
+                else {**asdict(latest), "evidence": latest.evidence.to_json()},
+            }
+        )
+
+    @app.get(f"{PREFIX}/datasets/{{dataset_id}}/decisions/{{run_id}}")
+    def get_decision(
+        dataset_id: Annotated[str, dataset_path],
+        run_id: Annotated[str, run_path],
+        key: Annotated[ApiKey, reading],
+    ) -> JsonObject:
+        decision = lakehouse(key).explain(dataset_id, run_id)
+        return _plain({**asdict(decision), "evidence": decision.evidence.to_json()})
+
+    @app.get(f"{PREFIX}/datasets/{{dataset_id}}/rows", response_model=RowsPage)
+    def get_rows(
+        dataset_id: Annotated[str, dataset_path],
+        key: Annotated[ApiKey, reading],
+        version: Annotated[int | None, Query(ge=1)] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_ROWS)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> RowsPage:
+        lh = lakehouse(key)
+        approved = lh.gate.latest(dataset_id, version) if lh.dataset(dataset_id) else None
+        frame = lh.read(dataset_id, version)
+        assert approved is not None
+        rows = [r.asDict(recursive=True) for r in frame.offset(offset).limit(limit).collect()]
+        return RowsPage(
+            dataset_id=dataset_id,
+            version=approved.version,
+            rows=_plain(rows),
+            limit=limit,
+            offset=offset,
+        )
+
+    @app.post(f"{PREFIX}/verify")
+    def verify(key: Annotated[ApiKey, reading]) -> JsonObject:
+        violations = lakehouse(key).verify()
+        return {"holds": not violations, "violations": [_plain(asdict(v)) for v in violations]}
+
+    @app.post(f"{PREFIX}/hooks/{{job_id}}", status_code=202, response_model=RunAccepted)
+    async def webhook(
+        request: Request,
+        response: Response,
+        job_id: Annotated[str, job_path],
+        signature: Annotated[str | None, Header(alias="X-LakeTx-Signature")] = None,
+        tenant: Annotated[
+            str, Header(alias="X-LakeTx-Tenant", pattern=r"^[a-z][a-z0-9_-]{0,62}$")
+        ] = DEFAULT_TENANT,
+        delivery: Annotated[str | None, Header(alias="X-LakeTx-Delivery", max_length=200)] = None,
+    ) -> RunAccepted:
+        body = await request.body()
+        if tenant not in tenants.known():  # never creates a tenant
+            raise NotRegisteredError(f"no webhook for job {job_id}", where="jobs")
+        lh = tenants.get(tenant)
+        job = lh.reader.registry().job(job_id)
+        if job is None or "webhook" not in job.triggers or not job.webhook_secret_ref:
+            raise NotRegisteredError(f"no webhook for job {job_id}", where="jobs")
+        secret = resolve(job.webhook_secret_ref, where=f"jobs[{job_id}].webhook_secret_ref")
+        expected = hmac.new((secret or "").encode(), body, hashlib.sha256).hexdigest()
+        given = re.sub(r"^sha256=", "", signature or "")
+        if not hmac.compare_digest(expected, given):
+            raise AuthError(
+                "the webhook's signature does not match its body",
+                fix="sign the raw body with HMAC-SHA256 and the job's secret, sent as "
+                "`X-LakeTx-Signature: sha256=<hex>`",
+            )
+        accepted = runs.submit(
+            tenant,
+            job_id,
+            trigger_type=TriggerType.WEBHOOK,
+            triggered_by=f"webhook {delivery}" if delivery else "webhook",
+            request_key=f"hook:{job_id}:{delivery}" if delivery else None,
+        )
+        response.headers["Location"] = f"{PREFIX}/runs/{accepted.run_id}"
+        return RunAccepted(run_id=accepted.run_id, job_id=accepted.job_id, new=accepted.new)
+
+    @app.get(f"{PREFIX}/keys")
+    def list_keys(key: Annotated[ApiKey, administering]) -> list[JsonObject]:
+        return [_plain(asdict(k)) for k in tenants.keys.list(key.tenant_id)]
+
+    @app.post(f"{PREFIX}/keys/{{key_id}}/revoke")
+    def revoke_key(
+        key_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")],
+        key: Annotated[ApiKey, administering],
+    ) -> JsonObject:
+        return _plain(asdict(tenants.keys.revoke(key_id, key.tenant_id)))
+
+    return app

@@ -1,0 +1,138 @@
+"""Every error over HTTP as RFC 9457 `application/problem+json`, with the what / where / fix
+the engine's errors carry, and never a token, a hash or an internal trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from lakeguard.errors import (
+    AuthError,
+    ForbiddenError,
+    LakeTxError,
+    NotRegisteredError,
+    ValidationError,
+    WriteConflict,
+)
+
+MEDIA_TYPE = "application/problem+json"
+_log = logging.getLogger(__name__)
+
+
+class TooManyFailures(LakeTxError):
+    """Too many failed authentications from one client (HTTP 429)."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            "too many failed authentications from this client",
+            fix=f"wait {retry_after} s, then send a valid key",
+        )
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(LakeTxError):
+    """A request body over the limit (HTTP 413)."""
+
+
+class BadRequest(LakeTxError):
+    """A request the API refuses as it is (HTTP 400)."""
+
+
+def _status(exc: LakeTxError) -> int:
+    from openlaketx.service.runs import ServiceStopping
+
+    for kind, status in (
+        (AuthError, 401),
+        (ForbiddenError, 403),
+        (NotRegisteredError, 404),
+        (WriteConflict, 409),
+        (PayloadTooLarge, 413),
+        (ValidationError, 422),
+        (TooManyFailures, 429),
+        (ServiceStopping, 503),
+        (BadRequest, 400),
+    ):
+        if isinstance(exc, kind):
+            return status
+    return 400
+
+
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    instance: str,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {
+        "type": f"https://openlaketx.dev/problems/{title.lower().replace(' ', '-')}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+        **(extra or {}),
+    }
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    """Answer every error with a problem document."""
+
+    @app.exception_handler(LakeTxError)
+    async def _laketx(request: Request, exc: LakeTxError) -> JSONResponse:
+        status = _status(exc)
+        headers = {}
+        if status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, TooManyFailures):
+            headers["Retry-After"] = str(exc.retry_after)
+        if status == 503:
+            headers["Retry-After"] = "30"
+        extra: dict[str, Any] = {"where": exc.where, "fix": exc.fix, "transient": exc.transient}
+        if isinstance(exc, ValidationError):
+            extra["errors"] = exc.errors
+        return problem(
+            status, exc.kind, exc.what, instance=request.url.path, extra=extra, headers=headers
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"path": ".".join(str(p) for p in e.get("loc", ())), "message": str(e.get("msg"))}
+            for e in exc.errors()
+        ]
+        return problem(
+            422,
+            "Invalid request",
+            "the request does not fit the API",
+            instance=request.url.path,
+            extra={"errors": errors},
+        )
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
+        return problem(
+            exc.status_code,
+            title,
+            str(exc.detail),
+            instance=request.url.path,
+            headers=dict(exc.headers or {}),
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        _log.error("unexpected error on %s: %s", request.url.path, type(exc).__name__)
+        return problem(
+            500,
+            "Internal error",
+            "the service failed to answer this request (its log has the cause)",
+            instance=request.url.path,
+        )

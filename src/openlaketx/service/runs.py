@@ -1,0 +1,266 @@
+"""Runs the service accepts and executes on a bounded worker pool.
+
+A run is accepted before it starts: its request is claimed (`run_requests`, once per request
+key), a PENDING event makes it visible, and a worker runs it through the `Lakehouse` facade
+as the CLI would, under the id it was given. A transient failure is retried as a new run
+(`trigger_type=retry`, linked to the one it retries) after an exponential backoff with jitter,
+up to the job's `max_retries`; a blocked decision is an outcome and never retried.
+
+Draining (SIGTERM) stops accepting, lets the runs in flight finish, and records the ones not
+started yet as FAILED.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from lakeguard.errors import LakeTxError, WriteConflict, describe
+from lakeguard.liveness import worker_instance
+from lakeguard.retries import backoff
+from lakeguard.store import RunWriter, StoreReader
+from lakeguard.store.requests import claim
+from lakeguard.store.runtime_rows import RunEventRow, RunRequestRow, new_id
+from lakeguard.store.store import utcnow
+from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
+from openlaketx.lakehouse import Lakehouse
+from openlaketx.runner.job import JobResult, plan
+from openlaketx.runner.lifecycle import JobRun
+from openlaketx.service.tenants import Tenants
+
+_log = logging.getLogger(__name__)
+
+
+class ServiceStopping(LakeTxError):
+    """The service is draining: it accepts no new run (HTTP 503)."""
+
+    transient = True
+    exit_code = 12
+
+
+@dataclass(frozen=True)
+class Accepted:
+    run_id: str
+    tenant: str
+    job_id: str
+    new: bool  # False: the request key named a run accepted before; this is that run
+
+
+def transient_failure(result: JobResult) -> bool:
+    """Whether a run failed for a reason worth another run (never a blocked decision)."""
+    if result.status != JobStatus.FAILED:
+        return False
+    if result.refused is not None:
+        return bool(result.refused.transient)
+    failed = [s for s in result.steps if s.status == AttemptStatus.FAILED]
+    return bool(failed) and all(s.error is not None and s.error.transient for s in failed)
+
+
+class RunService:
+    """Accepts runs for any tenant and runs them on `workers` threads."""
+
+    def __init__(
+        self,
+        tenants: Tenants,
+        *,
+        workers: int = 2,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.tenants = tenants
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laketx-run")
+        self._accepting = True
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._futures: dict[str, Future[None]] = {}
+        self._rng = rng or random.Random()
+
+    @property
+    def accepting(self) -> bool:
+        return self._accepting
+
+    def submit(
+        self,
+        tenant: str,
+        job_id: str,
+        *,
+        trigger_type: TriggerType,
+        triggered_by: str,
+        request_key: str | None = None,
+        wait: float = 0.0,
+        retry_of: str | None = None,
+        not_before: datetime | None = None,
+        scheduled_for: datetime | None = None,
+    ) -> Accepted:
+        """Accept a run of `job_id` (a job or a dataset) for `tenant`: answers with its id at
+        once; the same `request_key` gives the same run. WriteConflict when another run holds
+        one of its datasets and the request does not wait; NotRegisteredError when the job
+        is not the tenant's."""
+        if not self._accepting:
+            raise ServiceStopping(
+                "the service is stopping and accepts no new run",
+                fix="send the request again once the service is back",
+            )
+        lh = self.tenants.get(tenant)
+        job_plan = plan(lh.reader.registry(), job_id)
+        run_id = new_id()
+        request = RunRequestRow(
+            request_key=request_key or run_id,
+            tenant_id=lh.store.tenant,
+            job_id=job_plan.pipeline_id,
+            run_id=run_id,
+            trigger_type=trigger_type,
+            triggered_by=triggered_by,
+            retry_of=retry_of,
+            not_before=not_before,
+            scheduled_for=scheduled_for,
+            requested_at=lh.store.now(),
+        )
+        if wait <= 0 and not_before is None:
+            self._refuse_if_held(lh, job_plan.datasets, request_key)
+        found, fresh = claim(lh.store, request)
+        if not fresh:
+            return Accepted(found.run_id, tenant, found.job_id, new=False)
+        RunWriter(lh.store).append([self._pending(lh, request)])
+        with self._lock:
+            self._futures[run_id] = self._pool.submit(self._execute, tenant, request, wait)
+        return Accepted(run_id, tenant, request.job_id, new=True)
+
+    def _refuse_if_held(self, lh: Lakehouse, datasets: list[str], request_key: str | None) -> None:
+        reader = StoreReader(lh.store)
+        for dataset in datasets:
+            held = reader.lease(dataset)
+            if held is None:
+                continue
+            if request_key is not None:  # a request sent again may name the run holding it
+                from lakeguard.store.requests import find
+
+                earlier = find(lh.store, held.run_id)
+                if earlier is not None and earlier.request_key == request_key:
+                    return
+            raise WriteConflict(
+                f"dataset {dataset} is being written by run {held.run_id}",
+                where=f"dataset_leases[{dataset}]",
+                fix='wait for that run to finish, or ask to wait ({"wait": seconds})',
+                details={"run_id": held.run_id, "dataset_id": dataset},
+            )
+
+    @staticmethod
+    def _pending(lh: Lakehouse, request: RunRequestRow) -> RunEventRow:
+        return RunEventRow(
+            run_id=request.run_id,
+            pipeline_logging_id=request.run_id,
+            pipeline_id=request.job_id,
+            tenant_id=lh.store.tenant,
+            status=EventStatus.PENDING,
+            event_time=lh.store.now(),
+            worker_instance=worker_instance(),
+            message=f"retry of {request.retry_of}" if request.retry_of else None,
+            trigger_type=request.trigger_type,
+            triggered_by=request.triggered_by,
+        )
+
+    def _execute(self, tenant: str, request: RunRequestRow, wait: float) -> None:
+        lh = self.tenants.get(tenant)
+        try:
+            if request.not_before is not None:
+                delay = (request.not_before - utcnow()).total_seconds()
+                if delay > 0:
+                    self._stop.wait(delay)
+            if self._stop.is_set():
+                self._never_started(lh, request, "the service stopped before the run started")
+                return
+            result = lh.run(
+                request.job_id,
+                trigger_type=request.trigger_type,
+                triggered_by=request.triggered_by,
+                wait=wait,
+                run_id=request.run_id,
+                retries=False,
+            )
+            self._maybe_retry(tenant, lh, request, result)
+        except Exception as exc:  # the run's own rows say what happened; keep the worker alive
+            _log.error("run %s of %s ended: %s", request.run_id, tenant, describe(exc))
+        finally:
+            with self._lock:
+                self._futures.pop(request.run_id, None)
+
+    @staticmethod
+    def _never_started(lh: Lakehouse, request: RunRequestRow, why: str) -> None:
+        job = JobRun(
+            RunWriter(lh.store),
+            request.job_id,
+            trigger_type=request.trigger_type,
+            triggered_by=request.triggered_by,
+            parameters={},
+            config_version="",
+            run_id=request.run_id,
+        )
+        job.finish(JobStatus.FAILED, why)
+
+    def _maybe_retry(
+        self, tenant: str, lh: Lakehouse, request: RunRequestRow, result: JobResult
+    ) -> None:
+        if not transient_failure(result) or not self._accepting:
+            return
+        job = lh.reader.registry().job(request.job_id)
+        limit = job.max_retries if job else 0
+        attempt = self._retry_number(lh, request) + 1
+        if attempt > limit:
+            return
+        base = job.retry_delay_seconds if job else 0
+        delay = backoff(attempt, base, self._rng)
+        self.submit(
+            tenant,
+            request.job_id,
+            trigger_type=TriggerType.RETRY,
+            triggered_by=f"retry {attempt}/{limit} of run {request.run_id}",
+            request_key=f"retry:{request.run_id}",
+            retry_of=request.run_id,
+            not_before=utcnow() + timedelta(seconds=delay),
+        )
+
+    @staticmethod
+    def _retry_number(lh: Lakehouse, request: RunRequestRow) -> int:
+        """How many retries led to this run (following `retry_of` back)."""
+        from lakeguard.store.requests import find
+
+        count, current = 0, request
+        while current.retry_of is not None and count < 100:
+            count += 1
+            earlier = find(lh.store, current.retry_of)
+            if earlier is None:
+                break
+            current = earlier
+        return count
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._futures)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no accepted run is left (True) or `timeout` seconds pass (False)."""
+        deadline = utcnow() + timedelta(seconds=timeout)
+        while utcnow() < deadline:
+            with self._lock:
+                pending = list(self._futures.values())
+            if not pending:
+                return True
+            for future in pending:
+                remaining = (deadline - utcnow()).total_seconds()
+                if remaining <= 0:
+                    return False
+                with suppress(Exception):  # a run's failure is in its rows
+                    future.result(timeout=remaining)
+        return False
+
+    def drain(self, timeout: float = 300.0) -> None:
+        """Stop accepting; runs in flight finish, runs not started are recorded FAILED."""
+        self._accepting = False
+        self._stop.set()
+        self.wait_idle(timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)

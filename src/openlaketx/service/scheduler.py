@@ -1,0 +1,225 @@
+"""The scheduler: cron schedules, file arrival and upstream promotion, turned into runs.
+
+One pass (`tick`) looks at every tenant's enabled jobs:
+
+- **schedule**: each tick (lakeguard/schedule.py) after the job's last claimed one, up to
+  now, is claimed once — `run_requests`, key `tick:<job>@<UTC time>` — so two schedulers
+  never run one tick twice; after downtime only the latest missed tick runs (or all of them,
+  with catch-up `all`). A tick that comes while the job's previous run is still in flight, or
+  while another job holds its datasets, is claimed as skipped: it does not run later.
+- **file_arrival**: a job whose file source lists a file its dataset has not taken (a local
+  listing, no Spark) starts, once per set of new files.
+- **upstream**: a job whose task reads a parent dataset that another job promoted since
+  starts, once per parent version.
+
+`laketx serve` runs a pass every few seconds; `laketx scheduler --once` runs one and waits for
+the runs it started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from lakeguard.errors import LakeTxError, WriteConflict, describe
+from lakeguard.schedule import CatchUp, due
+from lakeguard.store.records import JobDef
+from lakeguard.store.requests import claim
+from lakeguard.store.runtime_rows import RunRequestRow
+from lakeguard.store.store import utcnow
+from lakeguard.vocabulary import Layer, SourceLoad, TriggerType
+from openlaketx.lakehouse import Lakehouse
+from openlaketx.service.runs import RunService
+from openlaketx.sources.files import select_files, source_path
+from openlaketx.sources.listing import local_files
+
+_log = logging.getLogger(__name__)
+SKIPPED = "skipped"  # the run id a skipped tick is claimed under
+
+
+@dataclass(frozen=True)
+class Fired:
+    """What one pass did for one job."""
+
+    tenant: str
+    job_id: str
+    trigger: TriggerType
+    run_id: str | None  # None: skipped
+    detail: str
+
+
+class Scheduler:
+    def __init__(
+        self,
+        runs: RunService,
+        *,
+        catch_up: CatchUp = CatchUp.LATEST,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.runs = runs
+        self.catch_up = catch_up
+        self.clock = clock
+        self._stop = threading.Event()
+
+    def tick(self) -> list[Fired]:
+        """One pass over every tenant's jobs."""
+        now = self.clock()
+        fired: list[Fired] = []
+        for tenant in self.runs.tenants.known():
+            try:
+                fired += self._tenant(tenant, now)
+            except LakeTxError as exc:  # one tenant's bad definitions stop only its jobs
+                _log.error("scheduler: tenant %s: %s", tenant, describe(exc))
+        return fired
+
+    def _tenant(self, tenant: str, now: datetime) -> list[Fired]:
+        lh = self.runs.tenants.get(tenant)
+        registry = lh.reader.registry()
+        in_flight = {r.pipeline_id: r.run_id for r in lh.reader.in_flight() if not r.dataset_id}
+        fired: list[Fired] = []
+        for job in sorted(registry.jobs.values(), key=lambda j: j.job_id):
+            if not job.enabled:
+                continue
+            if job.schedule:
+                fired += self._schedule(tenant, lh, job, now, in_flight)
+            if "file_arrival" in job.triggers:
+                fired += self._files(tenant, lh, job)
+            if "upstream" in job.triggers:
+                fired += self._upstream(tenant, lh, job)
+        return fired
+
+    def _last_tick(self, lh: Lakehouse, job_id: str) -> datetime | None:
+        rows = lh.store.rows(
+            "run_requests",
+            filters=[("job_id", "=", job_id), ("trigger_type", "=", TriggerType.SCHEDULER)],
+            columns=["scheduled_for"],
+            newest_first="scheduled_for",
+            limit=1,
+        )
+        return rows[0]["scheduled_for"] if rows else None
+
+    def _schedule(
+        self, tenant: str, lh: Lakehouse, job: JobDef, now: datetime, in_flight: dict[str, str]
+    ) -> list[Fired]:
+        assert job.schedule is not None
+        # ticks are owed from the last one claimed, or from when the job was defined
+        last = self._last_tick(lh, job.job_id) or job.created_at or now
+        fired = []
+        for tick in due(job.schedule, job.timezone, last=last, now=now, catch_up=self.catch_up):
+            key = f"tick:{job.job_id}@{tick:%Y-%m-%dT%H:%M:%S}"
+            by = f"schedule '{job.schedule}' ({job.timezone}) at {tick:%Y-%m-%d %H:%M} UTC"
+            running = in_flight.get(job.job_id)
+            if running is not None:
+                fired.append(self._skip(tenant, lh, job, key, tick, by, f"run {running} in flight"))
+                continue
+            try:
+                accepted = self.runs.submit(
+                    tenant,
+                    job.job_id,
+                    trigger_type=TriggerType.SCHEDULER,
+                    triggered_by=by,
+                    request_key=key,
+                    scheduled_for=tick,
+                )
+            except WriteConflict as exc:
+                fired.append(self._skip(tenant, lh, job, key, tick, by, exc.what))
+                continue
+            fired.append(Fired(tenant, job.job_id, TriggerType.SCHEDULER, accepted.run_id, by))
+        return fired
+
+    def _skip(
+        self,
+        tenant: str,
+        lh: Lakehouse,
+        job: JobDef,
+        key: str,
+        tick: datetime,
+        by: str,
+        why: str,
+    ) -> Fired:
+        """Claim a tick without a run, so no scheduler runs it later."""
+        claim(
+            lh.store,
+            RunRequestRow(
+                request_key=key,
+                tenant_id=lh.store.tenant,
+                job_id=job.job_id,
+                run_id=SKIPPED,
+                trigger_type=TriggerType.SCHEDULER,
+                triggered_by=f"{by}: skipped, {why}",
+                scheduled_for=tick,
+                requested_at=lh.store.now(),
+            ),
+        )
+        return Fired(tenant, job.job_id, TriggerType.SCHEDULER, None, f"skipped: {why}")
+
+    def _files(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
+        registry = lh.reader.registry()
+        arrived: list[str] = []
+        for task in job.tasks:
+            dataset = registry.dataset(task.dataset_id)
+            if dataset.layer != Layer.BRONZE:
+                continue
+            progress = lh.reader.source_progress(dataset.dataset_id)
+            for obj in registry.source_objects(dataset.dataset_id):
+                system = registry.system(obj.source_system_id)
+                if system.kind != "file" or obj.load_type != SourceLoad.APPEND:
+                    continue
+                listed = local_files(source_path(system, obj.locator))
+                if listed is None:
+                    continue
+                taken = progress.files.get(obj.source_object_id, {})
+                arrived += [f"{f.path}|{f.size}" for f in select_files(listed, taken).new]
+        if not arrived:
+            return []
+        batch = hashlib.sha256("\n".join(sorted(arrived)).encode()).hexdigest()[:16]
+        detail = f"{len(arrived)} new file(s)"
+        return self._start(
+            tenant, job, TriggerType.FILE_ARRIVAL, f"files:{job.job_id}:{batch}", detail
+        )
+
+    def _upstream(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
+        registry = lh.reader.registry()
+        own = {t.dataset_id for t in job.tasks}
+        for task in job.tasks:
+            dataset = registry.dataset(task.dataset_id)
+            consumed = lh.reader.approved(dataset.dataset_id)
+            refs = consumed.upstream_refs if consumed else {}
+            for parent in dataset.parents:
+                if parent in own:
+                    continue  # written by this job itself
+                latest = lh.reader.approved(parent)
+                if latest is not None and latest.version > refs.get(parent, 0):
+                    key = f"upstream:{job.job_id}:{parent}@{latest.version}"
+                    detail = f"{parent} v{latest.version} approved"
+                    return self._start(tenant, job, TriggerType.UPSTREAM, key, detail)
+        return []
+
+    def _start(
+        self, tenant: str, job: JobDef, trigger: TriggerType, key: str, detail: str
+    ) -> list[Fired]:
+        try:
+            accepted = self.runs.submit(
+                tenant, job.job_id, trigger_type=trigger, triggered_by=detail, request_key=key
+            )
+        except WriteConflict:
+            return []  # the job is running: the next pass sees what is still new
+        if not accepted.new:
+            return []
+        return [Fired(tenant, job.job_id, trigger, accepted.run_id, detail)]
+
+    def loop(self, every: float = 5.0) -> None:
+        """Run a pass every `every` seconds until `stop` (inside `laketx serve`)."""
+        while not self._stop.wait(every):
+            try:
+                for fired in self.tick():
+                    _log.info("scheduler: %s %s: %s", fired.job_id, fired.trigger, fired.detail)
+            except Exception as exc:  # the next pass tries again
+                _log.error("scheduler pass failed: %s", describe(exc))
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,72 @@
+"""`laketx serve`: the API on uvicorn, the scheduler beside it, one warm Spark session.
+
+SIGTERM (or Ctrl-C) drains: the server stops accepting connections, the scheduler stops, runs
+in flight finish (up to `drain_timeout`), runs accepted but not started are recorded FAILED,
+and every lease is given back as its run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import threading
+from collections.abc import Callable
+
+from lakeguard.schedule import CatchUp
+from openlaketx.config import LakehouseConfig
+from openlaketx.service.app import create_app
+from openlaketx.service.runs import RunService
+from openlaketx.service.scheduler import Scheduler
+from openlaketx.service.tenants import Tenants
+
+
+def serve(
+    config: LakehouseConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    workers: int = 2,
+    scheduler_every: float = 5.0,
+    catch_up: CatchUp = CatchUp.LATEST,
+    drain_timeout: float = 300.0,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve until a signal asks to stop; returns once drained."""
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    tenants = Tenants(config)
+    runs = RunService(tenants, workers=workers)
+    app = create_app(runs)
+    scheduler = Scheduler(runs, catch_up=catch_up)
+    if scheduler_every > 0:
+        threading.Thread(
+            target=scheduler.loop, args=(scheduler_every,), name="laketx-scheduler", daemon=True
+        ).start()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    # no access log: a request line could carry what a client should never have sent
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    )
+    # uvicorn re-raises the stopping signal once it has shut down, which would end the process
+    # before the drain: this process handles SIGTERM and SIGINT itself
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+
+    def stop(signum: int, frame: object) -> None:
+        server.should_exit = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    announce(f"laketx serve: listening on http://{host}:{bound}/api/v1 (home {config.home})")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        announce("laketx serve: draining (no new runs; runs in flight finish)")
+        scheduler.stop()
+        runs.drain(drain_timeout)
+        announce("laketx serve: stopped")

@@ -1,0 +1,43 @@
+"""Each tenant's lakehouse, opened on first use (its namespace and warehouse created then),
+all sharing the process's one SparkSession."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from lakeguard.keys import KeyStore
+from lakeguard.store import MetadataStore
+from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
+from openlaketx.lakehouse import Lakehouse
+
+
+class Tenants:
+    """The lakehouses of a home, one per tenant."""
+
+    def __init__(self, base: LakehouseConfig) -> None:
+        self.base = base
+        self._open: dict[str, Lakehouse] = {}
+        self._lock = threading.Lock()
+        control = MetadataStore(base.namespace, str(base.control_root), DEFAULT_TENANT)
+        control.ensure()
+        self.control = control
+        self.keys = KeyStore(control)
+
+    def get(self, tenant: str) -> Lakehouse:
+        """The tenant's lakehouse; its metadata store is created the first time (seed 003)."""
+        config = self.base.for_tenant(tenant)
+        with self._lock:
+            found = self._open.get(tenant)
+            if found is None:
+                found = Lakehouse.open(config)
+                self._open[tenant] = found
+            return found
+
+    def known(self) -> list[str]:
+        """Tenants whose lakehouse exists: the default one, and each under `tenants/`."""
+        found = {DEFAULT_TENANT}
+        folder: Path = self.base.home / "tenants"
+        if folder.is_dir():
+            found |= {p.name for p in folder.iterdir() if (p / "metadata").is_dir()}
+        return sorted(found)

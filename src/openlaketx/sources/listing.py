@@ -1,0 +1,61 @@
+"""Files of a local source, listed without Spark (file arrival, and knowing that a run has
+nothing new before starting a JVM).
+
+Paths and times come out as Spark's Hadoop listing gives them (`file:/abs/path`, modification
+time to the millisecond), so they compare with what `source_progress` recorded. Other file
+systems (object stores, HDFS) are not listed here: None says "ask Spark".
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from datetime import UTC, datetime
+
+from lakeguard.store.progress import SeenFile
+
+
+def _local(pattern: str) -> str | None:
+    """The local path a pattern names (`file:/x`, `file:///x` or a plain path)."""
+    if pattern.startswith("file:"):
+        rest = pattern.removeprefix("file:")
+        return "/" + rest.lstrip("/") if rest.startswith("/") else rest
+    return None if "://" in pattern else os.path.abspath(pattern)
+
+
+def _seen(path: str, content_hash: bool) -> SeenFile:
+    stat = os.stat(path)
+    millis = stat.st_mtime_ns // 1_000_000
+    stamp = datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
+    digest = None
+    if content_hash:
+        sha = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                sha.update(chunk)
+        digest = sha.hexdigest()
+    return SeenFile(
+        path=f"file:{path}", size=stat.st_size, modification_time=stamp, content_hash=digest
+    )
+
+
+def local_files(pattern: str, *, content_hash: bool = False) -> list[SeenFile] | None:
+    """The data files `pattern` names (a glob, a file or a folder), as `list_files` would
+    list them; None when the pattern is not on the local file system."""
+    root = _local(pattern)
+    if root is None:
+        return None
+    found = []
+    for match in sorted(glob.glob(root)):
+        children = (
+            [os.path.join(match, n) for n in sorted(os.listdir(match))]
+            if os.path.isdir(match)
+            else [match]
+        )
+        for child in children:
+            name = os.path.basename(child)
+            if name.startswith(("_", ".")) or not os.path.isfile(child):
+                continue
+            found.append(_seen(child, content_hash))
+    return sorted(found, key=lambda f: f.path)

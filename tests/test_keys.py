@@ -1,0 +1,92 @@
+"""API keys (no Spark): tokens secret scanners recognise, only hashes stored, constant-time
+checks, expiry, revocation, rotation with an overlap, and a throttled last_used_at."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from lakeguard.errors import AuthError
+from lakeguard.keys import PREFIX, KeyStore, Scope, key_id_of, new_token, token_hash
+from lakeguard.store import MetadataStore
+
+READ = (Scope.RUNS_READ,)
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> KeyStore:
+    store = MetadataStore("lg", str(tmp_path / "meta"), "default")
+    store.ensure()
+    return KeyStore(store)
+
+
+def test_a_token_has_a_prefix_a_key_id_192_random_bits_and_a_checksum() -> None:
+    key_id, token = new_token()
+    prefix, kid, secret, check = token.split("_")
+    assert (prefix, kid) == (PREFIX, key_id) and len(secret) == 33 and len(check) == 6
+    assert key_id_of(token) == key_id
+    typo = token[:-7] + ("A" if token[-7] != "A" else "B") + token[-6:]
+    assert key_id_of(typo) is None  # the checksum catches it before any lookup
+    assert key_id_of("Bearer nonsense") is None
+    assert len({new_token()[1] for _ in range(200)}) == 200
+
+
+def test_only_a_hash_is_stored_and_a_key_authenticates_its_tenant(keys: KeyStore) -> None:
+    record, token = keys.create("acme", (Scope.RUNS_TRIGGER, Scope.RUNS_READ))
+    stored = keys._store.rows("api_keys", all_tenants=True)
+    assert len(stored) == 1
+    assert token not in str(stored) and stored[0]["api_key_hash"] == token_hash(token)
+    assert stored[0]["tenant_id"] == "acme"
+    found = keys.authenticate(token)
+    assert found.tenant_id == "acme" and set(found.scopes) == {Scope.RUNS_TRIGGER, Scope.RUNS_READ}
+    assert "api_key_hash" not in found.__dataclass_fields__
+    assert [k.api_key_id for k in keys.list("acme")] == [record.api_key_id]
+    assert keys.list("other") == []
+
+
+def test_wrong_expired_revoked_keys_are_refused_without_naming_them(keys: KeyStore) -> None:
+    _, token = keys.create("acme", READ)
+    key_id = key_id_of(token)
+    assert key_id is not None
+    forged = f"{PREFIX}_{key_id}_{'A' * 33}_"
+    forged += __import__("lakeguard.keys", fromlist=["_checksum"])._checksum(forged[:-1])
+    for bad in (forged, token + "x", ""):
+        with pytest.raises(AuthError) as info:
+            keys.authenticate(bad)
+        assert token not in str(info.value) and token_hash(token) not in str(info.value)
+    _, short = keys.create("acme", READ, expires_in=timedelta(seconds=-1))
+    with pytest.raises(AuthError):
+        keys.authenticate(short)
+    keys.revoke(key_id)
+    with pytest.raises(AuthError):
+        keys.authenticate(token)
+
+
+def test_rotation_gives_a_new_key_and_the_old_one_an_overlap(keys: KeyStore) -> None:
+    old, token = keys.create("acme", READ, description="ci")
+    new, fresh = keys.rotate(old.api_key_id, timedelta(hours=1))
+    assert new.tenant_id == "acme" and new.scopes == READ and new.description == "ci"
+    assert keys.authenticate(token).api_key_id == old.api_key_id  # still in its overlap
+    assert keys.authenticate(fresh).api_key_id == new.api_key_id
+    (listed_old,) = [k for k in keys.list("acme") if k.api_key_id == old.api_key_id]
+    assert listed_old.expires_at is not None
+    assert listed_old.expires_at <= keys._store.now() + timedelta(hours=1)
+    keys.rotate(new.api_key_id, timedelta(0))
+    with pytest.raises(AuthError):
+        keys.authenticate(fresh)  # no overlap: the rotated key stops at once
+
+
+def test_last_used_at_is_written_at_most_once_per_interval(keys: KeyStore) -> None:
+    from deltalake import DeltaTable
+
+    _, token = keys.create("acme", READ)
+    location = keys._store.location("api_keys")
+    keys.authenticate(token)
+    after_first = DeltaTable(location).version()
+    for _ in range(5):
+        keys.authenticate(token)
+    assert DeltaTable(location).version() == after_first  # no commit per request
+    (listed,) = keys.list("acme")
+    assert listed.last_used_at is not None
