@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import os, sys
 from lakeguard.gate import Gate
-import openlaketx.runner.dataset_step as step
+import openlaketx.runner.promotion as step  # where a batch is published
 from openlaketx.lakehouse import Lakehouse
 from tests.conftest import TEST_CONF
 

@@ -13,7 +13,7 @@ import pytest
 
 from lakeguard.errors import NotRegisteredError
 from lakeguard.store import StoreReader
-from openlaketx.runner import dataset_step, reaper
+from openlaketx.runner import promotion, reaper
 from tests.conftest import Project, assert_sound
 
 pytestmark = pytest.mark.spark
@@ -179,7 +179,7 @@ def test_crash_in_the_write_ends_failed_and_records_nothing(
     def explode(*_: Any, **__: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(dataset_step, "publish", explode)
+    monkeypatch.setattr(promotion, "publish", explode)
     result = lh.run(p.job)
     assert result.status == "FAILED"
     history = q(

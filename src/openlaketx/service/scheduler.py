@@ -5,8 +5,9 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **schedule**: each tick (lakeguard/schedule.py) after the job's last claimed one, up to
   now, is claimed once — `run_requests`, key `tick:<job>@<UTC time>` — so two schedulers
   never run one tick twice; after downtime only the latest missed tick runs (or all of them,
-  with catch-up `all`). A tick that comes while the job's previous run is still in flight, or
-  while another job holds its datasets, is claimed as skipped: it does not run later.
+  with catch-up `all`, one after another). A tick that comes while a run of the job started
+  before the pass is still in flight, or while another job holds its datasets, is claimed as
+  skipped: it does not run later. Each tick thus has one outcome: one run, or a skip.
 - **file_arrival**: a job whose file source lists a file its dataset has not taken (a local
   listing, no Spark) starts, once per set of new files.
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
@@ -108,7 +109,8 @@ class Scheduler:
         assert job.schedule is not None
         # ticks are owed from the last one claimed, or from when the job was defined
         last = self._last_tick(lh, job.job_id) or job.created_at or now
-        fired = []
+        fired: list[Fired] = []
+        queue = False  # the pass's later ticks of the job wait for its earlier ones
         for tick in due(job.schedule, job.timezone, last=last, now=now, catch_up=self.catch_up):
             key = f"tick:{job.job_id}@{tick:%Y-%m-%dT%H:%M:%S}"
             by = f"schedule '{job.schedule}' ({job.timezone}) at {tick:%Y-%m-%d %H:%M} UTC"
@@ -124,10 +126,14 @@ class Scheduler:
                     triggered_by=by,
                     request_key=key,
                     scheduled_for=tick,
+                    wait=lh.config.lease_ttl_seconds if queue else 0.0,
                 )
             except WriteConflict as exc:
                 fired.append(self._skip(tenant, lh, job, key, tick, by, exc.what))
                 continue
+            if not accepted.new:
+                continue  # another scheduler claimed this tick first
+            queue = True
             fired.append(Fired(tenant, job.job_id, TriggerType.SCHEDULER, accepted.run_id, by))
         return fired
 
