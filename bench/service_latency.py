@@ -116,14 +116,18 @@ def trigger_to_terminal(url: str, token: str) -> float:
             time.sleep(0.05)
 
 
-def record_history(home: Path, runs: int) -> None:
+def record_history(home: Path, project: Path, runs: int) -> str:
+    """A tenant `bench` with the project and `runs` recorded runs; a key to read it."""
     from bench.status_latency import record_runs
 
-    from lakeguard.store import MetadataStore
+    from lakeguard.keys import Scope
+    from openlaketx.config import LakehouseConfig
+    from openlaketx.service.tenants import Tenants
 
-    store = MetadataStore("lakeguard", str(home / "metadata" / "lakeguard"), "default")
-    store.ensure()
-    record_runs(store, runs)
+    laketx(home, "--tenant", "bench", "apply", str(project / "cells.yaml"))
+    tenants = Tenants(LakehouseConfig.from_env(home=home))
+    record_runs(tenants.get("bench").store, runs)
+    return str(tenants.keys.create("bench", (Scope.RUNS_READ,))[1])
 
 
 def read_load(url: str, token: str, clients: int, each: int) -> dict[str, float]:
@@ -224,11 +228,11 @@ def main(argv: list[str] | None = None) -> int:
                 "warm_api_s": round(statistics.median(warm), 2),
                 "ratio": round(statistics.median(warm) / statistics.median(cold), 3),
             }
-            record_history(home, args.history)
+            reader = record_history(home, project, args.history)
             figures["reads"] = {
                 "history_runs": args.history,
                 "clients": args.clients,
-                **read_load(server.url, token, args.clients, args.requests),
+                **read_load(server.url, reader, args.clients, args.requests),
             }
         finally:
             server.stop()

@@ -126,13 +126,6 @@ class KeyStore:
     def __init__(self, store: MetadataStore) -> None:
         self._store = store  # the control store; rows are written under each key's tenant
 
-    def _as(self, tenant: str) -> MetadataStore:
-        from lakeguard.store.store import MetadataStore
-
-        found = MetadataStore(self._store.namespace, self._store.root, tenant)
-        found._ready = True  # the same tables, already ensured
-        return found
-
     def _rows(self, **where: str) -> list[StoredRow]:
         filters = [(k, "=", v) for k, v in where.items()]
         return self._store.rows(TABLE, filters=filters, all_tenants=True)
@@ -141,7 +134,7 @@ class KeyStore:
         row = {k: v for k, v in row.items() if k not in ("definition_hash", "updated_at")}
         content = {k: v for k, v in row.items() if k not in ("created_at",)}
         stored = {**row, "definition_hash": fingerprint(content)}
-        self._as(str(row["tenant_id"])).upsert(TABLE, [stored])
+        self._store.as_tenant(str(row["tenant_id"])).upsert(TABLE, [stored])
 
     def create(
         self,

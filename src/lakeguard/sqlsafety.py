@@ -9,6 +9,8 @@ re-rendering of the vetted tree (`vetted_sql`), never the raw text.
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -238,17 +240,28 @@ def referenced_columns(tree: Any) -> set[str]:
     return {col.name for col in tree.find_all(exp.Column)}
 
 
+_QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*`?([A-Za-z_]\w*)`?")
+
+
 def tables_named(text: str) -> set[tuple[str, str]]:
     """The (database, table) names a user's query mentions (for registering just those in a
-    session); unparseable text names none, and Spark reports its error itself."""
+    session). Statements sqlglot keeps as raw commands (DESCRIBE DETAIL, SHOW ...) or cannot
+    parse are scanned for `db.table` words: a name too many costs a failed lookup, one too few
+    an error."""
+    quiet = logging.getLogger("sqlglot")
+    level, quiet.level = quiet.level, logging.ERROR  # "falling back to a Command" is expected
     try:
-        trees = sqlglot.parse(text, read="spark")
+        trees = [t for t in sqlglot.parse(text, read="spark") if t is not None]
     except SqlglotError:
-        return set()
-    return {
+        trees = []
+    finally:
+        quiet.level = level
+    found = {
         (node.db.lower(), node.name.lower())
         for tree in trees
-        if tree is not None
         for node in tree.find_all(exp.Table)
         if node.db and node.name
     }
+    if not trees or any(isinstance(t, exp.Command) for t in trees):
+        found |= {(db.lower(), table.lower()) for db, table in _QUALIFIED.findall(text)}
+    return found

@@ -41,6 +41,13 @@ class MetadataStore:
         self.tenant = tenant
         self._ready = False
 
+    def as_tenant(self, tenant: str) -> MetadataStore:
+        """The same tables (already ensured) seen as another tenant's: rows written through it
+        are that tenant's (the home's control store keeps every tenant's API keys)."""
+        other = MetadataStore(self.namespace, self.root, tenant)
+        other._ready = self._ready
+        return other
+
     # -- naming ---------------------------------------------------------------------------
     def qualified(self, table: str) -> str:
         """The name Spark sessions know the table by (`lakeguard`.`run_history`)."""

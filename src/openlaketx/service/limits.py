@@ -24,15 +24,13 @@ class BodyLimit:
             await _too_large(scope, send, self.limit)
             return
         seen = 0
-        refused = False
 
         async def limited() -> Message:
-            nonlocal seen, refused
+            nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    refused = True
                     raise _TooLarge
             return message
 

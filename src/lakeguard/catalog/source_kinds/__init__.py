@@ -11,12 +11,18 @@ from lakeguard.catalog.source_kinds.base import SourceKind
 from lakeguard.catalog.source_kinds.delta import DeltaKind
 from lakeguard.catalog.source_kinds.file import FileKind
 from lakeguard.catalog.source_kinds.jdbc import JdbcKind
+from lakeguard.registries import refuse_incomplete, unregistered
 
 __all__ = ["SOURCE_KINDS", "SourceKind", "source_kind"]
 
 KINDS: tuple[SourceKind, ...] = (FileKind(), JdbcKind(), DeltaKind())
 SOURCE_KINDS: dict[str, SourceKind] = {k.name: k for k in KINDS}
 SOURCE_KIND_NAMES: tuple[str, ...] = tuple(SOURCE_KINDS)
+refuse_incomplete(
+    "source kind",
+    [f"module source_kinds/{m}.py is not in KINDS" for m in unregistered(__path__, KINDS)],
+    "register each kind in lakeguard/catalog/source_kinds/__init__.py KINDS",
+)
 
 
 def source_kind(name: str) -> SourceKind:

@@ -13,6 +13,7 @@ from lakeguard.policy.kinds.profile import ProfilePolicy
 from lakeguard.policy.kinds.schema import SchemaPolicy
 from lakeguard.policy.kinds.sla import SlaPolicy
 from lakeguard.policy.kinds.volume import VolumePolicy
+from lakeguard.registries import refuse_incomplete, unregistered
 
 __all__ = ["POLICY_KINDS", "BatchFacts", "PolicyKind", "policy_kind"]
 
@@ -25,6 +26,11 @@ KINDS: tuple[PolicyKind, ...] = (
 )
 POLICY_KINDS: dict[str, PolicyKind] = {k.name: k for k in KINDS}
 POLICY_TYPES: tuple[str, ...] = tuple(POLICY_KINDS)
+refuse_incomplete(
+    "policy type",
+    [f"module kinds/{m}.py is not in KINDS" for m in unregistered(__path__, KINDS)],
+    "register each type in lakeguard/policy/kinds/__init__.py KINDS",
+)
 
 
 def policy_kind(name: str) -> PolicyKind:

@@ -9,7 +9,6 @@ entry in `KINDS` below. The registry refuses to load when a kind module is not r
 from __future__ import annotations
 
 import json
-import pkgutil
 from typing import TYPE_CHECKING, Annotated, Any, Union, get_args
 
 from pydantic import Field, TypeAdapter
@@ -28,6 +27,7 @@ from lakeguard.quality.kinds.range import RangeRule
 from lakeguard.quality.kinds.regex import RegexRule
 from lakeguard.quality.kinds.row_count import RowCountRule
 from lakeguard.quality.kinds.unique import UniqueRule
+from lakeguard.registries import refuse_incomplete, unregistered
 from lakeguard.shapes import JsonObject
 from lakeguard.vocabulary import DECLARABLE_RULE_TYPES
 
@@ -61,23 +61,16 @@ PER_COLUMN_KINDS: tuple[str, ...] = tuple(n for n, k in RULE_KINDS.items() if k.
 
 def _check_registry() -> None:
     """Refuse to load with a kind module left out of KINDS, or a RuleType without a kind."""
-    modules = {
-        name
-        for _, name, _ in pkgutil.iter_modules(__path__)
-        if name != "base"
-    }
-    registered = {k.__module__.rsplit(".", 1)[-1] for k in KINDS}
-    problems = [f"module kinds/{m}.py is not in KINDS" for m in sorted(modules - registered)]
+    problems = [f"module kinds/{m}.py is not in KINDS" for m in unregistered(__path__, KINDS)]
     for name in sorted(set(DECLARABLE_RULE_TYPES) ^ set(RULE_KINDS)):
         side = "has no kind class" if name in DECLARABLE_RULE_TYPES else "is not a RuleType"
         problems.append(f"rule type {name} {side}")
-    if problems:
-        raise RuntimeError(
-            "the rule kind registry is incomplete: "
-            + "; ".join(problems)
-            + " (fix: register each kind in lakeguard/quality/kinds/__init__.py KINDS and "
-            "lakeguard.vocabulary.RuleType)"
-        )
+    refuse_incomplete(
+        "rule kind",
+        problems,
+        "register each kind in lakeguard/quality/kinds/__init__.py KINDS and "
+        "lakeguard.vocabulary.RuleType",
+    )
 
 
 _check_registry()
