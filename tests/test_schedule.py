@@ -38,7 +38,9 @@ def test_a_time_that_happens_twice_fires_once_at_its_first_occurrence() -> None:
         datetime(2026, 10, 24, 0, 30),  # 02:30 CEST
         datetime(2026, 10, 25, 0, 30),  # the first 02:30 (CEST), not the second (CET)
     ]
-    hourly = ticks("0 * * * *", "Europe/Paris", datetime(2026, 10, 24, 23), datetime(2026, 10, 25, 3))
+    hourly = ticks(
+        "0 * * * *", "Europe/Paris", datetime(2026, 10, 24, 23), datetime(2026, 10, 25, 3)
+    )
     assert hourly == [datetime(2026, 10, 25, h) for h in (0, 2, 3)]  # 02:00 local once
 
 

@@ -158,8 +158,9 @@ class LineageObserver:
             "dataQualityMetrics": metrics.DataQualityMetricsDatasetFacet(
                 rowCount=result.rows_read,
                 columnMetrics={
-                    c: metrics.ColumnMetrics(nullCount=int(v)) for c, v in nulls.items() if v
-                    is not None
+                    c: metrics.ColumnMetrics(nullCount=int(v))
+                    for c, v in nulls.items()
+                    if v is not None
                 },
                 producer=PRODUCER,
             ),

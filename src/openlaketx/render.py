@@ -209,9 +209,7 @@ def print_demo(console: Console, summary: JsonObject) -> None:
     for r in summary["runs"]:
         steps = {s["dataset"]: s for s in r["steps"]}
 
-        def step_text(
-            ds: str, steps: JsonObject = steps, skipped: list[str] = r["skipped"]
-        ) -> str:
+        def step_text(ds: str, steps: JsonObject = steps, skipped: list[str] = r["skipped"]) -> str:
             if ds in skipped:
                 return styled("SKIPPED")
             s = steps.get(ds)

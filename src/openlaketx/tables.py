@@ -56,7 +56,5 @@ def register_metadata(
     # Each registration reads a Delta log; several at once keep a cold start short.
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(
-            pool.map(
-                lambda t: register_table(spark, store.namespace, t, store.location(t)), wanted
-            )
+            pool.map(lambda t: register_table(spark, store.namespace, t, store.location(t)), wanted)
         )

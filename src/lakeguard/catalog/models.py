@@ -60,7 +60,6 @@ else:  # the registries' lists, as the Literals a document is validated with
     SourceKindName = Literal[SOURCE_KIND_NAMES]
 
 
-
 class Policy(Strict):
     """A platform guarantee: checked before every write to the layers it covers."""
 
@@ -323,8 +322,6 @@ class Dataset(Strict):
         if self.sql is not None:
             return LoadType.MERGE if self.refresh_keys else LoadType.FULL
         return LoadType.MERGE if self.business_keys else LoadType.APPEND
-
-
 
 
 class ColumnRule(Strict):

@@ -44,7 +44,6 @@ def _tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value or ())
 
 
-
 E = TypeVar("E", bound=StrEnum)
 
 
@@ -62,6 +61,7 @@ def vocab(kind: type[E], value: Any, where: str) -> E:
             errors=[{"path": where, "message": message}],
             fix=f"set it to one of {allowed} (or re-apply the definition's document)",
         ) from None
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Transform:
@@ -210,9 +210,7 @@ class SourceObjectDef:
     columns: tuple[SourceColumnDef, ...] = ()
 
     @classmethod
-    def from_row(
-        cls, row: StoredRow, columns: tuple[SourceColumnDef, ...] = ()
-    ) -> SourceObjectDef:
+    def from_row(cls, row: StoredRow, columns: tuple[SourceColumnDef, ...] = ()) -> SourceObjectDef:
         where = f"source_objects[{row['source_object_id']}]"
         return cls(
             source_object_id=row["source_object_id"],
@@ -221,9 +219,7 @@ class SourceObjectDef:
             format=row["format"],
             dataset_id=row["dataset_id"],
             read_options={str(k): str(v) for k, v in _json(row.get("read_options"), {}).items()},
-            load_type=vocab(
-                SourceLoad, row.get("load_type") or "append", f"{where}.load_type"
-            ),
+            load_type=vocab(SourceLoad, row.get("load_type") or "append", f"{where}.load_type"),
             watermark_column=row.get("watermark_column"),
             max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
             schema_profile=row.get("schema_compat_profile") or "additive",

@@ -31,9 +31,7 @@ class SourceKind:
         """Problems of a system of this kind (its options)."""
         return []
 
-    def check_object(
-        self, obj: SourceObject, loc: tuple[Any, ...], siblings: int
-    ) -> list[Problem]:
+    def check_object(self, obj: SourceObject, loc: tuple[Any, ...], siblings: int) -> list[Problem]:
         """Problems of a source object read from a system of this kind, beyond the options
         every kind checks alike (formats, load types, options of other kinds)."""
         return []

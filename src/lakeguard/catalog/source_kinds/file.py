@@ -18,9 +18,7 @@ class FileKind(SourceKind):
     default_load: ClassVar[SourceLoad] = SourceLoad.APPEND
     files: ClassVar[bool] = True
 
-    def check_object(
-        self, obj: SourceObject, loc: tuple[Any, ...], siblings: int
-    ) -> list[Problem]:
+    def check_object(self, obj: SourceObject, loc: tuple[Any, ...], siblings: int) -> list[Problem]:
         if obj.load_type == SourceLoad.INCREMENTAL:
             return [
                 Problem((*loc, "load_type"), "file sources are read append (new files) or full")

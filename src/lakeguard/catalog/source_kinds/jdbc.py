@@ -31,9 +31,7 @@ class JdbcKind(SourceKind):
             )
         return problems
 
-    def check_object(
-        self, obj: SourceObject, loc: tuple[Any, ...], siblings: int
-    ) -> list[Problem]:
+    def check_object(self, obj: SourceObject, loc: tuple[Any, ...], siblings: int) -> list[Problem]:
         types = {c.name: c.type for c in obj.columns}
         problems: list[Problem] = []
         if (obj.load_type or self.default_load) == SourceLoad.INCREMENTAL:

@@ -29,9 +29,7 @@ class BatchFacts:
     raw_pii: tuple[str, ...] = ()
     drift_kinds: tuple[ChangeKind, ...] = ()
     profile_drift: Mapping[str, float] | None = None
-    parents_latest: Callable[[], Mapping[str, ApprovedVersion | None]] = field(
-        default=lambda: {}
-    )
+    parents_latest: Callable[[], Mapping[str, ApprovedVersion | None]] = field(default=lambda: {})
     rows_written: Callable[[], list[int]] = field(default=lambda: [])  # oldest first
 
 

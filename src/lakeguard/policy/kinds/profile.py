@@ -21,9 +21,7 @@ class ProfilePolicy(PolicyKind):
         "compared": "1 when there was an earlier profile to compare with, else 0",
         "full_compared": "1 when this batch's full profile was compared with an earlier one",
     }
-    default: ClassVar[str] = (
-        "null_ratio_increase <= 0.2 AND (full_compared = 0 OR mean_shift <= 3)"
-    )
+    default: ClassVar[str] = "null_ratio_increase <= 0.2 AND (full_compared = 0 OR mean_shift <= 3)"
 
     def measure(self, facts: BatchFacts, policy: PolicyDef) -> dict[str, float]:
         if facts.profile_drift:

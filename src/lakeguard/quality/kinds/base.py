@@ -77,9 +77,7 @@ class RuleKind(Strict):
 
     def parameters(self) -> JsonObject:
         """The kind's own parameters, as stored in `quality_rules.rule_expression`."""
-        return {
-            k: v for k, v in self.model_dump(mode="json").items() if k not in COMMON_FIELDS
-        }
+        return {k: v for k, v in self.model_dump(mode="json").items() if k not in COMMON_FIELDS}
 
     def _compiled(self, **fields: Any) -> CompiledRule:
         """A CompiledRule with the common fields filled in."""

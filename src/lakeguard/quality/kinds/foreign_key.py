@@ -21,9 +21,7 @@ class ForeignKeyRule(RuleKind):
         default=None, description="Its key columns (default: the same names)"
     )
 
-    usage: ClassVar[str] = (
-        "needs 'columns', 'references' and as many 'ref_columns' as columns"
-    )
+    usage: ClassVar[str] = "needs 'columns', 'references' and as many 'ref_columns' as columns"
 
     @property
     def referenced_columns(self) -> list[str]:
