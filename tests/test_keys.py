@@ -90,3 +90,40 @@ def test_last_used_at_is_written_at_most_once_per_interval(keys: KeyStore) -> No
     assert DeltaTable(location).version() == after_first  # no commit per request
     (listed,) = keys.list("acme")
     assert listed.last_used_at is not None
+
+
+def test_recording_a_use_never_writes_back_a_revocation_made_meanwhile(
+    keys: KeyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request read the key before the revocation committed; its `last_used_at` write
+    comes after. The key must stay revoked."""
+    record, token = keys.create("acme", READ)
+    touch = keys._touch
+
+    def revoked_meanwhile(row: dict[str, object], now: object) -> None:
+        keys.revoke(record.api_key_id)
+        touch(row, now)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(keys, "_touch", revoked_meanwhile)
+    keys.authenticate(token)  # read before the revocation: this request still gets in
+    monkeypatch.undo()
+    (listed,) = keys.list("acme")
+    assert listed.revoked_at is not None and listed.last_used_at is not None
+    with pytest.raises(AuthError):
+        keys.authenticate(token)
+
+
+def test_many_requests_at_once_with_a_new_key_all_get_in_and_record_one_use(
+    keys: KeyStore,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from deltalake import DeltaTable
+
+    _, token = keys.create("acme", READ)
+    location = keys._store.location("api_keys")
+    before = DeltaTable(location).version()
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        found = list(pool.map(lambda _: keys.authenticate(token), range(32)))
+    assert {k.tenant_id for k in found} == {"acme"}
+    assert DeltaTable(location).version() == before + 1  # one use recorded, no conflicts

@@ -14,20 +14,24 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
+import threading
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import AuthError, NotRegisteredError
+from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.hashing import fingerprint
 from lakeguard.shapes import StoredRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
+
+_log = logging.getLogger(__name__)
 
 PREFIX = "ltx"
 TABLE = "api_keys"
@@ -125,6 +129,8 @@ class KeyStore:
 
     def __init__(self, store: MetadataStore) -> None:
         self._store = store  # the control store; rows are written under each key's tenant
+        self._touched: dict[str, datetime] = {}
+        self._lock = threading.Lock()
 
     def _rows(self, **where: str) -> list[StoredRow]:
         filters = [(k, "=", v) for k, v in where.items()]
@@ -132,7 +138,7 @@ class KeyStore:
 
     def _write(self, row: StoredRow) -> None:
         row = {k: v for k, v in row.items() if k not in ("definition_hash", "updated_at")}
-        content = {k: v for k, v in row.items() if k not in ("created_at",)}
+        content = {k: v for k, v in row.items() if k not in ("created_at", "last_used_at")}
         stored = {**row, "definition_hash": fingerprint(content)}
         self._store.as_tenant(str(row["tenant_id"])).upsert(TABLE, [stored])
 
@@ -224,8 +230,29 @@ class KeyStore:
         now = self._store.now()
         if row is None or not _record(row).usable(now):
             raise refused
-        last = _when(row.get("last_used_at"))
-        if last is None or now - last >= TOUCH_EVERY:
-            self._write({**row, "last_used_at": now})
+        if self._due(key_id, _when(row.get("last_used_at")), now):
+            self._touch(row, now)
             row = {**row, "last_used_at": now}
         return _record(row)
+
+    def _due(self, key_id: str, last: datetime | None, now: datetime) -> bool:
+        """Whether this request records the key's use: at most once per TOUCH_EVERY, and
+        by one of the requests arriving together."""
+        with self._lock:
+            mine = self._touched.get(key_id)
+            newest = max((t for t in (last, mine) if t is not None), default=None)
+            if newest is not None and now - newest < TOUCH_EVERY:
+                return False
+            self._touched[key_id] = now
+            return True
+
+    def _touch(self, row: StoredRow, now: datetime) -> None:
+        """Record a use: only `last_used_at` is written, so a revocation committed since
+        this request read the key is never written back; failing to record never fails
+        the request."""
+        try:
+            self._store.as_tenant(str(row["tenant_id"])).set_columns(
+                TABLE, [{"api_key_id": row["api_key_id"], "last_used_at": now}], ["last_used_at"]
+            )
+        except LakeTxError as exc:
+            _log.warning("could not record the use of key %s: %s", row["api_key_id"], exc.what)

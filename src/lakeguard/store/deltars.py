@@ -31,6 +31,7 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
+from lakeguard.store.snapshots import SNAPSHOTS
 
 COMPACT_EVERY = 25
 Filter = tuple[str, str, Any]
@@ -141,6 +142,7 @@ def add_columns(table: str, location: str, dt: DeltaTable, columns: Sequence[Col
     fields = [Field.from_json(json.dumps(delta_field(c))) for c in columns]
     with guarded(table, location, "add columns"):
         dt.alter.add_columns(fields)
+    SNAPSHOTS.touched(location)
 
 
 def append(
@@ -181,6 +183,7 @@ def append(
         version = int(target.version())
         if version % COMPACT_EVERY == 0:
             compact(table, target)
+        SNAPSHOTS.touched(location)
         return version
 
 
@@ -209,6 +212,22 @@ def merge_upsert(
             .when_not_matched_insert_all()
             .execute()
         )
+    SNAPSHOTS.touched(location)
+
+
+def merge_update(
+    table: str, location: str, data: pa.Table, keys: Sequence[str], update: Sequence[str]
+) -> None:
+    """Update the `update` columns of rows whose keys exist; insert nothing."""
+    predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+    with guarded(table, location, "update"):
+        (
+            DeltaTable(location)
+            .merge(data, predicate, source_alias="s", target_alias="t")
+            .when_matched_update({c: f"s.{c}" for c in update})
+            .execute()
+        )
+    SNAPSHOTS.touched(location)
 
 
 def _literal(value: Any) -> str:

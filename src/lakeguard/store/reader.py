@@ -7,11 +7,11 @@ metadata table lives in this module (or in the store beneath it).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
@@ -37,12 +37,15 @@ from lakeguard.store.records import (
     RuleResult,
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
+from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
 from lakeguard.trust import TrustScore, trust_score
 from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
+
+T = TypeVar("T")
 
 
 def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]:
@@ -53,6 +56,19 @@ def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]
         if current is None or row[order] > current[order]:
             best[row[key]] = row
     return best
+
+
+def _trailing_blocked(decisions: list[StoredRow]) -> dict[str, list[Blocked]]:
+    """Each dataset's decisions since its last allowed one (that one included), oldest first:
+    all that stuck detection looks at, without parsing the evidence of every decision ever."""
+    by_dataset: dict[str, list[StoredRow]] = {}
+    for row in sorted(decisions, key=lambda r: r["evaluated_at"]):
+        by_dataset.setdefault(row["dataset_id"], []).append(row)
+    trailing = {}
+    for dataset_id, rows in by_dataset.items():
+        start = max((i for i, r in enumerate(rows) if r["allowed"]), default=0)
+        trailing[dataset_id] = [Blocked.from_row(r) for r in rows[start:]]
+    return trailing
 
 
 def _summary(found: Stuck | None) -> str | None:
@@ -272,10 +288,21 @@ class StoreReader:
         return texts
 
     # -- runs -----------------------------------------------------------------------------
+    def _memo(self, name: str, compute: Callable[[], tuple[T, ...]], *args: Hashable) -> list[T]:
+        """`compute()`, kept until any table of this store changes or the minute turns (what
+        `status` shows ages with the clock); a service asks the same again and again."""
+        store = self._store
+        minute = store.now().replace(second=0, microsecond=0)
+        key = (store.root, store.tenant, name, args, minute)
+        return list(SNAPSHOTS.memo(key, store.locations(), compute))
+
     def job_runs(self, limit: int = 20, offset: int = 0) -> list[JobRunRecord]:
         """The newest job runs: those accepted or in flight first (with their current step),
         then ended ones, newest first. DataFusion sorts and limits the ended ones: the cost
         does not grow with the history."""
+        return self._memo("job_runs", lambda: tuple(self._job_runs(limit, offset)), limit, offset)
+
+    def _job_runs(self, limit: int, offset: int) -> list[JobRunRecord]:
         flying = sorted(self.in_flight(), key=lambda r: r.event_time, reverse=True)
         runs = [r for r in flying if r.dataset_id is None]
         steps = self._current_steps([r.run_id for r in runs]) if runs else {}
@@ -329,6 +356,9 @@ class StoreReader:
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
+        return self._memo("status", lambda: tuple(self._status()))
+
+    def _status(self) -> list[DatasetStatus]:
         with ThreadPoolExecutor(max_workers=3) as pool:
             datasets_f = pool.submit(self.datasets)
             versions_f = pool.submit(
@@ -349,9 +379,7 @@ class StoreReader:
             versions = _latest(versions_f.result(), "dataset_id", "version")
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
-            decided: dict[str, list[Blocked]] = {}
-            for row in sorted(decisions_f.result(), key=lambda r: r["evaluated_at"]):
-                decided.setdefault(row["dataset_id"], []).append(Blocked.from_row(row))
+            decided = _trailing_blocked(decisions_f.result())
         trust = self.trust([d.dataset_id for d in datasets])
         out = []
         for ds in sorted(datasets, key=lambda d: (_LAYER_ORDER.get(d.layer, 9), d.dataset_id)):

@@ -19,12 +19,21 @@ from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.snapshots import SNAPSHOTS
 
 # Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
 
 Filter = deltars.Filter
 CAS_ATTEMPTS = 50
+
+
+def _frozen(filters: Sequence[Filter]) -> tuple[tuple[str, str, Any], ...]:
+    """Filters as a hashable cache key (an `in` filter's values as a tuple)."""
+    return tuple(
+        (c, op, tuple(v) if isinstance(v, list | tuple | set | frozenset) else v)
+        for c, op, v in filters
+    )
 
 
 def utcnow() -> datetime:
@@ -55,6 +64,10 @@ class MetadataStore:
 
     def location(self, table: str) -> str:
         return f"{self.root}/{table}"
+
+    def locations(self) -> list[str]:
+        """Where each of the store's tables is."""
+        return [self.location(t) for t in self.tables()]
 
     @staticmethod
     def tables() -> list[str]:
@@ -213,6 +226,23 @@ class MetadataStore:
         )
         return len(changed)
 
+    def set_columns(
+        self, table: str, rows: Iterable[Mapping[str, Any]], columns: Sequence[str]
+    ) -> None:
+        """Set `columns` of stored definition rows (found by the table's keys) and nothing
+        else: a bookkeeping column such as a key's `last_used_at` is written without writing
+        back, from an older read, the columns another writer changed meanwhile."""
+        self._require_ready()
+        tdef = table_def(table)
+        if tdef.append_only:
+            self._refuse_change(table, "update")
+        wanted = {*tdef.keys, *columns}
+        part = tdef.model_copy(
+            update={"columns": tuple(c for c in tdef.columns if c.name in wanted)}
+        )
+        data = to_arrow(part, [{**r, "tenant_id": self.tenant} for r in rows])
+        deltars.merge_update(table, self.location(table), data, tdef.keys, columns)
+
     def update(self, table: str, *_: Any, **__: Any) -> None:
         """Only definitions change, through `upsert`; runtime rows never do."""
         self._refuse_change(table, "update")
@@ -248,6 +278,7 @@ class MetadataStore:
             location = self.location(name)
             with deltars.guarded(name, location, "optimize it"):
                 deltars.compact(name, deltars.load(name, location), zorder)
+            SNAPSHOTS.touched(location)
             done.append(name)
         return done
 
@@ -274,17 +305,34 @@ class MetadataStore:
         Filters are (column, op, value) triples; on a partition column they prune files.
         """
         table_def(table)
-        data = deltars.read(
-            table,
-            self.location(table),
-            filters=self._filters(filters, all_tenants),
-            columns=columns,
-            as_of=as_of,
-            newest_first=newest_first,
-            limit=limit,
-            offset=offset,
-        )
-        return to_rows(data)
+        location, where = self.location(table), self._filters(filters, all_tenants)
+        if as_of is not None:
+            return to_rows(
+                deltars.read(
+                    table,
+                    location,
+                    filters=where,
+                    columns=columns,
+                    as_of=as_of,
+                    newest_first=newest_first,
+                    limit=limit,
+                    offset=offset,
+                )
+            )
+        query = (_frozen(where), tuple(columns or ()), newest_first, limit, offset)
+        with deltars.guarded(table, location, "read it"):
+            return SNAPSHOTS.read(
+                location,
+                query,
+                lambda snapshot: deltars.scan(
+                    snapshot,
+                    filters=where,
+                    columns=columns,
+                    newest_first=newest_first,
+                    limit=limit,
+                    offset=offset,
+                ),
+            )
 
     def active_definitions(
         self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None

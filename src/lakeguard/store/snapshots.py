@@ -1,0 +1,256 @@
+"""Answers read from the newest snapshot of a metadata table, kept while it stays the newest.
+
+A Delta snapshot never changes, so the rows a query read from version v are its rows for as
+long as v is the table's newest version. A long-lived process (`laketx serve`) asks the same
+questions over and over; this cache answers them again without opening the table or running
+DataFusion, after one cheap check that nothing was committed since.
+
+The check on a local table is two `stat` calls: the commit file of the cached version is still
+the same file (a table deleted and created again is not mistaken for the old one) and the next
+commit file does not exist yet. Delta commits are atomic, sequential files, so this sees every
+commit of any process. A table elsewhere (a URI) is brought up to date through delta-rs.
+
+Answers are rows (plain dicts); each caller gets its own copies of them (lists included). The
+cache holds at most `max_bytes` of answers (as Arrow sizes them) and `max_tables` open tables,
+dropping the least recently used first.
+
+`memo` keeps a derived answer (a page of runs, the status of every dataset) under a stamp of
+the tables it came from. To stay cheap under many concurrent requests it may trust a table's
+check for `window` seconds: a commit by another process then shows there up to that much
+later. A commit through this process's store is seen at once (`touched`), and `read`, which
+every decision and write path uses, always checks.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar, cast
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError
+
+from lakeguard.shapes import StoredRow
+from lakeguard.store.arrow import to_rows
+
+T = TypeVar("T")
+
+MAX_BYTES = 64 * 1024 * 1024
+MAX_TABLES = 256
+MAX_MEMOS = 256
+WINDOW = 0.25  # seconds a memo may trust a table's last check
+Stamp = tuple[tuple[int, tuple[int, int] | None], ...]
+
+
+def _local_path(location: str) -> str | None:
+    if location.startswith("file://"):
+        return location[len("file://") :]
+    return None if "://" in location else location
+
+
+def _commit_file(path: str, version: int) -> str:
+    return os.path.join(path, "_delta_log", f"{version:020d}.json")
+
+
+def _identity(path: str, version: int) -> tuple[int, int] | None:
+    try:
+        found = os.stat(_commit_file(path, version))
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns
+
+
+def _copy(row: StoredRow) -> StoredRow:
+    return {k: list(v) if isinstance(v, list) else v for k, v in row.items()}
+
+
+@dataclass
+class _Table:
+    """One table's newest snapshot as this process last saw it."""
+
+    location: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    snapshot: DeltaTable | None = None
+    version: int = -1
+    identity: tuple[int, int] | None = None
+    checked_at: float = -math.inf  # monotonic time of the last check that found it newest
+
+    def newest(self) -> DeltaTable:
+        """The table at its newest version (call with `lock` held)."""
+        path = _local_path(self.location)
+        if self.snapshot is not None and path is not None:
+            if _identity(path, self.version) != self.identity:
+                self.snapshot = None  # deleted, or deleted and created again: not the same table
+            elif not os.path.exists(_commit_file(path, self.version + 1)):
+                self.checked_at = time.monotonic()
+                return self.snapshot
+        if self.snapshot is None:
+            self.snapshot = DeltaTable(self.location)
+        else:
+            self.snapshot.update_incremental()
+        self.version = int(self.snapshot.version())
+        self.identity = _identity(path, self.version) if path is not None else None
+        self.checked_at = time.monotonic()
+        return self.snapshot
+
+
+class Snapshots:
+    """Per-process cache of query answers over the newest snapshots of metadata tables."""
+
+    def __init__(self, max_bytes: int = MAX_BYTES, max_tables: int = MAX_TABLES) -> None:
+        self.max_bytes, self.max_tables = max_bytes, max_tables
+        self._tables: OrderedDict[str, _Table] = OrderedDict()
+        self._answers: OrderedDict[Hashable, tuple[int, list[StoredRow]]] = OrderedDict()
+        self._bytes = 0
+        self._memos: OrderedDict[Hashable, tuple[Stamp, object]] = OrderedDict()
+        self._flights: dict[Hashable, threading.Lock] = {}
+        self._latest: dict[Hashable, tuple[float, object]] = {}  # last computed, when it began
+        self._lock = threading.Lock()
+
+    def _table(self, location: str) -> _Table:
+        found = self._tables.get(location)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._tables.get(location)
+            if found is None:
+                found = self._tables[location] = _Table(location)
+                while len(self._tables) > self.max_tables:
+                    self._tables.popitem(last=False)  # the oldest opened goes first
+            return found
+
+    def touched(self, location: str) -> None:
+        """This process committed to the table: the next stamp checks it."""
+        found = self._tables.get(location)
+        if found is not None:
+            found.checked_at = -math.inf
+
+    def read(
+        self, location: str, query: Hashable, scan: Callable[[DeltaTable], pa.Table]
+    ) -> list[StoredRow]:
+        """The rows `scan` reads from the table's newest snapshot; `query` must identify
+        the scan (same query, same snapshot: same rows)."""
+        table = self._table(location)
+        # One reader per table at a time: a snapshot object is not safe to update or scan
+        # from two threads, and a second reader of the same query then finds its answer here.
+        with table.lock:
+            snapshot = table.newest()
+            key = (location, table.version, table.identity, query)
+            with self._lock:
+                kept = self._answers.get(key)
+                if kept is not None:
+                    self._answers.move_to_end(key)
+            if kept is None:
+                data = scan(snapshot)
+                kept = (int(data.nbytes), to_rows(data))
+                self._keep(key, kept)
+        return [_copy(r) for r in kept[1]]
+
+    def stamp(self, locations: Sequence[str], window: float = 0.0) -> Stamp:
+        """The newest version of each table (with its commit file's identity), in order; a
+        table checked less than `window` seconds ago is taken as it was then."""
+        out: list[tuple[int, tuple[int, int] | None]] = []
+        now = time.monotonic()
+        for location in locations:
+            table = self._table(location)
+            if now - table.checked_at < window:
+                out.append((table.version, table.identity))
+                continue
+            with table.lock:
+                try:
+                    table.newest()
+                except (DeltaError, OSError):
+                    # missing or unreadable: whatever reads it says so, with where and how to fix
+                    table.snapshot = None
+                    out.append((-1, None))
+                    continue
+                out.append((table.version, table.identity))
+        return tuple(out)
+
+    def memo(
+        self,
+        key: Hashable,
+        locations: Sequence[str],
+        compute: Callable[[], T],
+        window: float = WINDOW,
+    ) -> T:
+        """`compute()`, or the value it gave last time for `key` if none of the tables at
+        `locations` changed since (the value must be immutable)."""
+        before = self.stamp(locations, window)
+        found = self._memo(key, before)
+        if found is not None:
+            return cast(T, found[0])
+        arrived = time.monotonic()
+        with self._lock:
+            flight = self._flights.setdefault(key, threading.Lock())
+            while len(self._flights) > 2 * MAX_MEMOS:  # keys age out (their minute passes)
+                oldest = next(iter(self._flights))
+                del self._flights[oldest]
+                self._latest.pop(oldest, None)
+        # Requests that arrive together wait for one computation, and take its value when it
+        # started after they arrived (it saw every commit they could have seen).
+        with flight:
+            found = self._memo(key, before)
+            if found is not None:
+                return cast(T, found[0])
+            started, value = self._latest.get(key, (-math.inf, None))
+            if started >= arrived:
+                return cast(T, value)
+            started = time.monotonic()
+            value = self._compute(key, locations, compute, before)
+            self._latest[key] = (started, value)
+            return value
+
+    def _memo(self, key: Hashable, stamp: Stamp) -> tuple[object] | None:
+        with self._lock:
+            found = self._memos.get(key)
+            if found is None or found[0] != stamp:
+                return None
+            self._memos.move_to_end(key)
+            return (found[1],)
+
+    def _compute(
+        self, key: Hashable, locations: Sequence[str], compute: Callable[[], T], before: Stamp
+    ) -> T:
+        value = compute()
+        # keep it only when nothing was committed while it was computed
+        if self.stamp(locations) == before:
+            with self._lock:
+                self._memos[key] = (before, value)
+                self._memos.move_to_end(key)
+                while len(self._memos) > MAX_MEMOS:
+                    dropped, _ = self._memos.popitem(last=False)
+                    self._flights.pop(dropped, None)
+                    self._latest.pop(dropped, None)
+        return value
+
+    def _keep(self, key: Hashable, answer: tuple[int, list[StoredRow]]) -> None:
+        if answer[0] > self.max_bytes // 4:
+            return
+        with self._lock:
+            if key in self._answers:
+                return
+            self._answers[key] = answer
+            self._bytes += answer[0]
+            while self._bytes > self.max_bytes:
+                _, (size, _) = self._answers.popitem(last=False)
+                self._bytes -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+            self._answers.clear()
+            self._memos.clear()
+            self._flights.clear()
+            self._latest.clear()
+            self._bytes = 0
+
+
+# One per process: every store over the same folder shares what it read.
+SNAPSHOTS = Snapshots()
