@@ -75,9 +75,10 @@ def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: Datase
             listed = local_files(
                 source_path(system, obj.locator), content_hash=obj.ingest.content_hash
             )
-            if listed is None:
-                return None
-            chosen = select_files(listed, progress.files.get(obj.source_object_id, {}))
+            seen = progress.files.get(obj.source_object_id, {})
+            if listed is None or not (listed or seen):
+                return None  # remote, or nothing ever delivered: the run says which
+            chosen = select_files(listed, seen)
             if chosen.new or chosen.changed:
                 return None
             notes.append(f"no new file at {source_path(system, obj.locator)}")
