@@ -423,6 +423,9 @@ def demo(
 
 def main() -> None:
     """Console entry point: a missing prerequisite is one line, not a traceback."""
-    from openlaketx import cli_service  # noqa: F401 - registers serve, scheduler, keys
+    from openlaketx import (
+        cli_metadata,  # noqa: F401 - registers export, changes, watch
+        cli_service,  # noqa: F401 - registers serve, scheduler, keys
+    )
 
     app()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.audit import Violation, audit, only
 from lakeguard.catalog.apply import apply_file, plan_file
+from lakeguard.catalog.changes import ChangeReport, definition_changes
+from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.plan import Plan
@@ -107,6 +109,19 @@ class Lakehouse:
 
     def apply(self, path: str | Path) -> Plan:
         return apply_file(self.store, path, self.warehouse)
+
+    def export(self) -> str:
+        """The tenant's active definitions as one YAML document (direct SQL edits included);
+        `plan` on it finds nothing to change."""
+        stored = self.reader.stored_definitions(EXPORTED_TABLES)
+        return export_yaml(stored, tenant=self.store.tenant)
+
+    def changes(
+        self, *, since: datetime | None = None, since_version: int | None = None
+    ) -> ChangeReport:
+        """New, updated, deactivated and reactivated definitions since a time or a version of
+        each definition table, from their Delta history."""
+        return definition_changes(self.store, since=since, since_version=since_version)
 
     # -- execution ------------------------------------------------------------------------
     def run(

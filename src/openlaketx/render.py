@@ -67,10 +67,13 @@ def rows_table(rows: list[StoredRow], title: str = "") -> Table | str:
 
 def plan_table(plan: Plan, *, applied: bool) -> Table:
     table = Table(title="applied" if applied else "plan (nothing written)")
-    for col in ("table", "create", "update", "unchanged"):
+    for col in ("table", "create", "update", "deactivate", "unchanged"):
         table.add_column(col, justify="right" if col != "table" else "left")
     for name, counts in plan.summary().items():
-        table.add_row(name, str(counts["create"]), str(counts["update"]), str(counts["unchanged"]))
+        table.add_row(
+            name,
+            *(str(counts[a]) for a in ("create", "update", "deactivate", "unchanged")),
+        )
     return table
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.catalog.loader import load_file
-from lakeguard.catalog.plan import Plan, plan_changes, row_key
+from lakeguard.catalog.plan import Plan, deactivated_rows, plan_changes, row_key
 from lakeguard.catalog.to_rows import Rows, document_rows
 from lakeguard.errors import ValidationError
 from lakeguard.store.reader import StoreReader
@@ -43,6 +43,9 @@ def apply_file(store: MetadataStore, path: str | Path, warehouse: str) -> Plan:
         changed = {c.key for c in plan.changes if c.table == table and c.action != "unchanged"}
         if changed:
             todo[table] = [r for r in table_rows if row_key(table, r) in changed]
+    owned = sorted({c.table for c in plan.changes if c.action == "deactivate"})
+    for table, gone in deactivated_rows(plan, StoreReader(store).stored_definitions(owned)).items():
+        todo[table] = [*todo.get(table, []), *gone]
     # One merge commit per table; tables are independent, so they commit concurrently.
     with ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(store.upsert, t, r) for t, r in todo.items()]:

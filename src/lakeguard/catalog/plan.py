@@ -8,6 +8,7 @@ from typing import Any
 from lakeguard.catalog.to_rows import Rows
 from lakeguard.shapes import StoredRow
 from lakeguard.store.definitions import table_def
+from lakeguard.store.sameness import same_definition
 
 Key = tuple[Any, ...]
 
@@ -16,7 +17,7 @@ Key = tuple[Any, ...]
 class Change:
     table: str
     key: Key
-    action: str  # "create" | "update" | "unchanged"
+    action: str  # "create" | "update" | "unchanged" | "deactivate"
 
 
 @dataclass
@@ -34,7 +35,8 @@ class Plan:
     def summary(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for c in self.changes:
-            out.setdefault(c.table, {"create": 0, "update": 0, "unchanged": 0})[c.action] += 1
+            counts = dict.fromkeys(("create", "update", "unchanged", "deactivate"), 0)
+            out.setdefault(c.table, counts)[c.action] += 1
         return out
 
 
@@ -46,9 +48,25 @@ def row_key(table: str, row: StoredRow) -> Key:
 IMMUTABLE_DATASET_FIELDS = ("layer", "table_name")
 
 
+# Rows that belong to a definition of the document: a job's tasks and parameters. One the
+# document no longer lists under its job is deactivated (a source object's columns are not:
+# schema drift approves columns the document never listed).
+OWNED_BY = {"job_tasks": ("jobs", "job_id"), "job_parameters": ("jobs", "job_id")}
+
+
 def plan_changes(new: Rows, existing: Rows) -> Plan:
     """Compare document rows with stored rows (both without tenant), table by table."""
     plan = Plan()
+    for table, (owner_table, owner) in OWNED_BY.items():
+        if table not in new:
+            continue
+        owners = {r[owner] for r in new.get(owner_table, [])}
+        listed = {row_key(table, r) for r in new[table]}
+        for stored_row in existing.get(table, []):
+            key = row_key(table, stored_row)
+            live = stored_row.get("active", True)
+            if stored_row[owner] in owners and key not in listed and live:
+                plan.changes.append(Change(table, key, "deactivate"))
     for table, rows in new.items():
         stored = {row_key(table, r): r for r in existing.get(table, [])}
         for row in rows:
@@ -56,7 +74,7 @@ def plan_changes(new: Rows, existing: Rows) -> Plan:
             old = stored.get(key)
             if old is None:
                 action = "create"
-            elif old.get("definition_hash") == row["definition_hash"] and old.get("active", True):
+            elif same_definition(old, row):
                 action = "unchanged"
             else:
                 action = "update"
@@ -72,3 +90,15 @@ def plan_changes(new: Rows, existing: Rows) -> Plan:
                         )
             plan.changes.append(Change(table, key, action))
     return plan
+
+
+def deactivated_rows(plan: Plan, existing: Rows) -> Rows:
+    """The stored rows `plan` deactivates, as rows to write (definition fields, inactive)."""
+    out: Rows = {}
+    for table in {c.table for c in plan.changes if c.action == "deactivate"}:
+        gone = {c.key for c in plan.changes if c.table == table and c.action == "deactivate"}
+        for old in existing.get(table, []):
+            if row_key(table, old) in gone:
+                row = {k: v for k, v in old.items() if k not in ("created_at", "updated_at")}
+                out.setdefault(table, []).append({**row, "active": False})
+    return out

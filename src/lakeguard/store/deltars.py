@@ -311,6 +311,6 @@ def read(
         )
 
 
-def history(table: str, location: str, limit: int) -> list[StoredRow]:
+def history(table: str, location: str, limit: int | None) -> list[StoredRow]:
     with guarded(table, location, "read its history"):
         return DeltaTable(location).history(limit)

@@ -19,6 +19,7 @@ from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.sameness import same_definition
 from lakeguard.store.snapshots import SNAPSHOTS
 
 # Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
@@ -195,8 +196,9 @@ class MetadataStore:
     def upsert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Insert or update definition rows by their keys; unchanged rows are not touched.
 
-        A row counts as changed when its `definition_hash` differs from the stored one, so
-        applying the same definitions twice makes no commit at all. Returns rows changed.
+        A row counts as changed when its stored content differs (`sameness.py`: a direct SQL
+        edit or a soft delete is seen), so applying the same definitions twice makes no commit
+        at all. Returns rows changed.
         """
         self._require_ready()
         tdef = table_def(table)
@@ -209,14 +211,11 @@ class MetadataStore:
             full.setdefault("created_at", now)
             full["updated_at"] = now
             incoming.append(full)
-        stored = {
-            tuple(r[k] for k in tdef.keys): r["definition_hash"]
-            for r in self.rows(table, columns=[*tdef.keys, "definition_hash"])
-        }
+        stored = {tuple(r[k] for k in tdef.keys): r for r in self.rows(table)}
         changed = [
             r
             for r in incoming
-            if stored.get(tuple(r[k] for k in tdef.keys)) != r["definition_hash"]
+            if not same_definition(stored.get(tuple(r[k] for k in tdef.keys)), r)
         ]
         if not changed:
             return 0
@@ -295,18 +294,19 @@ class MetadataStore:
         columns: Sequence[str] | None = None,
         all_tenants: bool = False,
         as_of: datetime | None = None,
+        version: int | None = None,
         newest_first: str | None = None,
         limit: int | None = None,
         offset: int = 0,
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
-        `as_of`), as plain dicts.
+        `as_of` or at table version `version`), as plain dicts.
 
         Filters are (column, op, value) triples; on a partition column they prune files.
         """
         table_def(table)
         location, where = self.location(table), self._filters(filters, all_tenants)
-        if as_of is not None:
+        if as_of is not None or version is not None:
             return to_rows(
                 deltars.read(
                     table,
@@ -314,6 +314,7 @@ class MetadataStore:
                     filters=where,
                     columns=columns,
                     as_of=as_of,
+                    version=version,
                     newest_first=newest_first,
                     limit=limit,
                     offset=offset,

@@ -1,0 +1,93 @@
+"""`laketx export`, `laketx changes` and `laketx watch`: metadata as data, both ways (seed
+004). None of them starts a JVM."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from lakeguard.catalog.changes import parse_since
+from lakeguard.catalog.loader import validate_text
+from lakeguard.errors import ValidationError
+from openlaketx.cli import JsonFlag, _guard, _print_json, _with_lakehouse, app, err, out
+from openlaketx.render import rows_table
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    out_file: Path | None = typer.Option(
+        None, "--out", help="Write the document here (default: standard output)."
+    ),
+) -> None:
+    """Write the tenant's current definitions as one YAML document (direct SQL edits
+    included). `validate` accepts it and `plan` on it finds nothing to change."""
+    text = _with_lakehouse(ctx, True, lambda lh, _: lh.export())
+    if out_file is None:
+        sys.stdout.write(text)
+    else:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(text, encoding="utf-8")
+    source = str(out_file or "<export>")
+
+    def check() -> None:
+        try:
+            validate_text(text, source)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"the stored definitions do not form a valid document: {exc.message}",
+                where=source,
+                errors=exc.errors,
+                fix="correct the rows a direct edit broke (see the errors), or correct the "
+                "exported document and apply it",
+            ) from None
+
+    _guard(ctx, False, check)
+    if out_file is not None:
+        err.print(f"exported to {out_file}", highlight=False)
+
+
+@app.command()
+def changes(
+    ctx: typer.Context,
+    since: str | None = typer.Option(
+        None, help="A time (ISO 8601, UTC unless it says) or an age: 90m, 2h, 7d."
+    ),
+    since_version: int | None = typer.Option(
+        None, help="A Delta version of the definition tables (each table's own versions)."
+    ),
+    as_json: JsonFlag = False,
+) -> None:
+    """New, updated, deactivated and reactivated jobs, datasets, sources, rules and policies,
+    each with the fields that changed (old -> new), from the tables' Delta history."""
+
+    def work(lh: Any, progress: Any) -> Any:
+        when = None if since is None else parse_since(since, lh.store.now())
+        progress("reading the definition tables' history")
+        return lh.changes(since=when, since_version=since_version)
+
+    report = _with_lakehouse(ctx, as_json, work)
+    if as_json:
+        _print_json(report.as_json())
+        return
+    if not report.changes:
+        out.print("no definition changed")
+        return
+    rows = []
+    for change in report.changes:
+        fields = change.fields.items() or [("", (None, None))]
+        for i, (name, (old, new)) in enumerate(fields):
+            rows.append(
+                {
+                    "kind": change.kind if i == 0 else "",
+                    "id": change.id if i == 0 else "",
+                    "action": change.action if i == 0 else "",
+                    "field": name,
+                    "old": "" if old is None else str(old),
+                    "new": "" if new is None else str(new),
+                }
+            )
+    out.print(rows_table(rows, "definition changes"))
