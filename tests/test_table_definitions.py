@@ -42,6 +42,7 @@ DESIGN_RUNTIME = {
     "source_progress",
     "trust_scores",
     "run_requests",
+    "metadata_syncs",
 }
 
 

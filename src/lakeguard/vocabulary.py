@@ -187,3 +187,19 @@ class LeaseAction(StrEnum):
     ACQUIRE = "ACQUIRE"
     RENEW = "RENEW"
     RELEASE = "RELEASE"
+
+
+class SyncOutcome(StrEnum):
+    """What a watcher did with one version of one document (`metadata_syncs`)."""
+
+    APPLYING = "APPLYING"  # claimed; the watcher is applying it
+    APPLIED = "APPLIED"
+    UNCHANGED = "UNCHANGED"  # valid, and the store already said all of it
+    REFUSED = "REFUSED"  # invalid: nothing of it was applied
+    FAILED = "FAILED"  # the apply failed (a write conflict, the disk): tried again next pass
+    DEACTIVATED = "DEACTIVATED"  # removed from the folder, its definitions deactivated
+
+    @property
+    def settled(self) -> bool:
+        """Whether this file version needs nothing more."""
+        return self not in (SyncOutcome.APPLYING, SyncOutcome.FAILED)

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +94,48 @@ def changes(
                 }
             )
     out.print(rows_table(rows, "definition changes"))
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    folder: Path = typer.Argument(..., help="The folder YAML documents are dropped in."),
+    deactivate_missing: bool = typer.Option(
+        False, help="A document removed from the folder deactivates what it defined."
+    ),
+    once: bool = typer.Option(False, help="One pass, then exit."),
+    interval: float = typer.Option(5.0, min=0.2, help="Seconds between passes."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Keep a folder of YAML documents applied: each new or changed document is validated,
+    planned and applied once (an invalid one is refused whole); every sync is recorded in
+    metadata_syncs. No JVM."""
+    lh = _with_lakehouse(ctx, as_json, lambda lh, _: lh)
+    watcher = _guard(
+        ctx, as_json, lambda: lh.watcher(folder, deactivate_missing=deactivate_missing)
+    )
+    if not as_json and not once:
+        err.print(f"watching {watcher.folder} (Ctrl-C stops)", highlight=False)
+    try:
+        while True:
+            for result in _guard(ctx, as_json, watcher.sync):
+                _print_sync(result, as_json)
+            if once:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        err.print("\nstopped")
+
+
+def _print_sync(result: Any, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(asdict(result), default=str) + "\n")
+        sys.stdout.flush()
+        return
+    counts: dict[str, int] = {}
+    for change in result.changes:
+        counts[change["action"]] = counts.get(change["action"], 0) + 1
+    said = ", ".join(f"{n} {a}" for a, n in sorted(counts.items())) or "nothing to change"
+    out.print(f"{result.outcome:<11} {result.file}: {said}", highlight=False, markup=False)
+    for error in result.errors:
+        out.print(f"  {error['path']}: {error['message']}", highlight=False, markup=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -143,6 +144,12 @@ def serve(
     ),
     catch_up: CatchUp = typer.Option(CatchUp.LATEST, help="After downtime: latest or all."),
     drain_timeout: float = typer.Option(300.0, min=0.0, help="Seconds SIGTERM waits for runs."),
+    watch: Path | None = typer.Option(
+        None, help="Keep the YAML documents of this folder applied (as `laketx watch`)."
+    ),
+    watch_deactivate_missing: bool = typer.Option(
+        False, help="With --watch: a removed document deactivates what it defined."
+    ),
 ) -> None:
     """Serve the HTTP API and run the scheduler, with one warm Spark session."""
     from openlaketx.service.serve import serve as run_server
@@ -158,6 +165,8 @@ def serve(
             scheduler_every=scheduler_every,
             catch_up=catch_up,
             drain_timeout=drain_timeout,
+            watch=watch,
+            watch_deactivate_missing=watch_deactivate_missing,
             announce=lambda m: err.print(m, highlight=False, markup=False),
         ),
     )

@@ -21,6 +21,7 @@ from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.plan import Plan
+from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
 from lakeguard.liveness import known_dead
@@ -115,6 +116,13 @@ class Lakehouse:
         `plan` on it finds nothing to change."""
         stored = self.reader.stored_definitions(EXPORTED_TABLES)
         return export_yaml(stored, tenant=self.store.tenant)
+
+    def watcher(self, folder: str | Path, *, deactivate_missing: bool = False) -> FolderWatcher:
+        """A watcher that syncs the YAML documents of `folder` into this tenant (`sync()` is
+        one pass)."""
+        return FolderWatcher(
+            self.store, folder, self.warehouse, deactivate_missing=deactivate_missing
+        )
 
     def changes(
         self, *, since: datetime | None = None, since_version: int | None = None

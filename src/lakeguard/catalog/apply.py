@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.catalog.loader import load_file
+from lakeguard.catalog.loader import load_file, validate_text
 from lakeguard.catalog.plan import Plan, deactivated_rows, plan_changes, row_key
 from lakeguard.catalog.to_rows import Rows, document_rows
 from lakeguard.errors import ValidationError
@@ -16,21 +16,26 @@ if TYPE_CHECKING:
     from lakeguard.store import MetadataStore
 
 
-def plan_file(store: MetadataStore, path: str | Path, warehouse: str) -> tuple[Plan, Rows]:
-    """Validate `path` and compare it with what is stored; writes nothing."""
+def plan_file(
+    store: MetadataStore, path: str | Path, warehouse: str, *, text: str | None = None
+) -> tuple[Plan, Rows]:
+    """Validate `path` (or `text`, read from it earlier) and compare it with what is stored;
+    writes nothing."""
     file = Path(path)
-    doc = load_file(file)
+    doc = load_file(file) if text is None else validate_text(text, str(file))
     rows = document_rows(doc, base_dir=file.resolve().parent, warehouse=warehouse)
     plan = plan_changes(rows, StoreReader(store).stored_definitions(list(rows)))
     return plan, rows
 
 
-def apply_file(store: MetadataStore, path: str | Path, warehouse: str) -> Plan:
+def apply_file(
+    store: MetadataStore, path: str | Path, warehouse: str, *, text: str | None = None
+) -> Plan:
     """Validate, plan, refuse conflicts, then upsert only the changed rows.
 
     Applying the same document twice makes no commit the second time.
     """
-    plan, rows = plan_file(store, path, warehouse)
+    plan, rows = plan_file(store, path, warehouse, text=text)
     if plan.conflicts:
         raise ValidationError(
             f"{path} conflicts with registered metadata",

@@ -23,6 +23,7 @@ from lakeguard.vocabulary import (
     Outcome,
     ProgressKind,
     StepStatus,
+    SyncOutcome,
 )
 
 
@@ -322,7 +323,24 @@ class RunRequestRow(RuntimeRow):
     scheduled_for: datetime | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class MetadataSyncRow(RuntimeRow):
+    TABLE: ClassVar[str] = "metadata_syncs"
+    tenant_id: str
+    folder: str
+    file: str
+    content_hash: str
+    outcome: SyncOutcome
+    watcher: str
+    synced_at: datetime
+    changes: str | None = None  # JSON
+    definitions: str | None = None  # JSON
+    errors: str | None = None  # JSON
+    sync_id: str = field(default_factory=new_id)
+
+
 ROW_TYPES: tuple[type[RuntimeRow], ...] = (
+    MetadataSyncRow,
     RunRequestRow,
     PipelineRunRow,
     RunEventRow,

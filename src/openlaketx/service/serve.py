@@ -13,7 +13,10 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
+from lakeguard.catalog.watch import FolderWatcher
+from lakeguard.errors import describe
 from lakeguard.schedule import CatchUp
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
@@ -31,9 +34,12 @@ def serve(
     scheduler_every: float = 5.0,
     catch_up: CatchUp = CatchUp.LATEST,
     drain_timeout: float = 300.0,
+    watch: Path | None = None,
+    watch_deactivate_missing: bool = False,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve until a signal asks to stop; returns once drained."""
+    """Serve until a signal asks to stop; returns once drained. With `watch`, the YAML
+    documents of that folder are kept applied to the served tenant (`laketx watch`)."""
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -44,6 +50,17 @@ def serve(
     if scheduler_every > 0:
         threading.Thread(
             target=scheduler.loop, args=(scheduler_every,), name="laketx-scheduler", daemon=True
+        ).start()
+    stopping = threading.Event()
+    if watch is not None:
+        watcher = tenants.get(config.tenant).watcher(
+            watch, deactivate_missing=watch_deactivate_missing
+        )
+        threading.Thread(
+            target=_watch_loop,
+            args=(watcher, max(scheduler_every, 1.0), stopping),
+            name="laketx-watch",
+            daemon=True,
         ).start()
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
     # without it every keep-alive response waits ~40 ms for a delayed ACK
@@ -71,5 +88,20 @@ def serve(
     finally:
         announce("laketx serve: draining (no new runs; runs in flight finish)")
         scheduler.stop()
+        stopping.set()
         runs.drain(drain_timeout)
         announce("laketx serve: stopped")
+
+
+def _watch_loop(watcher: FolderWatcher, every: float, stopping: threading.Event) -> None:
+    """A watcher pass every `every` seconds until the server stops (a failed pass is logged;
+    the next one tries again)."""
+    log = logging.getLogger("laketx.watch")
+    while not stopping.wait(every):
+        try:
+            for result in watcher.sync():
+                log.info(
+                    "watch: %s %s (%d changes)", result.outcome, result.file, len(result.changes)
+                )
+        except Exception as exc:
+            log.error("watch pass failed: %s", describe(exc))
