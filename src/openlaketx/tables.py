@@ -2,7 +2,9 @@
 
 There is no shared metastore (see spark.py); every session registers the tables it can see by
 location, so any process can query `lakeguard.run_history`, `bronze.x` or `quarantine.x` by
-name. Registration is for reading: the metadata tables are written by delta-rs only.
+name. Registration is for reading: the metadata tables are written by delta-rs only. The
+metadata views (`lakeguard.md_jobs`, ..., lakeguard/store/views/) are created in the session
+the same way, with the tables they read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 from lakeguard.store import MetadataStore
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.registration import register_table
+from lakeguard.store.viewdefs import create_view_sql, needed, view_names
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,14 +50,21 @@ def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
 
 
 def register_metadata(
-    spark: SparkSession, store: MetadataStore, tables: set[str] | None = None
-) -> None:
-    """Make the metadata tables (or those of `tables` that exist) queryable by name in this
-    session, for reading."""
+    spark: SparkSession, store: MetadataStore, names: set[str] | None = None
+) -> list[str]:
+    """Make the metadata tables and views (or those of `names`, with every table a named view
+    reads) queryable by name in this session, for reading. Returns the names of `names` it
+    made queryable."""
     _database(spark, store.namespace, store.root)
-    wanted = [t for t in store.tables() if tables is None or t in tables]
+    wanted = set(store.tables()) | set(view_names()) if names is None else names
+    plan = needed(wanted)
     # Each registration reads a Delta log; several at once keep a cold start short.
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(
-            pool.map(lambda t: register_table(spark, store.namespace, t, store.location(t)), wanted)
+            pool.map(
+                lambda t: register_table(spark, store.namespace, t, store.location(t)), plan.tables
+            )
         )
+    for view in plan.views:  # a view after what it reads
+        spark.sql(create_view_sql(view, store.namespace))
+    return sorted(wanted & ({*plan.tables} | {v.name for v in plan.views}))
