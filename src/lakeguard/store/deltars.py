@@ -76,14 +76,20 @@ def is_table(location: str) -> bool:
     return bool(DeltaTable.is_deltatable(location))
 
 
+def pinned_properties(table: TableDef) -> dict[str, str]:
+    """The table properties every metadata table carries (set at creation, and by the store
+    migration that pins them on tables created before)."""
+    return {
+        "laketx.kind": table.kind.value,
+        "delta.appendOnly": str(table.append_only).lower(),
+    }
+
+
 def create(table: TableDef, location: str) -> bool:
     """Create the table if it does not exist; True when this call created it."""
     if is_table(location):
         return False
-    configuration: dict[str, str | None] = {
-        "laketx.kind": table.kind.value,
-        "delta.appendOnly": str(table.append_only).lower(),
-    }
+    configuration: dict[str, str | None] = dict(pinned_properties(table))
     try:
         DeltaTable.create(
             location,
