@@ -103,6 +103,12 @@ class ValidationError(LakeTxError):
         return "\n".join(lines)
 
 
+class InvalidDefinition(ValidationError):
+    """Stored definition rows (edited directly, say) that do not validate: they block only
+    the datasets, jobs or schedules they concern. Each entry of `details['errors']` names its
+    table and key (`path`), what is wrong and how to fix it."""
+
+
 class NotRegisteredError(LakeTxError):
     """A dataset, job or source that the registry does not know (invariant 1)."""
 

@@ -1,15 +1,22 @@
 """A read-only snapshot of one tenant's active definitions, as typed records (pure).
 
 A run loads it once and uses it throughout, so every step of the run sees the same definitions
-and `config_version` names exactly which ones it used.
+and `config_version` names exactly which ones it used (by their content, never by the stored
+`definition_hash`, which a direct SQL edit leaves as it was).
+
+Loading re-validates the rows (`lakeguard.catalog.recheck`): a row a direct edit made invalid
+is kept out of the records and blocks only what it concerns (`refusal`, `job_refusal`,
+`schedule_refusal`); everything else loads and runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING, TypeVar
 
-from lakeguard.errors import NotRegisteredError
+from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationError
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
 from lakeguard.shapes import StoredRow
@@ -23,6 +30,12 @@ from lakeguard.store.records import (
     SourceObjectDef,
     SourceSystemDef,
 )
+from lakeguard.store.sameness import content_hash
+
+if TYPE_CHECKING:
+    from lakeguard.catalog.recheck import DefinitionProblem
+
+T = TypeVar("T")
 
 # The definition tables a run reads.
 REGISTRY_TABLES = (
@@ -49,12 +62,24 @@ class Registry:
     config_version: str
     profiles: tuple[dict[str, str], ...] = ()
     policies: tuple[PolicyDef, ...] = ()
+    # stored definitions that do not validate, each with what it blocks
+    problems: tuple[DefinitionProblem, ...] = ()
 
     @classmethod
     def from_rows(cls, rows: dict[str, list[StoredRow]]) -> Registry:
-        hashes = sorted(
-            f"{t}:{r.get('definition_hash')}" for t, table in rows.items() for r in table
+        config_version = digest(
+            "\n".join(sorted(f"{t}:{content_hash(r)}" for t, table in rows.items() for r in table)),
+            16,
         )
+        unloadable: list[ValidationError] = []
+
+        def load(build: Callable[[StoredRow], T], row: StoredRow) -> T | None:
+            try:
+                return build(row)
+            except ValidationError as exc:  # a word outside its vocabulary: recheck says where
+                unloadable.append(exc)
+                return None
+
         columns: dict[str, list[SourceColumnDef]] = {}
         for row in rows["source_object_columns"]:
             col = SourceColumnDef.from_row(row)
@@ -63,30 +88,68 @@ class Registry:
         for row in sorted(rows["quality_rules"], key=lambda r: r["rule_id"]):
             rule = RuleDef.from_row(row)
             rules.setdefault(rule.dataset_id, []).append(rule)
+        datasets = [
+            load(DatasetDef.from_row, {**r, "definition_hash": content_hash(r)})
+            for r in rows["dataset_registry"]
+        ]
+        objects = [
+            load(
+                lambda r: SourceObjectDef.from_row(
+                    r, tuple(columns.get(r["source_object_id"], ()))
+                ),
+                r,
+            )
+            for r in sorted(rows["source_objects"], key=lambda r: r["source_object_id"])
+        ]
+        policies = [
+            load(PolicyDef.from_row, r)
+            for r in sorted(rows.get("policy_rules", []), key=lambda r: r["policy_id"])
+        ]
         return cls(
-            datasets={r["dataset_id"]: DatasetDef.from_row(r) for r in rows["dataset_registry"]},
+            datasets={d.dataset_id: d for d in datasets if d is not None},
             systems={
                 r["source_system_id"]: SourceSystemDef.from_row(r) for r in rows["source_systems"]
             },
-            objects=tuple(
-                SourceObjectDef.from_row(r, tuple(columns.get(r["source_object_id"], ())))
-                for r in sorted(rows["source_objects"], key=lambda r: r["source_object_id"])
-            ),
+            objects=tuple(o for o in objects if o is not None),
             rules_by_dataset={k: tuple(v) for k, v in rules.items()},
             jobs=_jobs(rows),
-            policies=tuple(
-                PolicyDef.from_row(r)
-                for r in sorted(rows.get("policy_rules", []), key=lambda r: r["policy_id"])
-            ),
+            policies=tuple(p for p in policies if p is not None),
             profiles=tuple(
                 {k: r[k] for k in ("profile", "change_kind", "decision")}
                 for r in rows.get("schema_compatibility_rules", [])
             ),
-            config_version=digest("\n".join(hashes), 16),
+            config_version=config_version,
+            problems=_problems(rows, config_version, unloadable),
         )
+
+    def refusal(self, dataset_id: str) -> InvalidDefinition | None:
+        """Why the dataset cannot run now: stored definitions it depends on do not validate
+        (None: it can run)."""
+        found = [p for p in self.problems if dataset_id in p.datasets]
+        return _refusal(f"dataset {dataset_id} cannot run", found) if found else None
+
+    def job_refusal(self, job_id: str) -> InvalidDefinition | None:
+        """Why the job cannot start (None: it can); its datasets' own problems fail only
+        their attempts."""
+        found = [p for p in self.problems if job_id in p.jobs]
+        return _refusal(f"job {job_id} cannot run", found) if found else None
+
+    def schedule_refusal(self, job_id: str) -> InvalidDefinition | None:
+        """Why the scheduler cannot fire the job (None: it can)."""
+        found = [p for p in self.problems if job_id in p.jobs or job_id in p.schedules]
+        return _refusal(f"job {job_id} cannot be scheduled", found) if found else None
+
+    @property
+    def unattached(self) -> tuple[DefinitionProblem, ...]:
+        """Problems that block nothing (a rule of a dataset that is not registered): said,
+        so that nobody believes such a rule is checked."""
+        return tuple(p for p in self.problems if p.blocks_nothing)
 
     def dataset(self, dataset_id: str) -> DatasetDef:
         if dataset_id not in self.datasets:
+            refused = self.refusal(dataset_id)
+            if refused is not None:  # registered, but its row does not validate
+                raise refused
             raise NotRegisteredError(
                 f"dataset {dataset_id!r} is not registered",
                 where="dataset_registry",
@@ -153,6 +216,46 @@ def stable_repr(value: object) -> str:
         pairs = (f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
         return "{" + ", ".join(pairs) + "}"
     return repr(value)
+
+
+# Problems by config_version: a registry is loaded again and again with the same definitions
+# (each scheduler pass, each request); checking them once per content is enough.
+_CHECKED: dict[str, tuple[DefinitionProblem, ...]] = {}
+_CHECKED_KEPT = 64
+
+
+def _problems(
+    rows: dict[str, list[StoredRow]], config_version: str, unloadable: list[ValidationError]
+) -> tuple[DefinitionProblem, ...]:
+    """The stored definitions' problems (see lakeguard.catalog.recheck), and any row that did
+    not load without recheck naming it."""
+    # imported here: the catalog's models import the store
+    from lakeguard.catalog.recheck import DefinitionProblem, recheck
+
+    found = _CHECKED.get(config_version)
+    if found is None:
+        found = recheck(rows)
+        if len(_CHECKED) >= _CHECKED_KEPT:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[config_version] = found
+    return found + tuple(
+        DefinitionProblem(table=table, key=(("key", key),), message=exc.what)
+        for exc in unloadable
+        for table, key in [_table_and_key(exc.where or "")]
+        if not any(p.table == table and key in dict(p.key).values() for p in found)
+    )
+
+
+def _table_and_key(where: str) -> tuple[str, str]:
+    """("dataset_registry", "d") from a record's "dataset_registry[d].layer"."""
+    table, _, rest = where.partition("[")
+    return table, rest.split("]")[0]
+
+
+def _refusal(subject: str, problems: list[DefinitionProblem]) -> InvalidDefinition:
+    from lakeguard.catalog.recheck import refusal
+
+    return refusal(subject, problems)
 
 
 def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:

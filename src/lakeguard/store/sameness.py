@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakeguard.hashing import to_json
+from lakeguard.hashing import digest, to_json
 
 # Written by the store itself, not part of what a definition says.
 BOOKKEEPING = frozenset({"tenant_id", "created_at", "updated_at", "definition_hash", "active"})
@@ -38,3 +38,11 @@ def same_definition(stored: Mapping[str, Any] | None, incoming: Mapping[str, Any
         return False
     fields = sorted(k for k in incoming if k not in BOOKKEEPING)
     return content(stored, fields) == content(incoming, fields)
+
+
+def content_hash(row: Mapping[str, Any]) -> str:
+    """A fingerprint of what a stored definition row says, its bookkeeping aside (a null
+    column says nothing: a column added later leaves it as it was). Unlike the stored
+    `definition_hash` (what the last apply wrote), a direct edit changes it."""
+    said = sorted(k for k, v in row.items() if k not in BOOKKEEPING and v is not None)
+    return digest(content(row, said))

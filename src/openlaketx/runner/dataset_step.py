@@ -67,6 +67,9 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
 
 
 def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepResult:
+    refused = ctx.registry.refusal(target.dataset_id)  # stored definitions edited invalid
+    if refused is not None:
+        raise refused
     rules = compile_rules(ctx.registry.rules(target.dataset_id))
     start = recover(ctx, target, attempt)  # holding the lease: leftovers are a crash's
 

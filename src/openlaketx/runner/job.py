@@ -79,9 +79,13 @@ class JobPlan:
 
 
 def plan(registry: Registry, target: str) -> JobPlan:
-    """Tasks to run for a job id or a dataset id."""
+    """Tasks to run for a job id or a dataset id (a job whose stored definition does not
+    validate does not start: InvalidDefinition)."""
     job = registry.job(target)
     if job is not None:
+        refused = registry.job_refusal(target)
+        if refused is not None:
+            raise refused
         tasks = {t.task_id: t for t in job.tasks}
         order = order_tasks({tid: list(t.depends_on) for tid, t in tasks.items()})
         return JobPlan(

@@ -25,6 +25,8 @@ def nothing_new(
     """For each dataset, why it has nothing new; None when any of them may have something."""
     notes = {}
     for dataset_id in datasets:
+        if registry.refusal(dataset_id) is not None:
+            return None  # its definitions do not validate: the run says so, as an error
         note = _up_to_date(reader, registry, registry.dataset(dataset_id), warehouse)
         if note is None:
             return None

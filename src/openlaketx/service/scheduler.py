@@ -13,6 +13,10 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
+A job whose stored definitions do not validate (a bad cron or time zone, a task naming an
+unknown dataset: lakeguard.catalog.recheck) is not fired; the pass says why, and the other jobs
+run as usual.
+
 `laketx serve` runs a pass every few seconds; `laketx scheduler --once` runs one and waits for
 the runs it started.
 """
@@ -49,7 +53,7 @@ class Fired:
     tenant: str
     job_id: str
     trigger: TriggerType
-    run_id: str | None  # None: skipped
+    run_id: str | None  # None: skipped, or not scheduled (detail says why)
     detail: str
 
 
@@ -85,12 +89,20 @@ class Scheduler:
         for job in sorted(registry.jobs.values(), key=lambda j: j.job_id):
             if not job.enabled:
                 continue
-            if job.schedule:
-                fired += self._schedule(tenant, lh, job, now, in_flight)
-            if "file_arrival" in job.triggers:
-                fired += self._files(tenant, lh, job)
-            if "upstream" in job.triggers:
-                fired += self._upstream(tenant, lh, job)
+            try:
+                refused = registry.schedule_refusal(job.job_id)
+                if refused is not None:
+                    raise refused
+                if job.schedule:
+                    fired += self._schedule(tenant, lh, job, now, in_flight)
+                if "file_arrival" in job.triggers:
+                    fired += self._files(tenant, lh, job)
+                if "upstream" in job.triggers:
+                    fired += self._upstream(tenant, lh, job)
+            except LakeTxError as exc:  # one job's bad definitions stop only that job
+                _log.error("scheduler: tenant %s, job %s: %s", tenant, job.job_id, describe(exc))
+                detail = f"not scheduled: {exc.message}"
+                fired.append(Fired(tenant, job.job_id, TriggerType.SCHEDULER, None, detail))
         return fired
 
     def _last_tick(self, lh: Lakehouse, job_id: str) -> datetime | None:
