@@ -18,6 +18,7 @@ from lakeguard.store import MetadataStore, deltars, load_table_defs
 from lakeguard.store.arrow import delta_schema_json
 from lakeguard.store.definitions import TableKind
 from lakeguard.store.store import utcnow
+from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 
 @pytest.fixture
@@ -83,7 +84,9 @@ def test_additive_evolution_applies_on_start_without_losing_rows(tmp_path: Path)
         str(root / "run_history"),
         Schema.from_json(json.dumps(old)),
         partition_by=["run_date"],
-        configuration={"delta.appendOnly": "true"},
+        # a table of this store version, from before two nullable columns were added
+        configuration={"delta.appendOnly": "true", VERSION_PROPERTY: str(STORE_VERSION)},
+        raise_if_key_not_exists=False,
     )
     store = MetadataStore("lg", str(root), "t")
     changes = store.ensure()

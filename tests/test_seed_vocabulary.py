@@ -112,8 +112,9 @@ SEED_003: dict[str, dict[str, tuple[str, bool]]] = {
         "ingestion_date": ("DATE", True),
     },
 }
-# Where ours differ, documented in docs/seed-vocabulary.md (reported, not renamed).
-SEED_003_RENAMED = {("pipeline_runs", "trigger_by"): "triggered_by"}
+# Where ours differ by name (docs/seed-vocabulary.md); none since store migration 2 renamed
+# pipeline_runs.triggered_by to seed 003's trigger_by.
+SEED_003_RENAMED: dict[tuple[str, str], str] = {}
 OUR_TYPES = {
     "STRING": {"string"},
     "JSON": {"string"},

@@ -43,6 +43,7 @@ DESIGN_RUNTIME = {
     "trust_scores",
     "run_requests",
     "metadata_syncs",
+    "store_migrations",
 }
 
 

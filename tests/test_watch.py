@@ -122,7 +122,7 @@ def test_watchers_started_together_apply_each_version_once(tmp_path: Path) -> No
     outputs = [p.communicate(timeout=180) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outputs]
     reported = [json.loads(line) for out, _ in outputs for line in out.splitlines() if line]
-    assert sorted(r["file"] for r in reported) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert sorted(r["file"] for r in reported) == ["a.yaml", "b.yaml", "c.yaml"], reported
     store = MetadataStore("lakeguard", str(home / "metadata" / "lakeguard"), "default")
     store.ensure()
     applied = [r["file"] for r in store.rows("metadata_syncs") if r["outcome"] == "APPLIED"]

@@ -15,7 +15,7 @@ import typer
 from lakeguard.catalog.changes import parse_since
 from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ValidationError
-from openlaketx.cli import JsonFlag, _guard, _print_json, _with_lakehouse, app, err, out
+from openlaketx.cli import JsonFlag, _guard, _print_json, _with_lakehouse, app, config_of, err, out
 from openlaketx.render import rows_table
 
 
@@ -139,3 +139,43 @@ def _print_sync(result: Any, as_json: bool) -> None:
     out.print(f"{result.outcome:<11} {result.file}: {said}", highlight=False, markup=False)
     for error in result.errors:
         out.print(f"  {error['path']}: {error['message']}", highlight=False, markup=False)
+
+
+@app.command()
+def migrate(
+    ctx: typer.Context,
+    plan_only: bool = typer.Option(False, "--plan", help="List the steps; change nothing."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Bring the metadata stores of the home (every tenant's) to this laketx's version, each
+    numbered migration in order, keeping every row. No JVM."""
+    from lakeguard.store import MetadataStore
+    from lakeguard.store.migrations import migrate as run_migrations
+    from lakeguard.store.migrations import pending
+    from openlaketx.service.tenants import known_tenants
+
+    base = config_of(ctx)
+
+    def work() -> dict[str, list[str]]:
+        report: dict[str, list[str]] = {}
+        for tenant in known_tenants(base):
+            cfg = base.for_tenant(tenant)
+            store = MetadataStore(cfg.namespace, str(cfg.metadata_root), cfg.tenant)
+            if plan_only:
+                report[tenant] = [
+                    f"{s.migration.version} {s.migration.name} ({s.migration.why}): "
+                    f"{len(s.tables)} table(s)"
+                    for s in pending(store)
+                ]
+            else:
+                report[tenant] = run_migrations(store)
+        return report
+
+    report = _guard(ctx, as_json, work)
+    if as_json:
+        _print_json({"planned" if plan_only else "migrated": report})
+        return
+    for tenant, lines in report.items():
+        out.print(f"[bold]{tenant}[/]: {'up to date' if not lines else ''}", highlight=False)
+        for line in lines:
+            out.print(f"  {line}", highlight=False, markup=False)

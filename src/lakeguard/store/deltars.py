@@ -32,6 +32,7 @@ from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 COMPACT_EVERY = 25
 Filter = tuple[str, str, Any]
@@ -78,10 +79,13 @@ def is_table(location: str) -> bool:
 
 def pinned_properties(table: TableDef) -> dict[str, str]:
     """The table properties every metadata table carries (set at creation, and by the store
-    migration that pins them on tables created before)."""
+    migration that pins them on tables created before). Deletion vectors stay off, so a Spark
+    UPDATE or DELETE (a direct edit of a definition) rewrites files and leaves the protocol
+    delta-rs writes."""
     return {
         "laketx.kind": table.kind.value,
         "delta.appendOnly": str(table.append_only).lower(),
+        "delta.enableDeletionVectors": "false",
     }
 
 
@@ -89,7 +93,10 @@ def create(table: TableDef, location: str) -> bool:
     """Create the table if it does not exist; True when this call created it."""
     if is_table(location):
         return False
-    configuration: dict[str, str | None] = dict(pinned_properties(table))
+    configuration: dict[str, str | None] = {
+        **pinned_properties(table),
+        VERSION_PROPERTY: str(STORE_VERSION),
+    }
     try:
         DeltaTable.create(
             location,
@@ -320,3 +327,10 @@ def read(
 def history(table: str, location: str, limit: int | None) -> list[StoredRow]:
     with guarded(table, location, "read its history"):
         return DeltaTable(location).history(limit)
+
+
+def set_properties(table: str, location: str, properties: dict[str, str]) -> None:
+    """Set table properties in one commit (a metadata-only change: no data file is touched)."""
+    with guarded(table, location, "set its properties"):
+        DeltaTable(location).alter.set_table_properties(properties, raise_if_not_exists=False)
+    SNAPSHOTS.touched(location)

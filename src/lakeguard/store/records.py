@@ -366,7 +366,7 @@ class JobRunRecord:
             end_time=row["end_time"],
             duration_ms=row.get("duration_ms"),
             error_message=row.get("error_message"),
-            triggered_by=row.get("triggered_by"),
+            triggered_by=row.get("trigger_by"),
         )
 
     @classmethod

@@ -49,7 +49,7 @@ class PipelineRunRow(RuntimeRow):
     tenant_id: str
     status: JobStatus
     trigger_type: str
-    triggered_by: str
+    trigger_by: str  # seed 003's column name
     start_time: datetime
     end_time: datetime
     duration_ms: int | None = None
@@ -339,7 +339,19 @@ class MetadataSyncRow(RuntimeRow):
     sync_id: str = field(default_factory=new_id)
 
 
+@dataclass(frozen=True, kw_only=True)
+class StoreMigrationRow(RuntimeRow):
+    TABLE: ClassVar[str] = "store_migrations"
+    version: int
+    name: str
+    tenant_id: str
+    applied_at: datetime
+    worker: str
+    changes: str | None = None  # JSON
+
+
 ROW_TYPES: tuple[type[RuntimeRow], ...] = (
+    StoreMigrationRow,
     MetadataSyncRow,
     RunRequestRow,
     PipelineRunRow,

@@ -8,12 +8,15 @@ starts Spark: the tables are registered by name in Spark sessions elsewhere, for
 
 from __future__ import annotations
 
+import os
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
+from lakeguard.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
@@ -21,6 +24,13 @@ from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
 from lakeguard.store.sameness import same_definition
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.store.versioning import (
+    MIGRATING_SUFFIX,
+    STORE_VERSION,
+    StoreVersionError,
+    check_versions,
+    table_version,
+)
 
 # Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
@@ -75,31 +85,54 @@ class MetadataStore:
         return sorted(load_table_defs())
 
     # -- lifecycle ------------------------------------------------------------------------
-    def ensure(self) -> list[str]:
-        """Create missing tables, check existing ones, add new columns.
+    def ensure(self, *, check_version: bool = True) -> list[str]:
+        """Create missing tables, check existing ones, add new columns; refuse a store of
+        another version (`versioning.py`) unless `check_version` is off (`laketx migrate`).
 
         Idempotent and safe from several processes at once (creation is a Delta commit).
         Returns a human-readable list of the changes it made.
         """
         changes: list[str] = []
+        versions: dict[str, int] = {}
         with ThreadPoolExecutor(max_workers=8) as pool:
-            for result in pool.map(self._ensure_table, load_table_defs().values()):
+            for name, version, result in pool.map(self._ensure_table, load_table_defs().values()):
                 changes += result
+                versions[name] = version
+        if check_version:
+            check_versions(self.root, versions)
         self._ready = True
         return changes
 
-    def _ensure_table(self, table: TableDef) -> list[str]:
+    def store_versions(self) -> dict[str, int]:
+        """The store version each existing table is at."""
+        return {
+            t: table_version(deltars.load(t, self.location(t)).metadata().configuration)
+            for t in self.tables()
+            if deltars.is_table(self.location(t))
+        }
+
+    def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
         location = self.location(table.name)
+        if os.path.exists(location + MIGRATING_SUFFIX):
+            raise StoreVersionError(
+                f"a migration of {table.name} was interrupted",
+                where=location,
+                fix="run `laketx migrate` again: it finishes or undoes the interrupted step",
+            )
         if deltars.create(table, location):
-            return [f"created {self.namespace}.{table.name}"]
+            return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
         dt = deltars.load(table.name, location)
+        version = table_version(dt.metadata().configuration)
+        if version < STORE_VERSION:
+            return table.name, version, []  # its migrations, not an additive evolution, come next
         deltars.check_writable(table.name, location, dt)
         existing = [ExistingColumn(*c) for c in deltars.existing_columns(dt)]
         added = plan_additive_evolution(table, existing)
         if added:
             deltars.add_columns(table.name, location, dt, added)
-            return [f"added {', '.join(c.name for c in added)} to {self.namespace}.{table.name}"]
-        return []
+            names = ", ".join(c.name for c in added)
+            return table.name, version, [f"added {names} to {self.namespace}.{table.name}"]
+        return table.name, version, []
 
     def _require_ready(self) -> None:
         if not self._ready:
@@ -198,7 +231,8 @@ class MetadataStore:
 
         A row counts as changed when its stored content differs (`sameness.py`: a direct SQL
         edit or a soft delete is seen), so applying the same definitions twice makes no commit
-        at all. Returns rows changed.
+        at all. A concurrent commit to the table (another document applied at the same time)
+        makes it compare again and retry. Returns rows changed.
         """
         self._require_ready()
         tdef = table_def(table)
@@ -211,19 +245,27 @@ class MetadataStore:
             full.setdefault("created_at", now)
             full["updated_at"] = now
             incoming.append(full)
-        stored = {tuple(r[k] for k in tdef.keys): r for r in self.rows(table)}
-        changed = [
-            r
-            for r in incoming
-            if not same_definition(stored.get(tuple(r[k] for k in tdef.keys)), r)
-        ]
-        if not changed:
-            return 0
         update = [c.name for c in tdef.writable_columns if c.name not in (*tdef.keys, "created_at")]
-        deltars.merge_upsert(
-            table, self.location(table), to_arrow(tdef, changed), tdef.keys, update
-        )
-        return len(changed)
+        for attempt in range(CAS_ATTEMPTS):
+            stored = {tuple(r[k] for k in tdef.keys): r for r in self.rows(table)}
+            changed = [
+                r
+                for r in incoming
+                if not same_definition(stored.get(tuple(r[k] for k in tdef.keys)), r)
+            ]
+            if not changed:
+                return 0
+            try:
+                deltars.merge_upsert(
+                    table, self.location(table), to_arrow(tdef, changed), tdef.keys, update
+                )
+            except WriteConflict:
+                if attempt == CAS_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+                continue
+            return len(changed)
+        return 0  # unreachable: the last attempt returns or raises
 
     def set_columns(
         self, table: str, rows: Iterable[Mapping[str, Any]], columns: Sequence[str]

@@ -117,7 +117,7 @@ class JobRun:
             tenant_id=self.writer.tenant,
             status=status,
             trigger_type=self.trigger_type,
-            triggered_by=self.triggered_by,
+            trigger_by=self.triggered_by,
             start_time=self.start_time,
             end_time=end,
             duration_ms=_ms(self.start_time, end),

@@ -45,7 +45,7 @@ def _terminal_row(
         tenant_id=tenant,
         status=JobStatus.FAILED,
         trigger_type=run.trigger_type or TriggerType.UNKNOWN,  # the trigger it was started by
-        triggered_by=run.triggered_by or "reaper",
+        trigger_by=run.triggered_by or "reaper",
         start_time=run.event_time,
         end_time=now,
         duration_ms=int((now - run.event_time).total_seconds() * 1000),

@@ -36,8 +36,14 @@ class Tenants:
 
     def known(self) -> list[str]:
         """Tenants whose lakehouse exists: the default one, and each under `tenants/`."""
-        found = {DEFAULT_TENANT}
-        folder: Path = self.base.home / "tenants"
-        if folder.is_dir():
-            found |= {p.name for p in folder.iterdir() if (p / "metadata").is_dir()}
-        return sorted(found)
+        return known_tenants(self.base)
+
+
+def known_tenants(base: LakehouseConfig) -> list[str]:
+    """Tenants of a home whose lakehouse exists (nothing opened: a store of an older version
+    can be listed, then migrated)."""
+    found = {DEFAULT_TENANT}
+    folder: Path = base.home / "tenants"
+    if folder.is_dir():
+        found |= {p.name for p in folder.iterdir() if (p / "metadata").is_dir()}
+    return sorted(found)

@@ -1,0 +1,37 @@
+"""1: every metadata table carries the properties the store pins (`deltars.pinned_properties`),
+tables created before they were pinned included."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeguard.store import deltars
+from lakeguard.store.definitions import table_def
+from lakeguard.store.migrations.base import Migration
+
+if TYPE_CHECKING:
+    from lakeguard.store.store import MetadataStore
+
+
+def _apply(store: MetadataStore) -> list[str]:
+    said = []
+    for name in store.tables():
+        location = store.location(name)
+        if not deltars.is_table(location):
+            continue
+        wanted = deltars.pinned_properties(table_def(name))
+        have = deltars.load(name, location).metadata().configuration
+        missing = {k: v for k, v in wanted.items() if have.get(k) != v}
+        if missing:
+            deltars.set_properties(name, location, missing)
+            said.append(f"{name}: set {', '.join(f'{k}={v}' for k, v in sorted(missing.items()))}")
+    return said
+
+
+MIGRATION = Migration(
+    version=1,
+    name="pin table properties",
+    why="tables keep the properties that keep them append-only where they must be and "
+    "writable by delta-rs, whoever else writes to them",
+    apply=_apply,
+)

@@ -1,0 +1,40 @@
+"""2: `pipeline_runs.triggered_by` becomes seed 003's `trigger_by` (the table is rewritten,
+every row kept)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeguard.shapes import StoredRow
+from lakeguard.store import deltars
+from lakeguard.store.migrations.base import Migration
+from lakeguard.store.rewrite import resume, rewrite_table
+
+if TYPE_CHECKING:
+    from lakeguard.store.store import MetadataStore
+
+TABLE = "pipeline_runs"
+
+
+def _renamed(row: StoredRow) -> StoredRow:
+    out = dict(row)
+    out["trigger_by"] = out.pop("triggered_by", None) or out.get("trigger_by") or "unknown"
+    return out
+
+
+def _apply(store: MetadataStore) -> list[str]:
+    location = store.location(TABLE)
+    resume(location)
+    columns = {name for name, _, _ in deltars.existing_columns(deltars.load(TABLE, location))}
+    if "triggered_by" not in columns:
+        return []
+    kept = rewrite_table(store, TABLE, _renamed)
+    return [f"{TABLE}: renamed triggered_by to trigger_by ({kept} rows kept)"]
+
+
+MIGRATION = Migration(
+    version=2,
+    name="pipeline_runs.trigger_by",
+    why="seed 003 names the column trigger_by",
+    apply=_apply,
+)
