@@ -21,6 +21,7 @@ from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.plan import Plan
+from lakeguard.catalog.recheck import DefinitionProblem
 from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
@@ -105,6 +106,12 @@ class Lakehouse:
         """Validate a document without Spark and without writing anything."""
         return load_file(path)
 
+    def definition_problems(self) -> list[DefinitionProblem]:
+        """The stored definitions that do not validate (a direct SQL edit, say), each with its
+        table, key, fix and what it blocks; no Spark. Runs check the same (see
+        lakeguard.catalog.recheck)."""
+        return list(self.reader.registry().problems)
+
     def plan(self, path: str | Path) -> Plan:
         return plan_file(self.store, path, self.warehouse)[0]
 
@@ -153,6 +160,8 @@ class Lakehouse:
         """
         registry = self.reader.registry()
         job_plan = job_runner.plan(registry, target)  # an unknown target fails before Spark
+        for problem in registry.unattached:  # blocks nothing, but nobody should think it runs
+            progress(f"{problem.where}: {problem.message}")
         with ThreadPoolExecutor(max_workers=1) as pool:
             reaping = pool.submit(reap, self.store)
             try:
