@@ -11,6 +11,7 @@ is kept out of the records and blocks only what it concerns (`refusal`, `job_ref
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from enum import StrEnum
@@ -222,6 +223,7 @@ def stable_repr(value: object) -> str:
 # (each scheduler pass, each request); checking them once per content is enough.
 _CHECKED: dict[str, tuple[DefinitionProblem, ...]] = {}
 _CHECKED_KEPT = 64
+_CHECKED_LOCK = threading.Lock()
 
 
 def _problems(
@@ -232,12 +234,14 @@ def _problems(
     # imported here: the catalog's models import the store
     from lakeguard.catalog.recheck import DefinitionProblem, recheck
 
-    found = _CHECKED.get(config_version)
+    with _CHECKED_LOCK:
+        found = _CHECKED.get(config_version)
     if found is None:
         found = recheck(rows)
-        if len(_CHECKED) >= _CHECKED_KEPT:
-            _CHECKED.pop(next(iter(_CHECKED)))
-        _CHECKED[config_version] = found
+        with _CHECKED_LOCK:
+            if len(_CHECKED) >= _CHECKED_KEPT:
+                del _CHECKED[next(iter(_CHECKED))]
+            _CHECKED[config_version] = found
     return found + tuple(
         DefinitionProblem(table=table, key=(("key", key),), message=exc.what)
         for exc in unloadable
