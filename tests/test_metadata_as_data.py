@@ -203,6 +203,7 @@ def test_cli_export_and_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     doc = write(tmp_path / "p" / "cells.yaml", cells_yaml("_x"))
     home = ["--home", str(tmp_path / "home")]
     assert runner.invoke(app, [*home, "apply", str(doc)]).exit_code == 0
+    assert runner.invoke(app, [*home, "check"]).exit_code == 0
     out = tmp_path / "out" / "export.yaml"
     done = runner.invoke(app, [*home, "export", "--out", str(out)])
     assert done.exit_code == 0, done.output
@@ -218,6 +219,13 @@ def test_cli_export_and_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     store = MetadataStore("lakeguard", str(tmp_path / "home" / "metadata" / "lakeguard"), "default")
     broken_rule = '{"column":"nowhere","max":90.0,"min":-90.0,"threshold":0.0}'
     edit(store, "quality_rules", "rule_id = 'lat_range_x'", {"rule_expression": f"'{broken_rule}'"})
+    checked = runner.invoke(app, [*home, "check", "--json"])
+    assert checked.exit_code == 3
+    (problem,) = json.loads(checked.stdout)["problems"]
+    assert problem["where"] == "quality_rules[rule_id=lat_range_x]"
+    assert (
+        problem["blocks"] == ["dataset bronze_cells_x"] and "UPDATE quality_rules" in problem["fix"]
+    )
     broken = runner.invoke(app, [*home, "export", "--out", str(out)])
     assert broken.exit_code != 0 and "nowhere" in broken.output
     assert "nowhere" in out.read_text()

@@ -179,3 +179,35 @@ def migrate(
         out.print(f"[bold]{tenant}[/]: {'up to date' if not lines else ''}", highlight=False)
         for line in lines:
             out.print(f"  {line}", highlight=False, markup=False)
+
+
+@app.command()
+def check(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Re-validate the stored definitions (direct SQL edits included) as a run would: each
+    problem with its table, key, fix and what it blocks; exit 3 when there is any. No JVM."""
+    problems = _with_lakehouse(ctx, as_json, lambda lh, _: lh.definition_problems())
+    found = [
+        {
+            "where": p.where,
+            "message": p.message,
+            "fix": p.fix,
+            "blocks": sorted(
+                [f"dataset {d}" for d in p.datasets]
+                + [f"job {j}" for j in p.jobs]
+                + [f"schedule of {s}" for s in p.schedules]
+            ),
+        }
+        for p in problems
+    ]
+    if as_json:
+        _print_json({"valid": not found, "problems": found})
+    elif not found:
+        out.print("[green]the stored definitions are valid[/]")
+    else:
+        for problem in found:
+            blocks = ", ".join(problem["blocks"]) or "nothing (reported only)"
+            err.print(f"{problem['where']}: {problem['message']}", highlight=False, markup=False)
+            err.print(f"  blocks: {blocks}", highlight=False, markup=False)
+            err.print(f"  fix: {problem['fix']}", highlight=False, markup=False)
+    if found:
+        raise typer.Exit(ValidationError.exit_code)
