@@ -1,7 +1,8 @@
 """Schema drift: how a batch's schema differs from the approved one, and what a profile says
 about each difference (pure).
 
-`diff` classifies every difference as one `ChangeKind`; a profile (named, from
+`diff` classifies every difference as one `ChangeKind` (`derived_changes` for a derived
+dataset, whose table holds every column nullable); a profile (named, from
 `schema_compatibility_rules`) maps each kind to ALLOW (the approved schema evolves with the
 promotion), ALERT (it evolves, and the decision says so) or BLOCK (the batch is quarantined,
 schema and table untouched). Three profiles are shipped: strict, additive, permissive.
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.schema.fingerprint import SchemaColumn, as_table_holds
 
 
 class ChangeKind(StrEnum):
@@ -158,6 +159,16 @@ def diff(approved: list[SchemaColumn], live: list[SchemaColumn]) -> list[Change]
     if kept_old != kept_new:
         changes.append(Change(ChangeKind.ORDER_CHANGED, None, detail=", ".join(kept_new)))
     return changes
+
+
+def derived_changes(approved: list[SchemaColumn], live: list[SchemaColumn]) -> list[Change]:
+    """How a derived dataset's batch differs from its last approved version.
+
+    Its contract is its table: names, types and order. Both sides are compared as the table
+    holds them (nullable), so what Spark infers about a query's nullability from one version
+    to the next is no drift; a source object's declared columns keep theirs (`diff`).
+    """
+    return diff(as_table_holds(approved), as_table_holds(live))
 
 
 def profile_rules(

@@ -51,6 +51,17 @@ def from_fields(fields: list[JsonObject]) -> list[SchemaColumn]:
     ]
 
 
+def as_table_holds(columns: list[SchemaColumn]) -> list[SchemaColumn]:
+    """The columns as a dataset's Delta table holds them: every one nullable.
+
+    The engine writes files that carry no NOT NULL of their own, so a table (and the schema
+    recorded with each version) never promises non-null values; a query's inferred
+    nullability (`count(*)` is never null, `sum()` may be) is a property of its plan.
+    Values that must be present are a NOT_NULL rule.
+    """
+    return [c if c.nullable else SchemaColumn(c.name, c.type, True) for c in columns]
+
+
 def schema_json(columns: list[SchemaColumn]) -> str:
     return to_json([asdict(c) for c in columns])
 

@@ -2,9 +2,11 @@
 
 A source's drift is found by the source reader (a CSV header, a Parquet footer, a table's
 columns); a derived dataset's by comparing its batch with the schema of its last approved
-version. Each change gets its profile's decision. A type change of a column the dataset's table
-already holds is blocked whatever the profile says: the engine does not rewrite tables, and
-Delta's type widening is a feature the metadata writer (delta-rs) cannot write.
+version, both as its table holds them (every column nullable: what Spark infers of a query,
+such as `count(*)` never null, is no drift). Each change gets its profile's decision. A type
+change of a column the dataset's table already holds is blocked whatever the profile says: the
+engine does not rewrite tables, and Delta's type widening is a feature the metadata writer
+(delta-rs) cannot write.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from lakeguard.schema.drift import (
     DecidedChange,
     DriftDecision,
     decide_drift,
-    diff,
+    derived_changes,
 )
-from lakeguard.schema.fingerprint import SchemaColumn, capture, from_fields
+from lakeguard.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.store.runtime_rows import SchemaChangeRow
@@ -139,8 +141,8 @@ def batch_drift(
         ]
     if approved is None or batch.frame is None:
         return []
-    live = [c for c in capture(batch.frame.schema) if is_data_column(c.name)]
-    changes = diff([c for c in approved if is_data_column(c.name)], live)
+    live = as_table_holds([c for c in capture(batch.frame.schema) if is_data_column(c.name)])
+    changes = derived_changes([c for c in approved if is_data_column(c.name)], live)
     if not changes:
         return []
     profile = dataset.transform.schema_profile
