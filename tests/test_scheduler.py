@@ -66,6 +66,7 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     tmp_path: Path, runs: RunService
 ) -> None:
     p = scheduled(tmp_path, runs, "_sch1", "    schedule: '*/10 * * * *'\n")
+    p.deliver("d1.csv", ["GSM,1,10.0,1"])  # a source that never delivered fails its run
     start = created(runs, p.job)
     base = start.replace(minute=start.minute - start.minute % 10, second=0, microsecond=0)
     clock = {"now": base + timedelta(minutes=35)}

@@ -95,6 +95,7 @@ def test_an_idempotency_key_gives_the_same_run_and_a_held_job_answers_409(
     served: Served, tmp_path: Path
 ) -> None:
     p = project_of(served, tmp_path, "_api2")
+    p.deliver("d1.csv", ["GSM,1,10.0,1"])  # a source that never delivered fails its run
     lh = served.tenants.get("default")
     writer = RunWriter(lh.store)
     held = writer.acquire_leases([p.silver], "someone_else", ttl=timedelta(minutes=5))
