@@ -28,7 +28,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+out = Console(soft_wrap=True)  # never cut a line at the width: a pipe gets every id whole
 err = Console(stderr=True)
 T = TypeVar("T")
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]

@@ -1,4 +1,8 @@
-"""Human (rich) and machine (plain dict) renderings of facade results for the CLI (pure)."""
+"""Human (rich) and machine (plain dict) renderings of facade results for the CLI (pure).
+
+Tables and the explain report are `openlaketx.tabular` renderables: rich on a terminal wide
+enough for them, plain aligned columns with every id whole anywhere else (a pipe, a log).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,14 @@ from datetime import date, datetime
 from typing import Any
 
 from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
+from rich.text import Text
 
 from lakeguard.catalog.plan import Plan
 from lakeguard.shapes import JsonObject, StoredRow
 from lakeguard.store.records import DecisionRecord
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport
+from openlaketx.tabular import Column, Report, Tabular
 
 STATUS_STYLE = {
     "ALLOW": "green",
@@ -31,12 +35,6 @@ STATUS_STYLE = {
 }
 
 
-def styled(value: Any) -> str:
-    text = "" if value is None else str(value)
-    style = STATUS_STYLE.get(text)
-    return f"[{style}]{text}[/]" if style else text
-
-
 def _cell(value: Any) -> str:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
@@ -49,32 +47,54 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def rows_table(rows: list[StoredRow], title: str = "") -> Table | str:
+def status_text(value: Any) -> Text:
+    """A status word in its colour (plain text: never read as markup)."""
+    text = "" if value is None else str(value)
+    return Text(text, style=STATUS_STYLE.get(text, ""))
+
+
+def _numeric(values: list[Any]) -> bool:
+    present = [v for v in values if v is not None]
+    return bool(present) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in present
+    )
+
+
+def rows_table(rows: list[StoredRow], title: str = "") -> Tabular | str:
+    """Rows of any shape: a column with spaces in a value is free text (it may wrap on a
+    terminal, and goes under its row in plain columns when long); numbers align right."""
     if not rows:
         return "(no rows)"
-    table = Table(title=title or None, show_lines=False)
-    for name in rows[0]:
-        table.add_column(name, overflow="fold")
-    for row in rows:
-        table.add_row(
-            *[
-                styled(_cell(v)) if k.endswith("status") else _cell(v).replace("[", r"\[")
-                for k, v in row.items()
-            ]
-        )
-    return table
-
-
-def plan_table(plan: Plan, *, applied: bool) -> Table:
-    table = Table(title="applied" if applied else "plan (nothing written)")
-    for col in ("table", "create", "update", "deactivate", "unchanged"):
-        table.add_column(col, justify="right" if col != "table" else "left")
-    for name, counts in plan.summary().items():
-        table.add_row(
+    names = list(rows[0])
+    cells = [[_cell(row.get(k)) for k in names] for row in rows]
+    columns = [
+        Column(
             name,
-            *(str(counts[a]) for a in ("create", "update", "deactivate", "unchanged")),
+            text=any(any(ch.isspace() for ch in r[i]) for r in cells),
+            justify="right" if _numeric([row.get(name) for row in rows]) else "left",
         )
-    return table
+        for i, name in enumerate(names)
+    ]
+    return Tabular(
+        columns,
+        (
+            [
+                status_text(v) if k.endswith("status") else Text(v)
+                for k, v in zip(names, r, strict=True)
+            ]
+            for r in cells
+        ),
+        title=title,
+    )
+
+
+def plan_table(plan: Plan, *, applied: bool) -> Tabular:
+    counted = ("create", "update", "deactivate", "unchanged")
+    return Tabular(
+        [Column("table"), *(Column(a, justify="right") for a in counted)],
+        ([name, *(str(counts[a]) for a in counted)] for name, counts in plan.summary().items()),
+        title="applied" if applied else "plan (nothing written)",
+    )
 
 
 def job_result_dict(result: JobResult) -> JsonObject:
@@ -111,89 +131,111 @@ def job_result_dict(result: JobResult) -> JsonObject:
 
 
 def job_result_table(result: JobResult) -> Group:
-    table = Table(title=f"run {result.run_id} of {result.pipeline_id}: {styled(result.status)}")
-    for col in ("dataset", "status", "rows read", "rows written", "version", "reason"):
-        table.add_column(col, overflow="fold")
-    for s in result.steps:
-        table.add_row(
+    title = Text(f"run {result.run_id} of {result.pipeline_id}: ") + status_text(result.status)
+    columns = [
+        Column("dataset"),
+        Column("status"),
+        Column("rows read", justify="right"),
+        Column("rows written", justify="right"),
+        Column("version", justify="right"),
+        Column("reason", text=True),
+    ]
+    rows: list[list[Text | str]] = [
+        [
             s.dataset_id,
-            styled(s.status),
+            status_text(s.status),
             _cell(s.rows_read),
             _cell(s.rows_written),
             _cell(s.data_version),
-            (s.reason or "").replace("[", r"\["),
-        )
-    for skipped in result.skipped:
-        table.add_row(skipped, styled("SKIPPED"), "", "", "", "an upstream task did not succeed")
+            s.reason or "",
+        ]
+        for s in result.steps
+    ]
+    rows += [
+        [skipped, status_text("SKIPPED"), "", "", "", "an upstream task did not succeed"]
+        for skipped in result.skipped
+    ]
+    table = Tabular(columns, rows, title=title)
     if result.refused is not None:  # nothing ran: say why instead of an empty table
-        return Group(table, _plain(f"not started: {result.error}"))
+        return Group(table, Text(f"not started: {result.error}"))
     return Group(table)
 
 
 def replay_table(report: ReplayReport) -> Group:
-    verdict = "[green]MATCH[/]" if report.matches else "[red]MISMATCH[/]"
-    table = Table(
-        title=f"replay of {report.dataset_id} version {report.version}: {verdict} "
-        f"(recorded {report.recorded or 'nothing'})"
+    verdict = Text("MATCH", "green") if report.matches else Text("MISMATCH", "red")
+    title = Text(f"replay of {report.dataset_id} version {report.version}: ") + verdict
+    title += f" (recorded {report.recorded or 'nothing'})"
+    result = {True: Text("match", "green"), False: Text("differs", "red"), None: Text("-", "dim")}
+    table = Tabular(
+        [Column("comparison"), Column("result"), Column("content hash"), Column("what", text=True)],
+        ([c.name, result[c.matches], c.content_hash or "", c.detail] for c in report.comparisons),
+        title=title,
     )
-    for col in ("comparison", "result", "content hash", "what"):
-        table.add_column(col, overflow="fold")
-    for c in report.comparisons:
-        result = {True: "[green]match[/]", False: "[red]differs[/]", None: "[dim]-[/]"}
-        table.add_row(c.name, result[c.matches], c.content_hash or "", _plain(c.detail))
-    return Group(table, *[_plain(f"note: {n}") for n in report.notes])
+    return Group(table, *[Text(f"note: {n}") for n in report.notes])
 
 
-def explain_panel(decision: DecisionRecord) -> Panel:
-    verdict = "[green]ALLOWED[/]" if decision.allowed else "[yellow]BLOCKED[/]"
-    head = (
-        f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} "
-        f"{verdict} at {_cell(decision.evaluated_at)} (run {decision.run_id})"
-    )
+def explain_panel(decision: DecisionRecord) -> Report:
+    verdict = Text("ALLOWED", "green") if decision.allowed else Text("BLOCKED", "yellow")
+    head = Text(f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} ")
+    head += verdict
+    head += f" at {_cell(decision.evaluated_at)} (run {decision.run_id})"
     if decision.version is not None:
         head += f", version {decision.version}"
-    parts: list[Any] = [head.replace("[run", r"\[run") + "\n" + _plain(decision.reason)]
+    parts: list[Text | Tabular] = [head + "\n" + decision.reason]
     if decision.trust:
-        parts.append(f"trust of {decision.dataset_id}: {decision.trust['explanation']}")
+        parts.append(Text(f"trust of {decision.dataset_id}: {decision.trust['explanation']}"))
     upstream = decision.evidence.upstream
     if upstream:
-        parts.append("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))
-    rules = Table(title="rules", show_header=True)
-    for col in ("rule", "type", "asks", "severity", "failed rows", "of", "outcome", "samples"):
-        rules.add_column(col, overflow="fold")
-    for r in decision.rules:
-        rules.add_row(
-            r.rule_id,
-            r.rule_type,
-            _plain(decision.asks.get(r.rule_id, "")),
-            r.severity,
-            f"{r.failed_rows:,}",
-            f"{r.rows_evaluated:,}",
-            styled(r.outcome),
-            _plain(_cell(r.sample_values)),
+        parts.append(
+            Text("upstream: " + ", ".join(f"{k} v{v}" for k, v in sorted(upstream.items())))
         )
-    parts.append(rules)
+    rules = [
+        Column("rule"),
+        Column("type"),
+        Column("asks", text=True),
+        Column("severity"),
+        Column("failed rows", justify="right"),
+        Column("of", justify="right"),
+        Column("outcome"),
+        Column("samples", text=True),
+    ]
+    parts.append(
+        Tabular(
+            rules,
+            (
+                [
+                    r.rule_id,
+                    r.rule_type,
+                    decision.asks.get(r.rule_id, ""),
+                    r.severity,
+                    f"{r.failed_rows:,}",
+                    f"{r.rows_evaluated:,}",
+                    status_text(r.outcome),
+                    _cell(r.sample_values),
+                ]
+                for r in decision.rules
+            ),
+            title="rules",
+        )
+    )
     checks = decision.evidence.checks
     if checks:
-        table = Table(title="checks and policies", show_header=True)
-        for col in ("check", "kind", "result", "detail"):
-            table.add_column(col, overflow="fold")
-        for c in checks:
-            table.add_row(c.name, str(c.kind), styled(c.result), _plain(c.detail))
-        parts.append(table)
+        columns = [Column("check"), Column("kind"), Column("result"), Column("detail", text=True)]
+        parts.append(
+            Tabular(
+                columns,
+                ([c.name, str(c.kind), status_text(c.result), c.detail] for c in checks),
+                title="checks and policies",
+            )
+        )
     if decision.schema_changes:
-        parts.append(rows_table(list(decision.schema_changes), title="schema changes"))
+        changes = rows_table(list(decision.schema_changes), title="schema changes")
+        parts.append(changes if isinstance(changes, Tabular) else Text(changes))
     if decision.stuck:
-        parts.append(_plain(decision.stuck))
+        parts.append(Text(decision.stuck))
     if decision.advice:
-        advice = "\n".join(f"  - {a}" for a in decision.advice)
-        parts.append("to get it allowed:\n" + _plain(advice))
-    return Panel(Group(*parts), title="promotion decision")
-
-
-def _plain(text: str) -> str:
-    """Text shown as written (rich would read `[...]` as markup)."""
-    return text.replace("[", r"\[")
+        parts.append(Text("to get it allowed:\n" + "\n".join(f"  - {a}" for a in decision.advice)))
+    return Report("promotion decision", parts)
 
 
 def short_reason(reason: str) -> str:
@@ -205,60 +247,92 @@ def short_reason(reason: str) -> str:
     return f"{head}; {warned} warning(s) logged"
 
 
+def _demo_run(run: JsonObject) -> list[Text | str]:
+    steps = {s["dataset"]: s for s in run["steps"]}
+
+    def step_text(dataset: str) -> Text:
+        if dataset in run["skipped"]:
+            return status_text("SKIPPED")
+        s = steps.get(dataset)
+        if s is None:
+            return Text("")
+        text = status_text(s["status"])
+        text += f" read {_cell(s['rows_read'])}, wrote {_cell(s['rows_written'])}"
+        return text + (f", v{s['data_version']}" if s["data_version"] else "")
+
+    return [
+        run["delivery"],
+        f"{run['file_rows']:,}",
+        status_text(run["status"]),
+        step_text("bronze_cell_towers"),
+        step_text("silver_cell_towers"),
+    ]
+
+
 def print_demo(console: Console, summary: JsonObject) -> None:
-    runs = Table(title="runs")
-    for col in ("delivery", "file rows", "job", "bronze", "silver"):
-        runs.add_column(col)
-    for r in summary["runs"]:
-        steps = {s["dataset"]: s for s in r["steps"]}
+    """The demo's report; its lines are never cut at the console's width (ids stay whole)."""
 
-        def step_text(ds: str, steps: JsonObject = steps, skipped: list[str] = r["skipped"]) -> str:
-            if ds in skipped:
-                return styled("SKIPPED")
-            s = steps.get(ds)
-            if s is None:
-                return ""
-            text = (
-                f"{styled(s['status'])} read {_cell(s['rows_read'])}, "
-                f"wrote {_cell(s['rows_written'])}"
-            )
-            return text + (f", v{s['data_version']}" if s["data_version"] else "")
+    def show(renderable: Any) -> None:
+        console.print(renderable, soft_wrap=True)
 
-        runs.add_row(
-            r["delivery"],
-            f"{r['file_rows']:,}",
-            styled(r["status"]),
-            step_text("bronze_cell_towers"),
-            step_text("silver_cell_towers"),
+    runs = [
+        Column("delivery"),
+        Column("file rows", justify="right"),
+        Column("job"),
+        Column("bronze", text=True),
+        Column("silver", text=True),
+    ]
+    show(Tabular(runs, [_demo_run(r) for r in summary["runs"]], title="runs"))
+    show(rows_table(summary["layers"], title="rows per layer (approved snapshots)"))
+    rules = [
+        Column("delivery"),
+        Column("rule"),
+        Column("severity"),
+        Column("failed rows", justify="right"),
+        Column("outcome"),
+    ]
+    show(
+        Tabular(
+            rules,
+            (
+                [
+                    o["delivery"],
+                    o["rule"],
+                    o["severity"],
+                    f"{o['failed_rows']:,} / {o['rows']:,}",
+                    status_text(o["outcome"]),
+                ]
+                for o in summary["rules"]
+                if o["outcome"] != "PASS"
+            ),
+            title="rule outcomes",
         )
-    console.print(runs)
-    console.print(rows_table(summary["layers"], title="rows per layer (approved snapshots)"))
-    rules = Table(title="rule outcomes")
-    for col in ("delivery", "rule", "severity", "failed rows", "outcome"):
-        rules.add_column(col)
-    for o in summary["rules"]:
-        if o["outcome"] != "PASS":
-            rules.add_row(
-                o["delivery"],
-                o["rule"],
-                o["severity"],
-                f"{o['failed_rows']:,} / {o['rows']:,}",
-                styled(o["outcome"]),
-            )
-    console.print(rules)
-    decisions = Table(title="gate decisions")
-    for col in ("delivery", "dataset", "allowed", "reason"):
-        decisions.add_column(col, overflow="fold")
-    for d in summary["decisions"]:
-        decisions.add_row(
-            d["delivery"],
-            d["dataset"],
-            "[green]yes[/]" if d["allowed"] else "[yellow]no[/]",
-            short_reason(d["reason"]),
+    )
+    decisions = [
+        Column("delivery"),
+        Column("dataset"),
+        Column("allowed"),
+        Column("reason", text=True),
+    ]
+    show(
+        Tabular(
+            decisions,
+            (
+                [
+                    d["delivery"],
+                    d["dataset"],
+                    Text("yes", "green") if d["allowed"] else Text("no", "yellow"),
+                    short_reason(d["reason"]),
+                ]
+                for d in summary["decisions"]
+            ),
+            title="gate decisions",
         )
-    console.print(decisions)
-    console.print(rows_table(summary["versions"], title="approved versions"))
-    console.print(
-        f"\nEverything above is queryable, e.g. [bold]laketx --home {summary['home']} sql "
-        '"SELECT * FROM lakeguard.run_history"[/] or [bold]laketx explain silver_cell_towers[/]'
+    )
+    show(rows_table(summary["versions"], title="approved versions"))
+    show(
+        Text("\nEverything above is queryable, e.g. ")
+        + Text(f'laketx --home {summary["home"]} sql "SELECT * FROM lakeguard.run_history"', "bold")
+        + " or "
+        + Text("laketx explain silver_cell_towers", "bold")
     )
