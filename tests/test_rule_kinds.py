@@ -12,7 +12,7 @@ import pytest
 from lakeguard.catalog.loader import load_file
 from lakeguard.errors import UnsafeExpressionError, ValidationError
 from lakeguard.gate import decide
-from lakeguard.quality.evaluate import evaluate_row_count
+from lakeguard.quality.evaluate import evaluate_row_count, implied_unique
 from lakeguard.quality.fail_behavior import droppable, fail_behavior
 from lakeguard.quality.outcome import RuleOutcome
 from lakeguard.quality.rules import compile_rule
@@ -28,6 +28,15 @@ def rule(rule_type: str, **params: object) -> RuleDef:
         severity="FAIL",
         rule_expression=json.dumps(params),
     )
+
+
+def test_a_unique_rule_is_implied_only_by_uniqueness_on_some_of_its_keys() -> None:
+    unique = compile_rule(rule("UNIQUE", columns=["radio", "Cell"]))
+    assert implied_unique(unique, ("radio", "cell"))  # a merge deduped on exactly them
+    assert implied_unique(unique, ("cell",))  # unique on fewer columns: unique on more
+    assert not implied_unique(unique, ())  # no dedupe: the groupBy runs
+    assert not implied_unique(unique, ("radio", "mcc"))  # deduped on other columns
+    assert not implied_unique(compile_rule(rule("NOT_NULL", columns=["cell"])), ("cell",))
 
 
 def test_batch_level_rules_compile_to_bounds_aggregates_and_references() -> None:

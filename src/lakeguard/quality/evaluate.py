@@ -77,6 +77,14 @@ def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> JsonObject:
     return row.asDict()
 
 
+def implied_unique(rule: CompiledRule, unique_on: tuple[str, ...]) -> bool:
+    """Whether a UNIQUE rule cannot fail on a batch unique on `unique_on` (within each parent
+    version) by construction: its keys include all of them. Uniqueness on some columns holds
+    on any superset of them."""
+    keys = {k.lower() for k in rule.unique_keys}  # Spark's column names ignore case
+    return bool(keys and unique_on) and {k.lower() for k in unique_on} <= keys
+
+
 def evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOutcome:
     """Rows whose (non-null) key occurs more than once in the batch (in one parent version,
     when the batch spans several)."""

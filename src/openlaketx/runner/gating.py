@@ -82,6 +82,7 @@ def gate(
             if full and transform.profile_cadence
             else None,
             referenced=lambda dataset_id: approved_snapshot(ctx, dataset_id),
+            unique_on=batch.unique_on,
         )
         attempt.rows_read = log.rows = result.rows
         log.metadata = {

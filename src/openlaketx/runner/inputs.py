@@ -66,6 +66,9 @@ class InputBatch:
     views: list[str] = field(default_factory=list)  # temporary views to drop after staging
     # a derived batch that spans several parent versions: them, oldest first (else empty)
     parent_versions: tuple[int, ...] = ()
+    # columns the batch is unique on within each parent version by construction (a merge's
+    # dedupe by sequence_by): a UNIQUE rule on them, or on more, cannot fail and is not run
+    unique_on: tuple[str, ...] = ()
 
     @property
     def empty_is_nothing_new(self) -> bool:
@@ -211,6 +214,7 @@ def derived_input(
         upstream_refs={parent_id: last},
         builtin_rules=rules,
         parent_versions=tuple(v.version for v in new) if len(new) > 1 else (),
+        unique_on=tuple(keys) if keys and dataset.sequence_by else (),
     )
 
 
