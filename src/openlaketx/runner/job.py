@@ -128,6 +128,60 @@ def run(
 ) -> JobResult:
     """Run `target` (as job run `run_id` when it was accepted under one); every attempt
     leaves its terminal rows whatever happens."""
+    begun = _begin(
+        store,
+        target,
+        trigger_type=trigger_type,
+        triggered_by=triggered_by,
+        run_id=run_id,
+        lease_ttl=lease_ttl,
+        lease_wait=lease_wait,
+        retries=retries,
+    )
+    if begun.hold is None:
+        return begun.result
+    with begun.hold:
+        return _run_tasks(
+            RunContext(
+                spark=spark,
+                gate=Gate(store),
+                writer=begun.writer,
+                registry=begun.registry,
+                warehouse=warehouse,
+                job=begun.job,
+                progress=progress,
+                hold=begun.hold,
+                observer=observer or NoObserver(),
+            ),
+            begun.plan,
+            begun.result,
+        )
+
+
+@dataclass
+class _Begun:
+    """A job run planned, announced and holding every dataset it writes (`hold` None: another
+    run held one of them, and the refusal is recorded in `result`)."""
+
+    registry: Registry
+    plan: JobPlan
+    writer: RunWriter
+    job: JobRun
+    result: JobResult
+    hold: LeaseHold | None
+
+
+def _begin(
+    store: MetadataStore,
+    target: str,
+    *,
+    trigger_type: str,
+    triggered_by: str,
+    run_id: str | None,
+    lease_ttl: timedelta,
+    lease_wait: timedelta,
+    retries: bool = True,
+) -> _Begun:
     registry = StoreReader(store).registry()
     job_plan = plan(registry, target)
     if not retries:  # the caller retries failed runs itself (the service: a new run, later)
@@ -152,28 +206,12 @@ def run(
         hold.take()
     except WriteConflict as exc:
         result.status, result.error, result.refused = JobStatus.FAILED, describe(exc), exc
-        row = job.finish(JobStatus.FAILED, result.error)
-        result.duration_ms = row.duration_ms or 0
-        return result
+        result.duration_ms = job.finish(JobStatus.FAILED, result.error).duration_ms or 0
+        return _Begun(registry, job_plan, writer, job, result, None)
     except BaseException as exc:
         job.finish(JobStatus.FAILED, describe(exc))
         raise
-    with hold:
-        return _run_tasks(
-            RunContext(
-                spark=spark,
-                gate=Gate(store),
-                writer=writer,
-                registry=registry,
-                warehouse=warehouse,
-                job=job,
-                progress=progress,
-                hold=hold,
-                observer=observer or NoObserver(),
-            ),
-            job_plan,
-            result,
-        )
+    return _Begun(registry, job_plan, writer, job, result, hold)
 
 
 def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResult:
@@ -254,32 +292,21 @@ def run_nothing_new(
     """A run that knows, from metadata and listings alone, that none of its datasets has
     anything new (runner/news.py): the same rows as a run that read nothing, without Spark.
     It still holds the job's leases while it records them."""
-    registry = StoreReader(store).registry()
-    job_plan = plan(registry, target)
-    writer = RunWriter(store)
-    job = JobRun(
-        writer,
-        job_plan.pipeline_id,
+    begun = _begin(
+        store,
+        target,
         trigger_type=trigger_type,
         triggered_by=triggered_by,
-        parameters=job_plan.parameters,
-        config_version=registry.config_version,
         run_id=run_id,
+        lease_ttl=lease_ttl,
+        lease_wait=lease_wait,
     )
-    job.start()
-    result = JobResult(
-        run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
-    )
-    hold = LeaseHold(writer, job_plan.datasets, job.run_id, ttl=lease_ttl, wait=lease_wait)
-    try:
-        hold.take()
-    except WriteConflict as exc:
-        result.status, result.error, result.refused = JobStatus.FAILED, describe(exc), exc
-        result.duration_ms = job.finish(JobStatus.FAILED, result.error).duration_ms or 0
-        return result
-    with hold:
-        for task in job_plan.tasks:
-            dataset = registry.dataset(task.dataset_id)
+    if begun.hold is None:
+        return begun.result
+    job, result = begun.job, begun.result
+    with begun.hold:
+        for task in begun.plan.tasks:
+            dataset = begun.registry.dataset(task.dataset_id)
             attempt = DatasetAttempt(job, task.dataset_id, dataset.layer)
             attempt.start()
             with attempt.phase("read", "read") as log:
