@@ -13,8 +13,14 @@ The data is generated once with Spark (deterministic expressions over ``spark.ra
 warm-up, ``Lakehouse.open`` and ``apply`` are outside the measured times; only the baseline
 read+write and ``lh.run(...)`` are timed (``time.perf_counter``).
 
+With ``--dirty`` the input is an event feed (id, amount, cat, email, dt) whose every file has
+rows failing three WARN rules (REGEX ~2 %, ALLOWED_VALUES ~20 % under a 0.25 tolerance,
+EXPRESSION ~1 %) while its FAIL rules (NOT_NULL x2, RANGE, UNIQUE) hold, so the batch is
+still promoted; same CSV format, same kind of baseline, same figures.
+
     .venv/bin/python bench/governed_ingest.py                  # 3,000,000 rows, 1 round
     .venv/bin/python bench/governed_ingest.py --rows 200000 --repeat 3 --json
+    .venv/bin/python bench/governed_ingest.py --dirty --rows 2000000 --repeat 2 --json
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -224,7 +231,138 @@ def lineitem_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame
     )
 
 
-def _marker_matches(folder: Path, rows: int, partitions: int) -> bool:
+# -- dirty mode: a feed whose every file breaks three WARN rules ------------------------------
+DIRTY_DATASET_ID = "bench_events"
+DIRTY_GENERATOR_VERSION = 1
+
+DIRTY_COLUMNS: list[tuple[str, str]] = [
+    ("id", "bigint"),
+    ("amount", "double"),
+    ("cat", "string"),
+    ("email", "string"),
+    ("dt", "date"),
+]
+
+CATEGORIES = ["books", "games", "garden", "home", "toys"]
+EMAIL_PATTERN = r"^[a-z0-9._-]+@[a-z0-9-]+(\.[a-z0-9-]+)+$"
+
+# Per-row failure rates (percent) of the three WARN rules; drawn independently per row from
+# xxhash64, so every file (a contiguous range of ids) holds failing rows of all three.
+DIRTY_EMAIL_PCT = 2
+DIRTY_CAT_PCT = 20
+DIRTY_AMOUNT_PCT = 1
+
+# The FAIL rules hold on the generated data and the WARN rules fail at ~2 %, ~20 % and ~1 %:
+# WARN never blocks, and 20 % stays inside the ALLOWED_VALUES tolerance, so the gate allows
+# the batch (COMPLETED) after counting every rule over every staged file.
+DIRTY_RULES: list[dict[str, Any]] = [
+    {"id": "d01_id_not_null", "type": "NOT_NULL", "columns": ["id"], "severity": "FAIL"},
+    {"id": "d02_dt_not_null", "type": "NOT_NULL", "columns": ["dt"], "severity": "FAIL"},
+    {
+        "id": "d03_amount_range",
+        "type": "RANGE",
+        "column": "amount",
+        "min": 0,
+        "max": 10000,
+        "severity": "FAIL",
+    },
+    {
+        "id": "d04_cat_known",
+        "type": "ALLOWED_VALUES",
+        "column": "cat",
+        "values": CATEGORIES,
+        "severity": "WARN",
+        "threshold": 0.25,
+    },
+    {
+        "id": "d05_email_format",
+        "type": "REGEX",
+        "column": "email",
+        "pattern": EMAIL_PATTERN,
+        "severity": "WARN",
+    },
+    {
+        "id": "d06_amount_whole_unit",
+        "type": "EXPRESSION",
+        "expression": "amount >= 1",
+        "severity": "WARN",
+    },
+    {"id": "d07_id_unique", "type": "UNIQUE", "columns": ["id"], "severity": "FAIL"},
+]
+
+
+def dirty_frame(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
+    """`rows` events with unique ids; ~2 % bad emails, ~20 % unknown categories and ~1 %
+    amounts below 1 (still inside the RANGE), each drawn independently per row."""
+    base = spark.range(0, rows, 1, numPartitions=partitions).selectExpr(
+        "id",
+        f"pmod({_h(21)}, 100) AS u_email",
+        f"pmod({_h(22)}, 100) AS u_cat",
+        f"pmod({_h(23)}, 100) AS u_amount",
+        f"{_pick(['example.com', 'mail.example.org', 'shop.example.net'], 24)} AS domain",
+        f"{_pick(CATEGORIES, 25)} AS good_cat",
+        f"{_pick(['unknown', 'Books', 'misc', 'n/a'], 26)} AS bad_cat",
+        f"CAST(pmod({_h(27)}, 999900) AS DOUBLE) / 100 + 1 AS good_amount",
+        f"CAST(pmod({_h(28)}, 100) AS DOUBLE) / 100 AS bad_amount",
+        f"date_add(DATE'2026-01-01', CAST(pmod({_h(29)}, 365) AS INT)) AS day",
+    )
+    return base.selectExpr(
+        "id + 1 AS id",
+        f"CASE WHEN u_amount < {DIRTY_AMOUNT_PCT} THEN bad_amount ELSE good_amount END AS amount",
+        f"CASE WHEN u_cat < {DIRTY_CAT_PCT} THEN bad_cat ELSE good_cat END AS cat",
+        f"CASE WHEN u_email < {DIRTY_EMAIL_PCT} THEN concat('user', id, ' at ', domain)"
+        " ELSE concat('user', id, '@', domain) END AS email",
+        "date_format(day, 'yyyy-MM-dd') AS dt",
+    )
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What a benchmark mode ingests: its data, its metadata document and its rules."""
+
+    name: str
+    dataset_id: str
+    system_id: str
+    object_id: str
+    table: str
+    folder_prefix: str
+    generator: int
+    columns: list[tuple[str, str]]
+    rules: list[dict[str, Any]]
+    frame: Callable[[SparkSession, int, int], DataFrame]
+    one_row: str  # a CSV data line for the one-row step overhead; breaks no rule
+
+
+CLEAN = Mode(
+    name="clean",
+    dataset_id=DATASET_ID,
+    system_id="tpch",
+    object_id="lineitem_csv",
+    table="bronze.lineitem",
+    folder_prefix="lineitem",
+    generator=GENERATOR_VERSION,
+    columns=COLUMNS,
+    rules=RULES,
+    frame=lineitem_frame,
+    one_row="1,1,1,1,1.0,100.0,0.05,0.01,N,O,1996-01-01,1996-01-02,1996-01-03,NONE,AIR,one row",
+)
+
+DIRTY = Mode(
+    name="dirty",
+    dataset_id=DIRTY_DATASET_ID,
+    system_id="feed",
+    object_id="events_csv",
+    table="bronze.events",
+    folder_prefix="events_dirty",
+    generator=DIRTY_GENERATOR_VERSION,
+    columns=DIRTY_COLUMNS,
+    rules=DIRTY_RULES,
+    frame=dirty_frame,
+    one_row="1,10.0,books,user1@example.com,2026-01-01",
+)
+
+
+def _marker_matches(folder: Path, rows: int, partitions: int, generator: int) -> bool:
     marker = folder / MARKER
     if not marker.exists() or not any(folder.glob("*.csv")):
         return False
@@ -232,25 +370,27 @@ def _marker_matches(folder: Path, rows: int, partitions: int) -> bool:
         meta = json.loads(marker.read_text())
     except ValueError:
         return False
-    wanted = {"rows": rows, "generator": GENERATOR_VERSION, "partitions": partitions}
+    wanted = {"rows": rows, "generator": generator, "partitions": partitions}
     return all(meta.get(k) == v for k, v in wanted.items())
 
 
-def ensure_data(spark: SparkSession, root: Path, rows: int, partitions: int) -> Path:
+def ensure_data(
+    spark: SparkSession, root: Path, rows: int, partitions: int, mode: Mode = CLEAN
+) -> Path:
     """The CSV folder for `rows` rows, generated (and marked) only if not already there."""
-    folder = root / f"lineitem_{rows}"
-    if _marker_matches(folder, rows, partitions):
+    folder = root / f"{mode.folder_prefix}_{rows}"
+    if _marker_matches(folder, rows, partitions, mode.generator):
         log(f"reusing {folder}")
         return folder
     log(f"generating {rows:,} rows into {folder} ({partitions} files)")
     started = time.perf_counter()
     (
-        lineitem_frame(spark, rows, partitions)
+        mode.frame(spark, rows, partitions)
         .write.mode("overwrite")
         .option("header", "true")
         .csv(str(folder))
     )
-    meta = {"rows": rows, "generator": GENERATOR_VERSION, "partitions": partitions}
+    meta = {"rows": rows, "generator": mode.generator, "partitions": partitions}
     (folder / MARKER).write_text(json.dumps(meta) + "\n")
     log(f"generated in {time.perf_counter() - started:.1f}s (not part of the measurement)")
     return folder
@@ -267,17 +407,17 @@ def warm_page_cache(folder: Path) -> int:
 
 
 # -- the two paths ----------------------------------------------------------------------------
-def schema_ddl() -> str:
-    return ", ".join(f"`{name}` {type_.upper()}" for name, type_ in COLUMNS)
+def schema_ddl(mode: Mode = CLEAN) -> str:
+    return ", ".join(f"`{name}` {type_.upper()}" for name, type_ in mode.columns)
 
 
-def run_baseline(spark: SparkSession, folder: Path, target: Path) -> float:
+def run_baseline(spark: SparkSession, folder: Path, target: Path, mode: Mode = CLEAN) -> float:
     """Bare PySpark: CSV read with the explicit schema, one Delta append. Returns seconds."""
     started = time.perf_counter()
     frame = (
         spark.read.format("csv")
         .option("header", "true")
-        .schema(schema_ddl())
+        .schema(schema_ddl(mode))
         .load(f"{folder}/*.csv")
     )
     frame.write.format("delta").mode("append").save(str(target))
@@ -291,24 +431,26 @@ def baseline_rows_written(spark: SparkSession, target: Path) -> int:
     return int((last["operationMetrics"] or {}).get("numOutputRows", 0))
 
 
-def metadata_document(folder: Path) -> dict[str, Any]:
+def metadata_document(folder: Path, mode: Mode = CLEAN) -> dict[str, Any]:
     return {
         "version": 1,
-        "source_systems": [{"id": "tpch", "kind": "file", "options": {"root": str(folder)}}],
+        "source_systems": [
+            {"id": mode.system_id, "kind": "file", "options": {"root": str(folder)}}
+        ],
         "source_objects": [
             {
-                "id": "lineitem_csv",
-                "system": "tpch",
+                "id": mode.object_id,
+                "system": mode.system_id,
                 "locator": "*.csv",
                 "format": "csv",
                 "options": {"header": "true"},
-                "dataset": DATASET_ID,
+                "dataset": mode.dataset_id,
                 "load_type": "append",
-                "columns": [{"name": name, "type": type_} for name, type_ in COLUMNS],
+                "columns": [{"name": name, "type": type_} for name, type_ in mode.columns],
             }
         ],
-        "datasets": [{"id": DATASET_ID, "layer": "bronze", "table": "bronze.lineitem"}],
-        "rules": [{"dataset": DATASET_ID, **rule} for rule in RULES],
+        "datasets": [{"id": mode.dataset_id, "layer": "bronze", "table": mode.table}],
+        "rules": [{"dataset": mode.dataset_id, **rule} for rule in mode.rules],
     }
 
 
@@ -325,7 +467,9 @@ def open_home(home: Path) -> Lakehouse:
     return lh
 
 
-def step_overhead(work: Path, rounds: int = 5) -> tuple[float, list[float], list[float]]:
+def step_overhead(
+    work: Path, rounds: int = 5, mode: Mode = CLEAN
+) -> tuple[float, list[float], list[float]]:
     """Median over `rounds` of (governed run of a one-row batch) - (bare append of that row).
 
     Each governed round opens a fresh home (open and apply not timed), so every run promotes
@@ -333,24 +477,23 @@ def step_overhead(work: Path, rounds: int = 5) -> tuple[float, list[float], list
     """
     one = work / "one_row"
     one.mkdir(parents=True, exist_ok=True)
-    header = ",".join(name for name, _ in COLUMNS)
-    row = "1,1,1,1,1.0,100.0,0.05,0.01,N,O,1996-01-01,1996-01-02,1996-01-03,NONE,AIR,one row"
-    (one / "part-0.csv").write_text(f"{header}\n{row}\n")
+    header = ",".join(name for name, _ in mode.columns)
+    (one / "part-0.csv").write_text(f"{header}\n{mode.one_row}\n")
     bare: list[float] = []
     governed: list[float] = []
     for i in range(rounds):
         lh = open_home(work / f"home_one_{i}")
-        bare.append(run_baseline(lh.spark, one, work / "one_row_baseline" / f"r{i}"))
-        apply_document(lh, one)
-        governed.append(run_governed(lh).seconds)
+        bare.append(run_baseline(lh.spark, one, work / "one_row_baseline" / f"r{i}", mode))
+        apply_document(lh, one, mode)
+        governed.append(run_governed(lh, mode).seconds)
     overhead = statistics.median(g - b for g, b in zip(governed, bare, strict=True))
     return overhead, bare, governed
 
 
-def apply_document(lh: Lakehouse, folder: Path) -> Path:
+def apply_document(lh: Lakehouse, folder: Path, mode: Mode = CLEAN) -> Path:
     """Write the metadata document for `folder` into the home and apply it; not timed."""
-    document = lh.config.home / "bench_lineitem.yaml"
-    document.write_text(yaml.safe_dump(metadata_document(folder), sort_keys=False))
+    document = lh.config.home / f"{mode.dataset_id}.yaml"
+    document.write_text(yaml.safe_dump(metadata_document(folder, mode), sort_keys=False))
     lh.apply(document)
     return document
 
@@ -365,7 +508,7 @@ class GovernedRound:
     timeline: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_governed(lh: Lakehouse) -> GovernedRound:
+def run_governed(lh: Lakehouse, mode: Mode = CLEAN) -> GovernedRound:
     """`lh.run` timed on its own; fails loudly unless the gate allowed the batch.
 
     The progress callback only notes a timestamp per message: it splits the wall time into the
@@ -374,7 +517,7 @@ def run_governed(lh: Lakehouse) -> GovernedRound:
     marks: list[tuple[float, str]] = []
     started = time.perf_counter()
     result = lh.run(
-        DATASET_ID,
+        mode.dataset_id,
         triggered_by="bench",
         progress=lambda msg: marks.append((time.perf_counter(), msg)),
     )
@@ -414,6 +557,7 @@ def step_phases(lh: Lakehouse, run_id: str) -> list[dict[str, Any]]:
 # -- orchestration ----------------------------------------------------------------------------
 @dataclass
 class Figures:
+    mode: str  # "clean" or "dirty"
     rows: int
     rules: int
     repeat: int
@@ -447,43 +591,45 @@ def environment(spark: SparkSession) -> dict[str, Any]:
     }
 
 
-def warm_up(lh: Lakehouse, work: Path, tiny: Path) -> None:
+def warm_up(lh: Lakehouse, work: Path, tiny: Path, mode: Mode = CLEAN) -> None:
     """A tiny baseline and a tiny governed run: JVM/JIT/class loading charged to neither path."""
-    apply_document(lh, tiny)
-    run_baseline(lh.spark, tiny, work / "warmup_baseline")
-    run_governed(lh)
+    apply_document(lh, tiny, mode)
+    run_baseline(lh.spark, tiny, work / "warmup_baseline", mode)
+    run_governed(lh, mode)
 
 
 def measure(args: argparse.Namespace, work: Path) -> Figures:
+    mode = DIRTY if args.dirty else CLEAN
     lh = open_home(work / "home_warmup")
     spark = lh.spark
-    tiny = ensure_data(spark, DATA_ROOT, args.warmup_rows, args.partitions)
-    folder = ensure_data(spark, DATA_ROOT, args.rows, args.partitions)
-    log("warm-up (not measured)")
-    warm_up(lh, work, tiny)
+    tiny = ensure_data(spark, DATA_ROOT, args.warmup_rows, args.partitions, mode)
+    folder = ensure_data(spark, DATA_ROOT, args.rows, args.partitions, mode)
+    log(f"mode {mode.name}; warm-up (not measured)")
+    warm_up(lh, work, tiny, mode)
     log(f"page cache warmed with {warm_page_cache(folder) / 1e6:.0f} MB of CSV")
     base_s: list[float] = []
     base_rows: list[int] = []
     governed: list[GovernedRound] = []
     for i in range(1, args.repeat + 1):
         target = work / "baseline" / f"round{i}"
-        base_s.append(run_baseline(spark, folder, target))
+        base_s.append(run_baseline(spark, folder, target, mode))
         base_rows.append(baseline_rows_written(spark, target))
         log(f"round {i}: baseline {base_s[-1]:.2f}s")
         lh = open_home(work / f"home_round{i}")
-        apply_document(lh, folder)
-        governed.append(run_governed(lh))
+        apply_document(lh, folder, mode)
+        governed.append(run_governed(lh, mode))
         log(f"round {i}: governed {governed[-1].seconds:.2f}s")
     base_med = statistics.median(base_s)
     gov_s = [g.seconds for g in governed]
     gov_med = statistics.median(gov_s)
     ratio = gov_med / base_med
     log("step overhead: one-row batches (5 rounds)")
-    overhead, one_bare, one_governed = step_overhead(work)
+    overhead, one_bare, one_governed = step_overhead(work, mode=mode)
     log(f"step overhead {overhead:.2f}s")
     return Figures(
+        mode=mode.name,
         rows=args.rows,
-        rules=len(RULES),
+        rules=len(mode.rules),
         repeat=args.repeat,
         baseline_seconds=base_s,
         governed_seconds=gov_s,
@@ -512,7 +658,7 @@ def print_report(fig: Figures) -> None:
         f"{env['delta_spark']}, master {env['master']}, {env['cores']} cores, "
         f"Python {env['python']}, {env['machine']}"
     )
-    print(f"rows: {fig.rows:,}   rules: {fig.rules}   rounds: {fig.repeat}")
+    print(f"mode: {fig.mode}   rows: {fig.rows:,}   rules: {fig.rules}   rounds: {fig.repeat}")
     print(
         f"rows written: baseline {fig.baseline_rows_written}, "
         f"governed {[g.rows_written for g in fig.governed]}"
@@ -563,6 +709,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup-rows", type=int, default=200_000, help="rows of the warm-up")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouses")
+    parser.add_argument(
+        "--dirty",
+        action="store_true",
+        help="ingest a feed whose every file has rows failing three WARN rules (2/20/1 %%)",
+    )
     args = parser.parse_args(argv)
     if args.rows < 1 or args.repeat < 1 or args.partitions < 1 or args.warmup_rows < 1:
         parser.error("--rows, --repeat, --partitions and --warmup-rows must be positive")
