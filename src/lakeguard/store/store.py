@@ -122,10 +122,10 @@ class MetadataStore:
         if deltars.create(table, location):
             return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
         dt = deltars.load(table.name, location)
+        deltars.check_writable(table.name, location, dt)
         version = table_version(dt.metadata().configuration)
         if version < STORE_VERSION:
             return table.name, version, []  # its migrations, not an additive evolution, come next
-        deltars.check_writable(table.name, location, dt)
         existing = [ExistingColumn(*c) for c in deltars.existing_columns(dt)]
         added = plan_additive_evolution(table, existing)
         if added:
