@@ -1,4 +1,4 @@
-"""Parquet footers → Delta add-action statistics, failing-rule detection and the profile
+"""Parquet footers → Delta add-action statistics, per-rule failures and samples, and the profile
 (pyarrow-written files, no Spark)."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeguard.quality.compiled import CompiledRule
+from lakeguard.quality.evaluate import RuleTally, row_outcomes
 from openlaketx.loads.footers import STRING_PREFIX, delta_stats, profile, read_footer
+from openlaketx.runner.rule_tallies import rule_tallies
 
 
 def write(path: Path, table: pa.Table, row_group_size: int | None = None) -> str:
@@ -54,19 +57,47 @@ def test_a_column_missing_from_the_file_gets_no_statistics(tmp_path: Path) -> No
     assert "b" not in stats["nullCount"] and stats["maxValues"] == {"a": 1}
 
 
-def test_footers_tell_which_files_hold_broken_rules(tmp_path: Path) -> None:
-    rules = pa.list_(pa.string())
-    clean = pa.table({"k": [1, 2], "_laketx_failed_rules": pa.array([[], []], rules)})
-    dirty = pa.table({"k": [3, 4], "_laketx_failed_rules": pa.array([[], ["r1", "r2"]], rules)})
-    assert not read_footer(write(tmp_path / "c.parquet", clean)).may_hold_elements(
-        "_laketx_failed_rules"
+def _rule(rule_id: str) -> CompiledRule:
+    return CompiledRule(rule_id, "REGEX", "WARN", 0.0, ("s",), "s IS NULL", "s")
+
+
+def test_rule_failures_and_samples_come_from_the_footers(tmp_path: Path) -> None:
+    rules = [_rule("r0"), _rule("r1")]
+    # flags: null = the row passes; "+value" = it fails with that sample; "" = it fails with
+    # no sample value
+    a = pa.table(
+        {"_laketx_rule_0": [None, "+b", "+a", None], "_laketx_rule_1": [None, None, None, ""]}
     )
-    assert read_footer(write(tmp_path / "d.parquet", dirty)).may_hold_elements(
-        "_laketx_failed_rules"
+    b = pa.table(
+        {"_laketx_rule_0": ["+z", None], "_laketx_rule_1": pa.array([None, None], pa.string())}
     )
-    # no statistics at all: assume the worst
-    plain = read_footer(write(tmp_path / "p.parquet", pa.table({"k": [1]})))
-    assert plain.may_hold_elements("_laketx_failed_rules")
+    files = [read_footer(write(tmp_path / "a.parquet", a, row_group_size=2))]
+    files.append(read_footer(write(tmp_path / "b.parquet", b)))
+    tallies = rule_tallies(files, rules)
+    assert tallies[0] == RuleTally(3, "+a", "+z") and tallies[0].samples() == ["a", "z"]
+    assert tallies[1].failed == 1 and tallies[1].samples() == [None, None]
+    outcomes = row_outcomes(tallies, rules, 6)
+    assert [(o.failed_rows, o.samples) for o in outcomes] == [(3, ("a", "z")), (1, ())]
+    clean = read_footer(
+        write(
+            tmp_path / "c.parquet",
+            pa.table(
+                {
+                    "_laketx_rule_0": pa.array([None], pa.string()),
+                    "_laketx_rule_1": pa.array([None], pa.string()),
+                }
+            ),
+        )
+    )
+    assert rule_tallies([clean], rules) == {}
+
+
+def test_a_footer_without_statistics_has_its_column_read(tmp_path: Path) -> None:
+    table = pa.table({"_laketx_rule_0": [None, "+q", "+c", None, "+q"]})
+    path = tmp_path / "plain.parquet"
+    pq.write_table(table, path, write_statistics=False)
+    tallies = rule_tallies([read_footer(str(path))], [_rule("r0")])
+    assert tallies[0] == RuleTally(3, "+c", "+q")
 
 
 def test_profile_spans_files(tmp_path: Path) -> None:

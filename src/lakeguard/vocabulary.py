@@ -37,8 +37,23 @@ DELETED_AT = "_laketx_deleted_at"
 PARENT_VERSION = "_laketx_parent_version"
 # The text of an unparseable source line (csv/json); staged, never published.
 CORRUPT_RECORD = "_corrupt_record"
+# One staged column per row-level rule of the run (`_laketx_rule_0`, ...): a sample of the
+# failing row where it breaks the rule, null where it passes, so each file's Parquet footer
+# counts the rule's failures (its null count) and holds two samples (its min and max).
+# Staged only: the files may keep it, the table schema never lists it.
+RULE_FLAG_PREFIX = "_laketx_rule_"
 # Columns the engine keeps for itself on every row: lineage, digests, hashes, markers.
 ENGINE_PREFIX = "_laketx"
+
+
+def rule_flag(index: int) -> str:
+    """The staged column of the run's `index`-th row-level rule."""
+    return f"{RULE_FLAG_PREFIX}{index}"
+
+
+def is_staged_only(name: str) -> bool:
+    """A column staged files carry for the gate, never part of a table's schema."""
+    return name == PARENT_VERSION or name.startswith(RULE_FLAG_PREFIX)
 
 
 def is_bookkeeping(name: str) -> bool:

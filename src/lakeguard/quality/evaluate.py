@@ -1,80 +1,105 @@
 """Rules on a batch while it is written — the Spark edge of quality.
 
-Every row-level rule becomes one flag in a per-row array of the rules the row breaks
-(`FAILED_RULES`), computed while the batch is staged. Its count, with two sample values, is an
-aggregate over that array, taken only over the staged files that hold any broken rule. UNIQUE
+Every row-level rule becomes one staged column (`rule_flag(i)`), computed while the batch is
+staged: null where the row passes, a sample of the row where it breaks the rule. Each staged
+file's Parquet footer then holds, per rule, its failures (rows minus the null count) and two
+samples (the column's min and max), so counting costs no read at all whatever share of rows
+fail. Each row's `FAILED_RULES` (the rule ids it breaks) is built from those columns. UNIQUE
 rules are one groupBy over the staged key columns only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.outcome import RuleOutcome, outcome_for
-from lakeguard.shapes import JsonObject
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import PARENT_VERSION
+from lakeguard.vocabulary import PARENT_VERSION, rule_flag
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 FAILED_RULES = "_laketx_failed_rules"
-ROWS_METRIC = "__rows"
+# A flag holds SAMPLE_MARK + the sample (cut to SAMPLE_CHARS, so Parquet keeps its min/max:
+# parquet-mr drops statistics over 4 KiB) or "" where the failing row has no sample value.
+SAMPLE_MARK = "+"
+SAMPLE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class RuleTally:
+    """One row-level rule's failures in a staged batch and its flag column's min and max."""
+
+    failed: int = 0
+    low: str | None = None
+    high: str | None = None
+
+    def samples(self) -> list[str | None]:
+        return [decode_sample(self.low), decode_sample(self.high)]
+
+
+def decode_sample(flag: str | None) -> str | None:
+    """The sample a flag value carries (None: no flag, or a failing row without a value)."""
+    if not flag:
+        return None
+    return flag.removeprefix(SAMPLE_MARK)
+
+
+def row_rules(rules: list[CompiledRule]) -> list[CompiledRule]:
+    """The row-level rules, in the order their flag columns are numbered."""
+    return [r for r in rules if r.row_level]
+
+
+def rule_flag_columns(rules: list[CompiledRule]) -> list[tuple[str, Column]]:
+    """(name, value) of each row-level rule's staged flag column."""
+    from pyspark.sql import functions as F
+
+    flags = []
+    for i, rule in enumerate(row_rules(rules)):
+        sample = F.lit(None).cast("string")
+        if rule.sample_sql:
+            sample = F.concat(
+                F.lit(SAMPLE_MARK), F.substring(F.expr(rule.sample_sql), 1, SAMPLE_CHARS)
+            )
+        value = F.coalesce(sample, F.lit(""))
+        flags.append((rule_flag(i), F.when(F.expr(rule.violation_sql or "FALSE"), value)))
+    return flags
 
 
 def failed_rules_column(rules: list[CompiledRule]) -> Column:
-    """Per row, the ids of the row-level rules it breaks (empty when it breaks none).
+    """Per row, the ids of the row-level rules it breaks (empty when it breaks none), read from
+    the flag columns `rule_flag_columns` added.
 
-    Most rows break nothing: they get the empty array after one OR of the predicates, and
-    only a failing row pays for building its array.
+    Most rows break nothing: they get the empty array after one null test, and only a failing
+    row pays for building its array.
     """
-    from functools import reduce
-
     from pyspark.sql import functions as F
 
     empty = F.array().cast("array<string>")
-    row_rules = [r for r in rules if r.row_level]
-    if not row_rules:
+    named = [(rule_flag(i), r.rule_id) for i, r in enumerate(row_rules(rules))]
+    if not named:
         return empty
-    violated = [F.expr(r.violation_sql or "FALSE") for r in row_rules]
-    flags = [F.when(v, F.lit(r.rule_id)) for v, r in zip(violated, row_rules, strict=True)]
-    failing = F.filter(F.array(*flags), lambda x: x.isNotNull())
-    any_violated = F.coalesce(reduce(lambda a, b: a | b, violated), F.lit(False))
-    return F.when(any_violated, failing).otherwise(empty)
-
-
-def rule_metrics(rules: list[CompiledRule]) -> list[Column]:
-    """Aggregates over rows that carry `FAILED_RULES`: rows, failures and samples per rule."""
-    from pyspark.sql import functions as F
-
-    metrics = [F.count(F.lit(1)).alias(ROWS_METRIC)]
-    for i, rule in enumerate(r for r in rules if r.row_level):
-        broken = F.array_contains(F.col(FAILED_RULES), rule.rule_id)
-        metrics.append(F.sum(F.when(broken, 1).otherwise(0)).alias(f"__fail{i}"))
-        if rule.sample_sql:
-            sample = F.when(broken, F.expr(rule.sample_sql))
-            metrics += [F.min(sample).alias(f"__smin{i}"), F.max(sample).alias(f"__smax{i}")]
-    return metrics
+    flagged = [F.when(F.col(flag).isNotNull(), F.lit(rule_id)) for flag, rule_id in named]
+    failing = F.filter(F.array(*flagged), lambda x: x.isNotNull())
+    any_flag = (
+        F.coalesce(*[F.col(flag) for flag, _ in named]) if len(named) > 1 else F.col(named[0][0])
+    )
+    return F.when(any_flag.isNotNull(), failing).otherwise(empty)
 
 
 def row_outcomes(
-    counts: Mapping[str, Any], rules: list[CompiledRule], rows: int
+    tallies: Mapping[int, RuleTally], rules: list[CompiledRule], rows: int
 ) -> list[RuleOutcome]:
-    """Outcomes of the row-level rules from the `rule_metrics` aggregates (pure; an empty
-    mapping means no row broke any rule)."""
+    """Outcomes of the row-level rules from their tallies by flag index (pure; a missing
+    index means no row broke that rule)."""
     outcomes = []
-    for i, rule in enumerate(r for r in rules if r.row_level):
-        samples = [counts.get(f"__smin{i}"), counts.get(f"__smax{i}")]
-        outcomes.append(outcome_for(rule, rows, int(counts.get(f"__fail{i}") or 0), samples))
+    for i, rule in enumerate(row_rules(rules)):
+        tally = tallies.get(i, RuleTally())
+        outcomes.append(outcome_for(rule, rows, tally.failed, tally.samples()))
     return outcomes
-
-
-def count_failures(frame: DataFrame, rules: list[CompiledRule]) -> JsonObject:
-    """The `rule_metrics` aggregates over staged rows."""
-    row = frame.agg(*rule_metrics(rules)).collect()[0]
-    return row.asDict()
 
 
 def implied_unique(rule: CompiledRule, unique_on: tuple[str, ...]) -> bool:

@@ -21,7 +21,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, SCD2_COLUMNS, DeleteMissing
+from lakeguard.vocabulary import (
+    DELETED_AT,
+    PARENT_VERSION,
+    SCD2_COLUMNS,
+    DeleteMissing,
+    is_staged_only,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -218,7 +224,7 @@ def history(
         rows = rows.where(
             (F.col(_SEGMENT) == F.col(_LAST_SEGMENT)) & ~F.col("__laketx_segment_gap")
         )
-    written = [c for c in source.columns if c != PARENT_VERSION]
+    written = [c for c in source.columns if not is_staged_only(c)]
     data = [c for c in written if c != DIGEST_COLUMN]
     absent = [c for c in table_columns if c not in written]
     # the rows this publication closes differ from how they were staged: digest them again

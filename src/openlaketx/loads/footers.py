@@ -38,12 +38,6 @@ class FileFooter:
     modification_time: int  # ms since the epoch
     num_records: int
     columns: dict[str, ColumnSummary] = field(default_factory=dict)
-    # Per array column: how many elements the file holds in all (None: no statistics).
-    elements: dict[str, int | None] = field(default_factory=dict)
-
-    def may_hold_elements(self, column: str) -> bool:
-        """False only when the footer proves every array of `column` empty (or null)."""
-        return self.elements.get(column) != 0
 
 
 def _merge(into: ColumnSummary, low: Any, high: Any, nulls: int | None, has_bounds: bool) -> None:
@@ -65,19 +59,12 @@ def read_footer(path: str) -> FileFooter:
     meta = pq.ParquetFile(path).metadata
     stat = os.stat(path)
     columns: dict[str, ColumnSummary] = {}
-    elements: dict[str, int | None] = {}
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
         for c in range(group.num_columns):
             chunk = group.column(c)
             name = chunk.path_in_schema
-            if name.endswith(".list.element"):  # an array: count its elements only
-                array, stats = name.removesuffix(".list.element"), chunk.statistics
-                seen = int(stats.num_values) if stats is not None else None
-                before = elements.get(array, 0)
-                elements[array] = None if seen is None or before is None else before + seen
-                continue
-            if "." in name:  # other nested columns: no statistics kept
+            if "." in name:  # nested columns: no statistics kept
                 continue
             summary = columns.setdefault(name, ColumnSummary())
             stats = chunk.statistics
@@ -97,7 +84,6 @@ def read_footer(path: str) -> FileFooter:
         modification_time=int(stat.st_mtime * 1000),
         num_records=int(meta.num_rows),
         columns=columns,
-        elements=elements,
     )
 
 

@@ -19,6 +19,7 @@ from deltalake.transaction import AddAction, RemoveAction, create_table_with_add
 
 from lakeguard.errors import SchemaDriftError, WriteConflict
 from lakeguard.shapes import JsonObject
+from lakeguard.vocabulary import is_staged_only
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.footers import FileFooter, delta_stats
 from openlaketx.loads.staging import StagedBatch
@@ -28,11 +29,12 @@ LINEAGE_PREFIX = "_laketx_"
 
 
 def fields_of(schema: JsonObject, drop: frozenset[str] = frozenset()) -> list[JsonObject]:
-    """The schema's fields, nullable (files carry no NOT NULL guarantee of their own)."""
+    """The schema's fields a table takes, nullable (files carry no NOT NULL guarantee of their
+    own): neither those in `drop` nor the staged-only ones."""
     return [
         {**f, "nullable": True, "metadata": f.get("metadata") or {}}
         for f in schema["fields"]
-        if f["name"] not in drop
+        if f["name"] not in drop and not is_staged_only(f["name"])
     ]
 
 
@@ -188,7 +190,6 @@ def _move(files: list[FileFooter], source: str, target: str) -> list[FileFooter]
             modification_time=f.modification_time,
             num_records=f.num_records,
             columns=f.columns,
-            elements=f.elements,
         )
         for f in files
     ]

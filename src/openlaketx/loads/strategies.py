@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType, is_data_column
+from lakeguard.vocabulary import (
+    DELETED_AT,
+    SCD2_COLUMNS,
+    DeleteMissing,
+    LoadType,
+    is_data_column,
+    is_staged_only,
+)
 from openlaketx.loads import catchup
 from openlaketx.loads.commit import (
     CommitTag,
@@ -195,9 +202,8 @@ def merge(
     from delta.tables import DeltaTable
 
     source = spark.read.parquet(staged)
-    drop = drop | {catchup.PARENT_VERSION}
     ensure_columns(path, fields_of(source.schema.jsonValue(), drop), may_add=may_add)
-    written = [c for c in source.columns if c not in drop]
+    written = [c for c in source.columns if c not in drop and not is_staged_only(c)]
     target = DeltaTable.forPath(spark, path).alias("t")
     if catchup.spans_versions(source) and plan.scd2:
         merged = _scd2_history(spark, target, source, path, plan, written)

@@ -2,7 +2,7 @@
 
 Shared by the governed step and by replay, so that a rebuilt version is made exactly like the
 original: the merge row hash, scd2 validity, the soft-delete marker, each row's broken rules
-and the lineage columns.
+(a staged flag column per rule, and the list of their ids) and the lineage columns.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column
+from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_column, rule_flag_columns
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
@@ -61,9 +61,11 @@ def publishable(
     if transform.delete_missing == DeleteMissing.SOFT:
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     absent = [c for c in table_columns if c not in frame.columns]
+    frame = frame.withColumn(DIGEST_COLUMN, row_digest(frame.columns, absent))
+    # each rule's flag is a column of its own so that the staged footers count it
+    frame = frame.withColumns(dict(rule_flag_columns(rules)))
     return (
-        frame.withColumn(DIGEST_COLUMN, row_digest(frame.columns, absent))
-        .withColumn(FAILED_RULES, failed_rules_column(rules))
+        frame.withColumn(FAILED_RULES, failed_rules_column(rules))
         .withColumn(VERSION_COL, F.lit(version).cast("long"))
         .withColumn(RUN_COL, F.lit(run_id))
         .withColumn(LOADED_COL, F.current_timestamp())

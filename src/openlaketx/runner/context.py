@@ -13,7 +13,7 @@ from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
 from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import PARENT_VERSION, AttemptStatus, LoadType
+from lakeguard.vocabulary import AttemptStatus, LoadType
 from openlaketx.loads import strategies
 from openlaketx.runner.batch_rows import merge_plan
 from openlaketx.runner.inputs import InputBatch
@@ -25,8 +25,9 @@ from openlaketx.tables import dataset_location, quarantine_name
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-# Staged with the rows, never part of the table: unparseable text, a catch-up's parent version.
-NOT_PUBLISHED = frozenset({CORRUPT_COLUMN, PARENT_VERSION})
+# Staged with the rows, never part of the table (besides `vocabulary.is_staged_only`): the
+# unparseable text of a row.
+NOT_PUBLISHED = frozenset({CORRUPT_COLUMN})
 
 
 @dataclass(kw_only=True)

@@ -27,7 +27,7 @@ from lakeguard.store import StoreReader
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType
+from lakeguard.vocabulary import Layer, LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
@@ -274,7 +274,7 @@ def _merged_hash(
     try:
         staged = staging.stage(frame, f"{scratch}/batch")
         if previous is None:
-            create_empty(f"{scratch}/table", fields_of(staged.schema, frozenset({PARENT_VERSION})))
+            create_empty(f"{scratch}/table", fields_of(staged.schema))
         else:
             (
                 spark.read.format("delta")

@@ -1,11 +1,11 @@
 """The gate's figures for a staged batch: rule outcomes and the column profile.
 
-Every staged row carries the row rules it breaks (computed during the one write). Row counts
-come from the Parquet footers, and so does the knowledge of which files hold any broken rule:
-only those files' flag and sample columns are read to count failures per rule, so a clean
-batch costs nothing more. UNIQUE rules are one groupBy over the staged key columns, except
-where the batch is unique on them by construction (a merge that keeps the last row of each key
-by `sequence_by`: the groupBy could only find nothing); the profile comes from the footers too.
+Every staged row carries, per row-level rule, a flag column computed during the one write;
+the staged files' Parquet footers count each rule's failures and hold two samples of it, and
+give the row counts and the profile, so row rules cost no read of the batch at all, clean or
+dirty (`rule_tallies`). UNIQUE rules are one groupBy over the staged key columns, except where
+the batch is unique on them by construction (a merge that keeps the last row of each key by
+`sequence_by`: the groupBy could only find nothing).
 
 (Counting with `DataFrame.observe` during the write was measured first: its metrics are not
 code-generated and cost about 1 s per 3 M rows on the 2-core machine, even with two
@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import (
-    FAILED_RULES,
-    count_failures,
     evaluate_aggregate,
     evaluate_reference,
     evaluate_row_count,
@@ -33,6 +31,7 @@ from lakeguard.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch
 from openlaketx.runner.profiling import full_profile
+from openlaketx.runner.rule_tallies import rule_tallies
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -68,11 +67,7 @@ def evaluate_staged(
     A UNIQUE rule the batch satisfies by construction (`unique_on`) passes without a pass
     over the keys."""
     rows = staged.rows
-    flagged = [
-        f.path for f in [*staged.good, *staged.malformed] if f.may_hold_elements(FAILED_RULES)
-    ]
-    counts = count_failures(spark.read.parquet(*flagged), rules) if flagged else {}
-    outcomes = row_outcomes(counts, rules, rows)
+    outcomes = row_outcomes(rule_tallies([*staged.good, *staged.malformed], rules), rules, rows)
     good = spark.read.parquet(staged.part_folder()) if staged.good else None
     per_version = _rows_per_parent_version(good, rules)
     for rule in rules:
