@@ -157,6 +157,9 @@ def test_fail_rule_blocks_leaves_target_untouched_and_quarantines(
         f"WHERE _laketx_run_id = '{step.run_id}' ORDER BY cell",
     )
     assert kept == [{"cell": 10, "rules": [f"lat_range{p.suffix}"]}, {"cell": 11, "rules": []}]
+    # each rule's staged flag column stays in the files, out of both tables' schemas
+    for name in (table, f"quarantine.{p.bronze}"):
+        assert not [c for c in lh.sql(f"SELECT * FROM {name}").columns if "_laketx_rule_" in c]
     decision = q(
         lh, f"SELECT allowed FROM lakeguard.promotion_status WHERE run_id = '{step.run_id}'"
     )
