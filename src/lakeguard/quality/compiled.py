@@ -2,7 +2,7 @@
 
 Row-level rules become SQL that is true exactly for the rows that break them; the evaluator
 flags each row while the batch is staged. The others are checked on the staged batch: UNIQUE
-by one groupBy of its key columns, ROW_COUNT from the files' footers, an AGGREGATE condition,
+by one pass over its key columns, ROW_COUNT from the files' footers, an AGGREGATE condition,
 a FOREIGN_KEY anti-join.
 """
 

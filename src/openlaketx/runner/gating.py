@@ -120,7 +120,11 @@ def gate(
         droppable = droppable_rules(rules, behavior)
         to_drop = [o.rule_id for o in result.outcomes if o.outcome == Outcome.FAIL]
         to_drop = [r for r in to_drop if r in droppable]
-        dropped_rows = dropping.rows_failing(ctx.spark, staged, to_drop)
+        if len(to_drop) == 1 and malformed(result) == 0:
+            # one rule and no unparseable row to leave out: its footer count is the answer
+            dropped_rows = next(o.failed_rows for o in result.outcomes if o.rule_id in to_drop)
+        else:
+            dropped_rows = dropping.rows_failing(ctx.spark, staged, to_drop)
         if to_drop and dropped_rows >= result.rows - malformed(result):
             checks.append(
                 Check(

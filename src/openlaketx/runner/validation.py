@@ -3,9 +3,9 @@
 Every staged row carries, per row-level rule, a flag column computed during the one write;
 the staged files' Parquet footers count each rule's failures and hold two samples of it, and
 give the row counts and the profile, so row rules cost no read of the batch at all, clean or
-dirty (`rule_tallies`). UNIQUE rules are one groupBy over the staged key columns, except where
+dirty (`rule_tallies`). UNIQUE rules are one pass over the staged key columns, except where
 the batch is unique on them by construction (a merge that keeps the last row of each key by
-`sequence_by`: the groupBy could only find nothing).
+`sequence_by`: the check could only find nothing).
 
 (Counting with `DataFrame.observe` during the write was measured first: its metrics are not
 code-generated and cost about 1 s per 3 M rows on the 2-core machine, even with two

@@ -1,7 +1,7 @@
 """UNIQUE: no two rows share the values of the named columns (nulls aside).
 
-Counted by one groupBy of the staged key columns; within each parent version when a batch
-catches up on several.
+Counted by one pass over the staged key columns (`evaluate_unique`); within each parent
+version when a batch catches up on several.
 """
 
 from __future__ import annotations
