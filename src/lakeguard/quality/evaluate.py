@@ -5,7 +5,7 @@ staged: null where the row passes, a sample of the row where it breaks the rule.
 file's Parquet footer then holds, per rule, its failures (rows minus the null count) and two
 samples (the column's min and max), so counting costs no read at all whatever share of rows
 fail. Each row's `FAILED_RULES` (the rule ids it breaks) is built from those columns. UNIQUE
-rules are one groupBy over the staged key columns only.
+rules are one pass over the staged key columns only.
 """
 
 from __future__ import annotations
