@@ -12,6 +12,7 @@ from __future__ import annotations
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeguard.errors import LakeTxError
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import RuleTally, row_rules
 from lakeguard.vocabulary import rule_flag
@@ -35,7 +36,11 @@ def _tally(files: list[FileFooter], column: str) -> RuleTally:
     for file in files:
         summary = file.columns.get(column)
         if summary is None:
-            raise ValueError(f"staged file {file.path} has no column {column}")
+            raise LakeTxError(
+                f"staged file has no rule flag column {column}",
+                where=file.path,
+                fix="run again: a staged batch is written afresh by each run",
+            )
         if summary.null_count is None:
             n, lo, hi = _read(file.path, column)
         else:
