@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import RuleTally, row_outcomes
 from openlaketx.loads.footers import STRING_PREFIX, delta_stats, profile, read_footer
+from openlaketx.loads.publish import fields_of
 from openlaketx.runner.rule_tallies import rule_tallies
 
 
@@ -98,6 +99,16 @@ def test_a_footer_without_statistics_has_its_column_read(tmp_path: Path) -> None
     pq.write_table(table, path, write_statistics=False)
     tallies = rule_tallies([read_footer(str(path))], [_rule("r0")])
     assert tallies[0] == RuleTally(3, "+c", "+q")
+
+
+def test_staged_only_columns_never_reach_a_table_schema() -> None:
+    names = ["k", "_laketx_rule_0", "_laketx_rule_12", "_laketx_parent_version"]
+    names += ["_laketx_failed_rules", "_corrupt_record"]
+    staged = {
+        "fields": [{"name": n, "type": "string", "nullable": True, "metadata": {}} for n in names]
+    }
+    kept = [f["name"] for f in fields_of(staged, frozenset({"_corrupt_record"}))]
+    assert kept == ["k", "_laketx_failed_rules"]
 
 
 def test_profile_spans_files(tmp_path: Path) -> None:
