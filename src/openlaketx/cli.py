@@ -337,72 +337,6 @@ def explain(
 
 
 @app.command()
-def verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """Audit the store against every invariant (exit 0 only when all hold). No Spark."""
-    from lakeguard.errors import AuditFailed
-
-    violations = _with_lakehouse(ctx, as_json, lambda lh, _: lh.verify())
-    rows = [asdict(v) for v in violations]
-    if as_json:
-        _print_json({"ok": not rows, "violations": rows})
-    elif rows:
-        out.print(render.rows_table(rows, title=f"{len(rows)} violation(s)"))
-    else:
-        out.print("[green]every invariant holds[/]")
-    if rows:
-        raise typer.Exit(AuditFailed.exit_code)
-
-
-@app.command()
-def replay(
-    ctx: typer.Context,
-    dataset: str,
-    version: int = typer.Option(..., help="The approved data version to rebuild and compare."),
-    as_json: JsonFlag = False,
-) -> None:
-    """Rebuild an approved version and compare content hashes (exit 10 on a mismatch)."""
-    from lakeguard.errors import AuditFailed
-
-    def work(lh: Any, progress: Callable[[str], None]) -> Any:
-        progress("starting Spark")
-        return lh.replay(dataset, version)
-
-    report = _with_lakehouse(ctx, as_json, work)
-    if as_json:
-        _print_json({**asdict(report), "matches": report.matches})
-    else:
-        out.print(render.replay_table(report))
-    if not report.matches:
-        raise typer.Exit(AuditFailed.exit_code)
-
-
-@app.command()
-def reap(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """Record runs whose process died in flight as FAILED. No Spark."""
-
-    reaped = _with_lakehouse(ctx, as_json, lambda lh, _: list(lh.reap()))
-    if as_json:
-        _print_json({"reaped": reaped})
-    else:
-        out.print(f"{len(reaped)} abandoned run(s) recorded FAILED")
-
-
-@app.command()
-def optimize(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """Compact the metadata tables and cluster them by their usual filters. No Spark."""
-
-    def work(lh: Any, progress: Callable[[str], None]) -> list[str]:
-        progress("optimizing the metadata tables")
-        return list(lh.optimize())
-
-    tables = _with_lakehouse(ctx, as_json, work)
-    if as_json:
-        _print_json({"optimized": tables})
-    else:
-        out.print(f"optimized {len(tables)} metadata tables")
-
-
-@app.command()
 def demo(
     ctx: typer.Context,
     rows: int = typer.Option(20_000, min=100, help="Cells in the generated feed."),
@@ -419,6 +353,11 @@ def demo(
         _print_json(summary)
     else:
         render.print_demo(out, summary)
+
+
+# Light command groups register on import of `app` itself (a module of their own each; the
+# service's and metadata's commands stay lazy in `main`: they import more).
+from openlaketx import cli_audit  # noqa: E402, F401 - registers verify, replay, reap, optimize
 
 
 def main() -> None:
