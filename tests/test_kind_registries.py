@@ -7,26 +7,48 @@ from datetime import datetime
 import pytest
 
 from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.source_kinds import SOURCE_KINDS, source_kind
+from lakeguard.source_kinds import SOURCE_KINDS, source_kind
 from lakeguard.errors import ValidationError
 from lakeguard.policy.expression import DEFAULTS, METRICS, parse
 from lakeguard.policy.kinds import POLICY_KINDS, BatchFacts, policy_kind
 from lakeguard.store.records import PolicyDef
-from lakeguard.vocabulary import SourceLoad
+from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 
-def test_every_source_kind_has_its_engine_reader() -> None:
-    from openlaketx.sources.kinds import READERS
+def test_every_source_kind_has_its_engine_and_its_vocabulary_word() -> None:
+    from openlaketx.sources.kinds import ENGINES
 
-    assert sorted(READERS) == sorted(SOURCE_KINDS) == ["delta", "file", "jdbc"]
-    assert READERS["jdbc"].failures_transient and not READERS["file"].failures_transient
+    assert sorted(ENGINES) == sorted(SOURCE_KINDS) == sorted(SourceKindName)
+    assert sorted(SOURCE_KINDS) == ["delta", "file", "http", "jdbc"]
+
+
+def test_each_kind_classifies_the_failures_spark_raises_reading_it() -> None:
+    """A database that went away mid-read is worth a retry, refused credentials are not; a
+    file that vanished is worth a retry; a failure a kind does not recognise stays terminal."""
+    from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+    from openlaketx.sources.kinds import engine
+
+    db = SourceSystemDef.from_row(
+        {"source_system_id": "db", "kind": "jdbc", "connection_options": '{"url": "jdbc:x"}'}
+    )
+    fs = SourceSystemDef.from_row({"source_system_id": "fs", "kind": "file"})
+    obj = SourceObjectDef(
+        source_object_id="o", source_system_id="db", locator="t", format="jdbc", dataset_id="b"
+    )
+    lost = engine("jdbc").classify("Connection reset by peer", db, obj)
+    assert lost is not None and lost.transient
+    refused = engine("jdbc").classify("FATAL: password authentication failed", db, obj)
+    assert refused is not None and not refused.transient
+    vanished = engine("file").classify("java.io.FileNotFoundException: gone.csv", fs, obj)
+    assert vanished is not None and vanished.transient
+    assert engine("file").classify("something else broke", fs, obj) is None
 
 
 def test_a_source_kind_carries_its_formats_and_default_load() -> None:
     assert source_kind("file").formats[0] == "csv"
     assert source_kind("jdbc").default_load == SourceLoad.FULL
     assert source_kind("delta").default_load == SourceLoad.INCREMENTAL
-    with pytest.raises(KeyError, match="source kinds are file, jdbc, delta"):
+    with pytest.raises(KeyError, match="source kinds are file, jdbc, delta, http"):
         source_kind("ftp")
 
 
@@ -45,8 +67,10 @@ datasets: [{id: b, layer: bronze}]
         validate_text(doc, "doc.yaml")
     messages = sorted(e["message"] for e in info.value.errors)
     assert "a jdbc system needs a jdbc: url" in messages
-    assert "an incremental JDBC source needs a watermark_column" in messages
-    assert "partitioned reads are for JDBC sources" in messages
+    assert "an incremental source needs a watermark_column" in messages
+    assert any(
+        m.startswith("not an option of file sources (theirs: on_changed_file,") for m in messages
+    )
     assert "an incremental source must be the only source object of its dataset" in messages
 
 

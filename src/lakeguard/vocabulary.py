@@ -97,12 +97,13 @@ class SourceLoad(StrEnum):
     INCREMENTAL = "incremental"  # rows above the last watermark, or a table's new versions
 
 
-class ProgressKind(StrEnum):
-    """What a `source_progress` row remembers."""
+class SourceKindName(StrEnum):
+    """The kinds of source system (`lakeguard.source_kinds` declares each, one module apiece)."""
 
-    FILE = "FILE"
-    WATERMARK = "WATERMARK"
-    SOURCE_VERSION = "SOURCE_VERSION"
+    FILE = "file"
+    JDBC = "jdbc"
+    DELTA = "delta"
+    HTTP = "http"
 
 
 class Severity(StrEnum):

@@ -25,15 +25,15 @@ from lakeguard.catalog.models import (
     MetadataDocument,
     Policy,
     SourceObject,
-    SourceSystem,
     Task,
+    system_model,
 )
-from lakeguard.catalog.source_kinds import SOURCE_KINDS
 from lakeguard.catalog.to_rows import Rows
 from lakeguard.policy.expression import DEFAULTS
 from lakeguard.quality.kinds import RULE_KINDS
 from lakeguard.schema.drift import SHIPPED_PROFILES
 from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.source_kinds import SOURCE_KINDS, source_kind
 
 # Every definition table an export reads.
 EXPORTED_TABLES = (
@@ -126,20 +126,22 @@ def _policies(rows: list[StoredRow]) -> list[JsonObject]:
 
 
 def _systems(rows: list[StoredRow]) -> list[JsonObject]:
-    return [
-        _lean(
-            {
-                "id": row["source_system_id"],
-                "kind": row.get("kind"),
-                "description": row.get("description"),
-                "enabled": None if row.get("enabled", True) else False,
-                "options": _json(row.get("connection_options")) or None,
-                "credential_ref": row.get("credential_ref"),
-            },
-            SourceSystem,
-        )
-        for row in sorted(rows, key=lambda r: str(r["source_system_id"]))
-    ]
+    out = []
+    for row in sorted(rows, key=lambda r: str(r["source_system_id"])):
+        kind = str(row.get("kind") or "file")
+        options = _json(row.get("connection_options"))
+        if kind in SOURCE_KINDS:
+            options = _lean(options, source_kind(kind).system_options)
+        entry = {
+            "id": row["source_system_id"],
+            "kind": kind,
+            "description": row.get("description"),
+            "enabled": None if row.get("enabled", True) else False,
+            "options": options or None,
+            "credential_ref": row.get("credential_ref"),
+        }
+        out.append(_lean(entry, system_model(kind)))
+    return out
 
 
 def _column(row: StoredRow) -> JsonObject:
@@ -163,6 +165,7 @@ def _objects(
     out = []
     for row in sorted(rows, key=lambda r: str(r["source_object_id"])):
         cols = sorted(by_object.get(str(row["source_object_id"]), []), key=lambda c: c["ordinal"])
+        kind_name = kinds.get(str(row["source_system_id"]), "file")
         entry: JsonObject = {
             "id": row["source_object_id"],
             "system": row["source_system_id"],
@@ -172,20 +175,30 @@ def _objects(
             "dataset": row["dataset_id"],
             "load_type": row.get("load_type"),
             "watermark_column": row.get("watermark_column"),
-            **_json(row.get("ingest_options")),
+            **_kind_options(_json(row.get("ingest_options")), kind_name),
             "fail_behavior": row.get("dq_fail_behavior"),
             "schema_profile": row.get("schema_compat_profile"),
             "max_malformed_ratio": row.get("max_malformed_ratio") or None,
             "relationship": row.get("relationship"),
             "columns": [_column(c) for c in cols],
         }
-        kind = SOURCE_KINDS.get(kinds.get(str(row["source_system_id"]), "file"))
+        kind = SOURCE_KINDS.get(kind_name)
         if kind is not None and entry.get("format") == kind.formats[0]:
             entry["format"] = None  # the kind's default, as the document would have left it
         if kind is not None and entry.get("load_type") == kind.default_load:
             entry["load_type"] = None
         out.append(_lean(entry, SourceObject))
     return out
+
+
+def _kind_options(stored: JsonObject, kind: str) -> JsonObject:
+    """An object's stored lookback and options of its kind, without the kind's defaults."""
+    lookback = {"lookback": stored["lookback"]} if stored.get("lookback") is not None else {}
+    if kind not in SOURCE_KINDS:
+        return {**lookback, **stored}
+    model = source_kind(kind).object_options
+    own = {k: v for k, v in stored.items() if k in model.model_fields}
+    return {**lookback, **_lean(own, model)}
 
 
 def _datasets(rows: list[StoredRow]) -> list[JsonObject]:

@@ -7,17 +7,25 @@ maps them onto the control tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    create_model,
+    field_validator,
+)
+from pydantic.fields import FieldInfo
 
 from lakeguard.catalog.fields import ColumnName, Identifier, Strict
-from lakeguard.catalog.source_kinds import SOURCE_KIND_NAMES, SOURCE_KINDS
 from lakeguard.durations import DURATION
 from lakeguard.policy.kinds import POLICY_TYPES
 from lakeguard.quality.kinds import PER_COLUMN_KINDS, RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.shapes import JsonObject
+from lakeguard.source_kinds import KINDS, SOURCE_KINDS, ObjectOptions, SourceKind
 from lakeguard.vocabulary import (
     DeleteMissing,
     Enforcement,
@@ -53,11 +61,11 @@ class SchemaProfile(Strict):
 if TYPE_CHECKING:
     PerColumnKind = str
     PolicyType = str
-    SourceKindName = str
+    SourceFormat = str
 else:  # the registries' lists, as the Literals a document is validated with
     PerColumnKind = Literal[PER_COLUMN_KINDS]
     PolicyType = Literal[POLICY_TYPES]
-    SourceKindName = Literal[SOURCE_KIND_NAMES]
+    SourceFormat = Literal[tuple(dict.fromkeys(f for k in KINDS for f in k.formats))]
 
 
 class Policy(Strict):
@@ -97,30 +105,70 @@ class ProfileSchedule(Strict):
         return value
 
 
-class SourceSystem(Strict):
+class SourceSystemBase(Strict):
+    """A source system; its `kind` selects the typed model of its `options`."""
+
     id: Identifier
-    kind: SourceKindName = "file"
+    kind: str = "file"  # each kind's model narrows it to its name
     description: str | None = None
     enabled: bool = True
-    options: dict[str, str] = Field(
-        default_factory=dict,
-        description="file/delta: root (a folder, relative to the document); jdbc: url, driver, "
-        "user and any JDBC connection property. Never a secret.",
-    )
+    options: Any = None  # each kind's model types it
     credential_ref: str | None = Field(
         default=None,
         pattern=r"^(env:)?[A-Za-z_][A-Za-z0-9_]*$|^file:.+$",
-        description="Where the password is: an environment variable (NAME or env:NAME) or a "
-        "file (file:/path). The secret itself is never stored.",
+        description="Where the secret (a password, a token) is: an environment variable "
+        "(NAME or env:NAME) or a file (file:/path). The secret itself is never stored.",
     )
 
-    @field_validator("options")
-    @classmethod
-    def _no_secret_in_options(cls, options: dict[str, str]) -> dict[str, str]:
-        for key in options:
-            if key.lower() in ("password", "pwd", "secret", "token"):
-                raise ValueError(f"option {key!r} would store a secret; use credential_ref")
-        return options
+    @property
+    def source_kind(self) -> SourceKind[Any, Any]:
+        return SOURCE_KINDS[self.kind]
+
+
+def _system_model(kind: SourceKind[Any, Any]) -> type[SourceSystemBase]:
+    name = kind.name.value
+    options: Any = kind.system_options
+    required = any(f.is_required() for f in options.model_fields.values())
+    described = f"The options of a {name} system"
+    literal: Any = Literal[name]
+    # the default kind needs no word; any other is written, so an export keeps it
+    default: Any = name if kind is KINDS[0] else ...
+    return create_model(
+        f"{name.title()}SourceSystem",
+        __base__=SourceSystemBase,
+        kind=(literal, default),
+        options=(
+            options,
+            Field(description=described)
+            if required
+            else Field(default_factory=options, description=described),
+        ),
+    )
+
+
+def system_model(kind: str) -> type[SourceSystemBase]:
+    """The document model of a system of `kind` (the base model for an unknown kind)."""
+    return _SYSTEM_MODELS.get(kind, SourceSystemBase)
+
+
+def _kind_tag(value: Any) -> str:
+    kind = value.get("kind", "file") if isinstance(value, dict) else getattr(value, "kind", "file")
+    return str(kind).upper()
+
+
+_SYSTEM_MODELS = {k.name.value: _system_model(k) for k in KINDS}
+
+if TYPE_CHECKING:
+    SourceSystem = SourceSystemBase
+else:  # one model per registered kind, selected by `kind` (file when it is left out)
+    SourceSystem = Annotated[
+        Union[tuple(Annotated[m, Tag(n.upper())] for n, m in _SYSTEM_MODELS.items())],  # noqa: UP007
+        Discriminator(
+            _kind_tag,
+            custom_error_type="unknown_source_kind",
+            custom_error_message="unknown source kind; source kinds are " + ", ".join(SOURCE_KINDS),
+        ),
+    ]
 
 
 class ColumnSpec(Strict):
@@ -134,16 +182,23 @@ class ColumnSpec(Strict):
     )
 
 
-class SourceObject(Strict):
+class SourceObjectBase(Strict):
+    """A table, a file pattern or an endpoint of a source system, landing in one dataset.
+
+    Its kind's own options (`lakeguard.source_kinds`) are written flat beside these fields;
+    which of them apply is decided by the kind of its system (`kind_options`).
+    """
+
     id: Identifier
     system: Identifier
     locator: str = Field(
         min_length=1,
         description="file: a path or glob under the system's root; jdbc: a table "
-        "(schema.table); delta: a path under the root or a registered table name (db.table)",
+        "(schema.table); delta: a path under the root or a registered table name (db.table); "
+        "http: a path (and query) under the system's base_url",
     )
-    format: Literal["csv", "json", "parquet", "jdbc", "delta"] | None = Field(
-        default=None, description="Default: csv for file systems, jdbc / delta for those"
+    format: SourceFormat | None = Field(
+        default=None, description="Default: the first format of the system's kind (files: csv)"
     )
     options: dict[str, str] = Field(default_factory=dict, description="Reader options")
     dataset: Identifier
@@ -154,37 +209,12 @@ class SourceObject(Strict):
         "table's new versions; Delta's default)",
     )
     watermark_column: ColumnName | None = Field(
-        default=None, description="incremental JDBC: the column whose growth marks new rows"
+        default=None, description="incremental: the column whose growth marks new rows"
     )
     lookback: float | Annotated[str, Field(pattern=DURATION)] | None = Field(
         default=None,
         description="Read again this far below the last watermark, for late rows: a number "
         "for a numeric watermark, a duration ('2 hours') for a date or timestamp one",
-    )
-    on_changed_file: Literal["block", "reload"] = Field(
-        default="block",
-        description="A file already ingested reappears with other content: block the batch "
-        "with a clear reason, or ingest it again",
-    )
-    archive: str | None = Field(
-        default=None,
-        description="Move ingested files to this folder under the root (never moved otherwise)",
-    )
-    content_hash: bool = Field(
-        default=False,
-        description="Tell files apart by a sha256 of their content, not only size "
-        "and modification time",
-    )
-    partition_column: ColumnName | None = Field(
-        default=None, description="JDBC: read in parallel, split on this numeric column"
-    )
-    lower_bound: int | None = None
-    upper_bound: int | None = None
-    num_partitions: int | None = Field(default=None, ge=1, le=256)
-    fetch_size: int | None = Field(default=None, ge=1)
-    change_data_feed: bool | None = Field(
-        default=None,
-        description="Delta: read the change data feed (default: when the source table has it)",
     )
     fail_behavior: FailBehavior = Field(
         default=FailBehavior.QUARANTINE,
@@ -208,21 +238,16 @@ class SourceObject(Strict):
         found = SOURCE_KINDS.get(kind, SOURCE_KINDS["file"])
         return self.format or found.formats[0], self.load_type or found.default_load
 
-    def ingest_options(self) -> JsonObject:
-        """The reading settings that are not reader options, as stored in `ingest_options`."""
-        names = (
-            "lookback",
-            "on_changed_file",
-            "archive",
-            "content_hash",
-            "partition_column",
-            "lower_bound",
-            "upper_bound",
-            "num_partitions",
-            "fetch_size",
-            "change_data_feed",
+    def written_kind_fields(self) -> dict[str, Any]:
+        """The kinds' options this object sets (whatever its system's kind)."""
+        return {name: getattr(self, name) for name in KIND_FIELDS if name in self.model_fields_set}
+
+    def kind_options(self, kind: str) -> ObjectOptions:
+        """The object's options as its kind's typed model (pydantic's ValidationError when one
+        does not apply to the kind or does not parse)."""
+        return SOURCE_KINDS[kind].object_options.model_validate(
+            {k: _plain(v) for k, v in self.written_kind_fields().items()}
         )
-        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     @field_validator("columns")
     @classmethod
@@ -233,6 +258,34 @@ class SourceObject(Strict):
                 raise ValueError(f"column {col.name!r} is declared twice")
             seen.add(col.name.lower())
         return cols
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(exclude_unset=True) if hasattr(value, "model_dump") else value
+
+
+def _kind_fields() -> dict[str, tuple[Any, FieldInfo]]:
+    """Every kind's object options, as optional fields of the document's source object."""
+    fields: dict[str, tuple[Any, FieldInfo]] = {}
+    owners: dict[str, list[str]] = {}
+    for kind in KINDS:
+        for name, info in kind.object_options.model_fields.items():
+            owners.setdefault(name, []).append(kind.name.value)
+            if name in fields:
+                if fields[name][0] != info.annotation | None:
+                    raise RuntimeError(
+                        f"source kinds declare option {name!r} with different types; "
+                        "give one of them another name"
+                    )
+                continue
+            optional: FieldInfo = Field(default=None, description=info.description)  # type: ignore[assignment]
+            fields[name] = (info.annotation | None, optional)
+    for name, (_, info) in fields.items():
+        info.description = f"{', '.join(owners[name])} sources: {info.description or name}"
+    return fields
+
+
+KIND_FIELDS: dict[str, tuple[Any, FieldInfo]] = _kind_fields()
 
 
 class IncludeColumns(Strict):
@@ -382,6 +435,12 @@ class Job(Strict):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"{value!r} is not an IANA time zone (e.g. Europe/Paris)") from exc
         return value
+
+
+if TYPE_CHECKING:
+    SourceObject = SourceObjectBase
+else:  # the common fields and every kind's options (which apply: `kind_options`)
+    SourceObject = create_model("SourceObject", __base__=SourceObjectBase, **KIND_FIELDS)
 
 
 class MetadataDocument(Strict):

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from lakeguard.catalog.export import export_document
@@ -48,7 +49,7 @@ Key = tuple[tuple[str, str], ...]
 _SECTIONS: dict[str, tuple[str, Callable[[JsonObject], Any]]] = {
     "schema_profiles": ("schema_compatibility_rules", SchemaProfile.model_validate),
     "policies": ("policy_rules", Policy.model_validate),
-    "source_systems": ("source_systems", SourceSystem.model_validate),
+    "source_systems": ("source_systems", TypeAdapter(SourceSystem).validate_python),
     "source_objects": ("source_objects", SourceObject.model_validate),
     "datasets": ("dataset_registry", Dataset.model_validate),
     "rules": ("quality_rules", parse_rule),
@@ -300,7 +301,8 @@ def _located(
             table, rest = "job_parameters", rest[1:]
             if rest:
                 key, rest = (*key, ("param_key", str(rest[0]))), rest[1:]
-    field = ".".join(str(p) for p in rest if p != entry.get("type"))
+    tags = {entry.get("type"), str(entry.get("kind") or "file").upper()}  # pydantic's union tags
+    field = ".".join(str(p) for p in rest if p not in tags)
     return DefinitionProblem(
         table=table,
         key=key,

@@ -11,10 +11,10 @@ from collections import Counter
 from typing import Any
 
 from croniter import croniter
+from pydantic import ValidationError as PydanticError
 
 from lakeguard.catalog.models import Dataset, Layer, MetadataDocument, SourceObject
 from lakeguard.catalog.problems import Problem
-from lakeguard.catalog.source_kinds import SourceKind, source_kind
 from lakeguard.catalog.sql_models import check_model, model_parents
 from lakeguard.errors import LakeTxError
 from lakeguard.planning import CycleError, order_tasks
@@ -23,6 +23,7 @@ from lakeguard.policy.pii import Shape, raw_pii
 from lakeguard.quality.fail_behavior import whole_dataset
 from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
 from lakeguard.schema.drift import SHIPPED_PROFILES
+from lakeguard.source_kinds import ObjectFacts, SourceKind, shared_problems, source_kind
 from lakeguard.vocabulary import (
     SCD2_COLUMNS,
     DeleteMissing,
@@ -208,43 +209,56 @@ def _check_rules(doc: MetadataDocument, cols: dict[str, list[str] | None]) -> li
 def _check_systems(doc: MetadataDocument) -> list[Problem]:
     problems: list[Problem] = []
     for i, sys in enumerate(doc.source_systems):
-        problems += source_kind(sys.kind).check_system(sys, ("source_systems", i))
+        loc = ("source_systems", i)
+        kind = sys.source_kind
+        problems += kind.check_system(sys.options, sys.credential_ref, loc)
+        if sys.credential_ref is not None and kind.credential is None:
+            problems.append(
+                Problem((*loc, "credential_ref"), f"a {kind.name} system takes no credential")
+            )
     return problems
 
 
-def _check_source_object(
-    obj: SourceObject, kind: SourceKind, loc: tuple[Any, ...], siblings: int
+def _kind_option_problems(
+    obj: SourceObject, kind: SourceKind[Any, Any], loc: tuple[Any, ...]
 ) -> list[Problem]:
-    """What every kind checks alike (format, options of other kinds, paths), then the kind."""
-    problems: list[Problem] = []
-    fmt, _ = obj.kind_defaults(kind.name)
-    if fmt not in kind.formats:
-        problems.append(
-            Problem(
-                (*loc, "format"),
-                f"a {kind.name} system reads {', '.join(kind.formats)}, not {fmt}",
-            )
-        )
-    if obj.watermark_column is not None and not (
-        kind.watermarks and obj.kind_defaults(kind.name)[1] == SourceLoad.INCREMENTAL
-    ):
-        problems.append(
-            Problem(
-                (*loc, "watermark_column"), "a watermark is read by incremental JDBC sources only"
-            )
-        )
-    if obj.partition_column is not None and not kind.partitioned_reads:
-        problems.append(
-            Problem((*loc, "partition_column"), "partitioned reads are for JDBC sources")
-        )
-    if not kind.files and (obj.archive or obj.content_hash or obj.on_changed_file != "block"):
-        problems.append(
-            Problem(loc, "archive, content_hash and on_changed_file are for file sources")
-        )
-    for field_name, value in (("locator", obj.locator), ("archive", obj.archive or "")):
-        if ".." in value.replace("\\", "/").split("/"):
-            problems.append(Problem((*loc, field_name), "'..' is not allowed"))
-    return problems + kind.check_object(obj, loc, siblings)
+    """The object's options checked against its kind's typed model, each where it is written."""
+    foreign = sorted(set(obj.written_kind_fields()) - set(kind.object_options.model_fields))
+    if foreign:
+        own = ", ".join(kind.object_options.model_fields) or "none"
+        return [
+            Problem((*loc, name), f"not an option of {kind.name} sources (theirs: {own})")
+            for name in foreign
+        ]
+    try:
+        obj.kind_options(kind.name)
+    except PydanticError as exc:
+        return [Problem((*loc, *err["loc"]), err["msg"]) for err in exc.errors()]
+    return []
+
+
+def _check_source_object(
+    obj: SourceObject,
+    kind: SourceKind[Any, Any],
+    loc: tuple[Any, ...],
+    siblings: int,
+) -> list[Problem]:
+    """What every kind checks alike (formats, load types, watermarks, paths), the object's
+    options against its kind's model, then the kind's own checks."""
+    fmt, load = obj.kind_defaults(kind.name)
+    facts = ObjectFacts(
+        locator=obj.locator,
+        format=fmt,
+        load_type=load,
+        columns={c.name: c.type for c in obj.columns},
+        watermark_column=obj.watermark_column,
+        siblings=siblings,
+    )
+    problems = shared_problems(kind, facts, obj.lookback, loc)
+    option_problems = _kind_option_problems(obj, kind, loc)
+    if option_problems:
+        return problems + option_problems
+    return problems + kind.check_object(obj.kind_options(kind.name), facts, loc)
 
 
 def _check_sources(doc: MetadataDocument) -> list[Problem]:
@@ -256,10 +270,11 @@ def _check_sources(doc: MetadataDocument) -> list[Problem]:
         loc: tuple[Any, ...] = ("source_objects", i)
         if obj.system not in systems:
             problems.append(Problem((*loc, "system"), f"unknown system {obj.system!r}"))
+            continue
         if obj.dataset not in datasets:
             problems.append(Problem((*loc, "dataset"), f"unknown dataset {obj.dataset!r}"))
         problems += _check_source_object(
-            obj, source_kind(systems.get(obj.system, "file")), loc, per_dataset[obj.dataset]
+            obj, source_kind(systems[obj.system]), loc, per_dataset[obj.dataset]
         )
     return problems
 

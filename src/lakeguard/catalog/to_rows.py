@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lakeguard.catalog.models import Layer, MetadataDocument
+from lakeguard.catalog.models import Layer, MetadataDocument, SourceObject
 from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
 from lakeguard.policy.expression import DEFAULTS
 from lakeguard.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
-from lakeguard.shapes import StoredRow
+from lakeguard.shapes import JsonObject, StoredRow
 
 Rows = dict[str, list[StoredRow]]
 
@@ -19,11 +19,10 @@ def _with_hash(row: StoredRow) -> StoredRow:
     return {**row, "definition_hash": fingerprint(row)}
 
 
-def _resolve_root(options: dict[str, str], base_dir: Path | None) -> dict[str, str]:
-    root = options.get("root")
-    if root is None or base_dir is None or "://" in root or Path(root).is_absolute():
-        return dict(options)
-    return {**options, "root": str((base_dir / root).resolve())}
+def _ingest_options(obj: SourceObject, kind: str) -> JsonObject:
+    """What `ingest_options` stores: the lookback and the object's options of its kind."""
+    options = obj.kind_options(kind).model_dump(mode="json", exclude_none=True)
+    return {"lookback": obj.lookback, **options} if obj.lookback is not None else options
 
 
 def rule_parameters(rule: Any) -> StoredRow:
@@ -61,7 +60,9 @@ def document_rows(
                     "kind": sys.kind,
                     "description": sys.description,
                     "enabled": sys.enabled,
-                    "connection_options": to_json(_resolve_root(sys.options, base_dir)),
+                    "connection_options": to_json(
+                        sys.options.resolved(base_dir).model_dump(mode="json", exclude_none=True)
+                    ),
                     "credential_ref": sys.credential_ref,
                 }
             )
@@ -69,7 +70,8 @@ def document_rows(
     kinds = {s.id: s.kind for s in doc.source_systems}
     datasets = {d.id: d for d in doc.datasets}
     for obj in doc.source_objects:
-        fmt, load = obj.kind_defaults(kinds.get(obj.system, "file"))
+        kind = kinds.get(obj.system, "file")
+        fmt, load = obj.kind_defaults(kind)
         target = datasets.get(obj.dataset)
         rows["source_objects"].append(
             _with_hash(
@@ -84,7 +86,7 @@ def document_rows(
                     "watermark_column": obj.watermark_column,
                     "business_keys": list(target.business_keys) if target else [],
                     "hash_strategy": to_json(target.hash_spec) if target else None,
-                    "ingest_options": to_json(obj.ingest_options()),
+                    "ingest_options": to_json(_ingest_options(obj, kind)),
                     "schema_compat_profile": obj.schema_profile,
                     "dq_fail_behavior": obj.fail_behavior,
                     "max_malformed_ratio": obj.max_malformed_ratio,

@@ -18,12 +18,12 @@ from lakeguard.commits import Commit, history
 from lakeguard.errors import NotRegisteredError
 from lakeguard.explain import advise
 from lakeguard.policy.sla import sla_hours
+from lakeguard.progress import SourceProgress, fold
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars, leases
 from lakeguard.store.definitions import load_table_defs
-from lakeguard.store.progress import SourceProgress, fold
 from lakeguard.store.records import (
     ApprovedVersion,
     DatasetDef,

@@ -7,15 +7,21 @@ Each `from_row` takes one stored row (a dict) and parses its JSON-in-STRING colu
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticError
+
 from lakeguard.errors import ValidationError
 from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
 from lakeguard.shapes import StoredRow
+from lakeguard.source_kinds import SOURCE_KINDS, ObjectOptions, SystemOptions
+from lakeguard.source_kinds.base import NoObjectOptions
 from lakeguard.vocabulary import (
     AttemptStatus,
     DeleteMissing,
@@ -26,6 +32,7 @@ from lakeguard.vocabulary import (
     LoadType,
     Outcome,
     Severity,
+    SourceKindName,
     SourceLoad,
     TriggerType,
 )
@@ -45,6 +52,7 @@ def _tuple(value: Any) -> tuple[str, ...]:
 
 
 E = TypeVar("E", bound=StrEnum)
+M = TypeVar("M", bound=BaseModel)
 
 
 def vocab(kind: type[E], value: Any, where: str) -> E:
@@ -134,20 +142,42 @@ class DatasetDef:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SourceSystemDef:
     source_system_id: str
-    kind: str
+    kind: SourceKindName
+    options: SystemOptions  # the kind's typed model (lakeguard.source_kinds)
     enabled: bool = True
-    options: dict[str, str] = field(default_factory=dict)
     credential_ref: str | None = None
 
     @classmethod
     def from_row(cls, row: StoredRow) -> SourceSystemDef:
+        where = f"source_systems[{row['source_system_id']}]"
+        kind = vocab(SourceKindName, row.get("kind") or "file", f"{where}.kind")
         return cls(
             source_system_id=row["source_system_id"],
-            kind=row["kind"],
+            kind=kind,
             enabled=bool(row.get("enabled", True)),
-            options=dict(_json(row.get("connection_options"), {})),
+            options=_parsed(
+                lambda: SOURCE_KINDS[kind].system(_json(row.get("connection_options"), {})),
+                f"{where}.connection_options",
+            ),
             credential_ref=row.get("credential_ref"),
         )
+
+
+def _parsed(parse: Callable[[], M], where: str) -> M:
+    """What `parse` makes of a stored JSON column, its pydantic errors as a ValidationError."""
+    try:
+        return parse()
+    except PydanticError as exc:
+        errors = [
+            {"path": ".".join([where, *map(str, e["loc"])]), "message": e["msg"]}
+            for e in exc.errors()
+        ]
+        raise ValidationError(
+            f"{where} does not parse: {errors[0]['path']}: {errors[0]['message']}",
+            where=where,
+            errors=errors,
+            fix="correct the options (or re-apply the definition's document)",
+        ) from None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -172,28 +202,6 @@ class SourceColumnDef:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class IngestOptions:
-    """How new input is found, beyond the reader's own options (see the document models)."""
-
-    lookback: float | str | None = None
-    on_changed_file: str = "block"
-    archive: str | None = None
-    content_hash: bool = False
-    partition_column: str | None = None
-    lower_bound: int | None = None
-    upper_bound: int | None = None
-    num_partitions: int | None = None
-    fetch_size: int | None = None
-    change_data_feed: bool | None = None
-
-    @classmethod
-    def from_json(cls, text: str | None) -> IngestOptions:
-        raw = _json(text, {})
-        known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class SourceObjectDef:
     source_object_id: str
     source_system_id: str
@@ -206,12 +214,20 @@ class SourceObjectDef:
     max_malformed_ratio: float = 0.0
     schema_profile: str = "additive"
     fail_behavior: FailBehavior = FailBehavior.QUARANTINE
-    ingest: IngestOptions = field(default_factory=IngestOptions)
+    lookback: float | str | None = None
+    options: ObjectOptions = field(default_factory=NoObjectOptions)  # its kind's typed model
     columns: tuple[SourceColumnDef, ...] = ()
 
     @classmethod
-    def from_row(cls, row: StoredRow, columns: tuple[SourceColumnDef, ...] = ()) -> SourceObjectDef:
+    def from_row(
+        cls,
+        row: StoredRow,
+        columns: tuple[SourceColumnDef, ...] = (),
+        kind: SourceKindName = SourceKindName.FILE,
+    ) -> SourceObjectDef:
+        """The stored row, its `ingest_options` read as the options of its system's `kind`."""
         where = f"source_objects[{row['source_object_id']}]"
+        ingest = _json(row.get("ingest_options"), {})
         return cls(
             source_object_id=row["source_object_id"],
             source_system_id=row["source_system_id"],
@@ -226,7 +242,8 @@ class SourceObjectDef:
             fail_behavior=vocab(
                 FailBehavior, row.get("dq_fail_behavior") or "quarantine", f"{where}.fail_behavior"
             ),
-            ingest=IngestOptions.from_json(row.get("ingest_options")),
+            lookback=ingest.get("lookback"),
+            options=_parsed(lambda: SOURCE_KINDS[kind].object(ingest), f"{where}.ingest_options"),
             columns=tuple(sorted(columns, key=lambda c: c.ordinal)),
         )
 

@@ -32,6 +32,7 @@ from lakeguard.store.records import (
     SourceSystemDef,
 )
 from lakeguard.store.sameness import content_hash
+from lakeguard.vocabulary import SourceKindName
 
 if TYPE_CHECKING:
     from lakeguard.catalog.recheck import DefinitionProblem
@@ -93,10 +94,14 @@ class Registry:
             load(DatasetDef.from_row, {**r, "definition_hash": content_hash(r)})
             for r in rows["dataset_registry"]
         ]
+        systems = [load(SourceSystemDef.from_row, r) for r in rows["source_systems"]]
+        kinds = {s.source_system_id: s.kind for s in systems if s is not None}
         objects = [
             load(
                 lambda r: SourceObjectDef.from_row(
-                    r, tuple(columns.get(r["source_object_id"], ()))
+                    r,
+                    tuple(columns.get(r["source_object_id"], ())),
+                    kinds.get(r["source_system_id"], SourceKindName.FILE),
                 ),
                 r,
             )
@@ -108,9 +113,7 @@ class Registry:
         ]
         return cls(
             datasets={d.dataset_id: d for d in datasets if d is not None},
-            systems={
-                r["source_system_id"]: SourceSystemDef.from_row(r) for r in rows["source_systems"]
-            },
+            systems={s.source_system_id: s for s in systems if s is not None},
             objects=tuple(o for o in objects if o is not None),
             rules_by_dataset={k: tuple(v) for k, v in rules.items()},
             jobs=_jobs(rows),
@@ -172,6 +175,17 @@ class Registry:
 
     def source_objects(self, dataset_id: str) -> list[SourceObjectDef]:
         return [o for o in self.objects if o.dataset_id == dataset_id]
+
+    def source_object(self, source_object_id: str) -> SourceObjectDef:
+        """An active source object by id."""
+        for obj in self.objects:
+            if obj.source_object_id == source_object_id:
+                return obj
+        raise NotRegisteredError(
+            f"source object {source_object_id!r} is not registered or not active",
+            where="source_objects",
+            fix="declare the source object and apply the document",
+        )
 
     def system(self, system_id: str) -> SourceSystemDef:
         if system_id not in self.systems:

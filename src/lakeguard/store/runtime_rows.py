@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import ClassVar
 
+from lakeguard.progress import ProgressMark
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.shapes import StoredRow
 from lakeguard.vocabulary import (
@@ -21,7 +22,6 @@ from lakeguard.vocabulary import (
     JobStatus,
     LeaseAction,
     Outcome,
-    ProgressKind,
     StepStatus,
     SyncOutcome,
 )
@@ -193,20 +193,6 @@ class SchemaChangeRow(RuntimeRow):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ProgressMark:
-    """What a batch takes from one source: a file, a watermark, a source version (the
-    source's part of a `source_progress` row)."""
-
-    kind: ProgressKind
-    path: str | None = None
-    size: int | None = None
-    modification_time: datetime | None = None
-    content_hash: str | None = None
-    watermark: str | None = None
-    source_version: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class SourceProgressRow(RuntimeRow):
     TABLE: ClassVar[str] = "source_progress"
     tenant_id: str
@@ -214,8 +200,10 @@ class SourceProgressRow(RuntimeRow):
     source_object_id: str
     run_id: str
     data_version: int
-    kind: ProgressKind
+    kind: str  # the mark's KIND (lakeguard.progress)
     recorded_at: datetime
+    mark_key: str = ""
+    state: str | None = None
     path: str | None = None
     size: int | None = None
     modification_time: datetime | None = None
@@ -243,7 +231,10 @@ class SourceProgressRow(RuntimeRow):
             run_id=run_id,
             data_version=data_version,
             recorded_at=recorded_at,
-            **asdict(mark),
+            kind=mark.KIND,
+            mark_key=mark.key(),
+            state=mark.state(),
+            **mark.columns(),
         )
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 STAGED_DIR = "laketx_staged"  # batches whose files may become table files in place
 SCRATCH_DIR = "laketx_scratch"  # batches a MERGE reads and rewrites; never table files
+LANDING_DIR = "laketx_landing"  # what a source fetched for a run (http): gone once staged
 MALFORMED_PART = "laketx_malformed"
 _FOLDER = re.compile(r"^v(\d+)-")
 
@@ -119,14 +120,23 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
     )
 
 
+def landing_folder(table_path: str, run_id: str) -> str:
+    """Where a run's sources may land what they fetch, inside the table's folder (its Delta
+    log never names it, so no reader sees it)."""
+    return str(Path(table_path) / LANDING_DIR / run_id)
+
+
 def sweep(table_path: str, published_through: int) -> list[str]:
     """Delete batches a crash left behind; returns the folders removed.
 
     Call it only while holding the dataset's lease: no other run is staging then. A staged
-    batch for a version above `published_through` was never published; scratch batches never
-    are. Published staged batches stay: their files belong to the table (VACUUM's business).
+    batch for a version above `published_through` was never published; scratch batches and
+    landed fetches never are. Published staged batches stay: their files belong to the table
+    (VACUUM's business).
     """
-    removed = []
+    landed = Path(table_path) / LANDING_DIR
+    removed = [str(child) for child in landed.iterdir()] if landed.is_dir() else []
+    shutil.rmtree(landed, ignore_errors=True)
     for kind in (STAGED_DIR, SCRATCH_DIR):
         parent = Path(table_path) / kind
         if not parent.is_dir():

@@ -10,7 +10,9 @@ module of its own (recovery, stage, gating, promotion); they share only what the
 
 from __future__ import annotations
 
-from lakeguard.errors import LakeTxError, SourceError, describe
+import shutil
+
+from lakeguard.errors import LakeTxError, describe
 from lakeguard.quality.rules import compile_rules
 from lakeguard.store.runtime_rows import TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
@@ -25,7 +27,7 @@ from openlaketx.runner.recovery import Recovered, recover
 from openlaketx.runner.stage import novelty, stage_batch
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.jdbc import root_cause
-from openlaketx.sources.kinds import reader
+from openlaketx.sources.kinds import engine
 
 __all__ = ["RunContext", "StepResult", "run_dataset"]
 
@@ -107,10 +109,13 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
                 target, batch, all_rules, version=start.next_version, run_id=attempt.run_id
             )
         except Exception as exc:
-            raise _source_failure(exc, batch) from exc
+            raise _source_failure(ctx, exc, batch) from exc
         finally:
             for view in batch.views:
                 ctx.spark.catalog.dropTempView(view)
+            for source in batch.sources:  # staged or failed: nothing reads what was fetched
+                if source.landing is not None:
+                    shutil.rmtree(source.landing, ignore_errors=True)
         found = novelty(ctx, target, batch, staged, start.own_latest)
         if found.nothing is not None:
             staging.discard(staged)
@@ -187,23 +192,17 @@ def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> int | None:
     return score.score
 
 
-def _source_failure(exc: Exception, batch: InputBatch) -> Exception:
-    """A failure while the source was being read, said without any secret and classified."""
+def _source_failure(ctx: RunContext, exc: Exception, batch: InputBatch) -> Exception:
+    """A failure while the source was being read, said without any secret and classified by
+    the kind of each source read (the first that recognises it)."""
     if isinstance(exc, LakeTxError):
         return exc
     text = root_cause(exc)
     for source in batch.sources:
         text = scrub(text, source.secret)
-    if "FileNotFoundException" in text or "FILE_NOT_EXIST" in text:
-        return SourceError(
-            f"a source file vanished between listing and reading: {text}",
-            where="source files",
-            fix="run again: the files are listed afresh; nothing was promoted",
-            transient=True,
-        )
-    transient = [s.kind for s in batch.sources if reader(s.kind).failures_transient]
-    if transient:
-        return SourceError(
-            f"reading the source failed: {text}", where=f"{transient[0]} source", transient=True
-        )
+    for source in batch.sources:
+        obj = ctx.registry.source_object(source.source_object_id)
+        found = engine(source.kind).classify(text, ctx.registry.system(source.system_id), obj)
+        if found is not None:
+            return found
     return exc

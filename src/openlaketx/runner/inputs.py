@@ -13,18 +13,20 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lakeguard.evidence import Check
+from lakeguard.progress import SourceProgress
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
-from lakeguard.store.progress import SourceProgress
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer, LoadType, RuleType, Severity
 from openlaketx.loads.catchup import PARENT_VERSION
 from openlaketx.loads.content import DIGEST_COLUMN
+from openlaketx.loads.staging import landing_folder
+from openlaketx.sources.base import ReadContext
 from openlaketx.sources.files import CORRUPT_COLUMN
-from openlaketx.sources.kinds import reader as source_reader
+from openlaketx.sources.kinds import engine as source_engine
 from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 
@@ -81,21 +83,32 @@ def read_source(
     registry: Registry,
     obj: SourceObjectDef,
     progress: SourceProgress,
+    landing: str,
+    run_id: str,
 ) -> SourceRead:
-    """What is new in one source object, read by the kind of its system."""
+    """What is new in one source object, read by the engine of its system's kind."""
     system = registry.system(obj.source_system_id)
     require_enabled(system)
-    return replace(source_reader(system.kind).read(spark, system, obj, progress), kind=system.kind)
+    context = ReadContext(run_id=run_id, landing=f"{landing}/{obj.source_object_id}")
+    found = source_engine(system.kind).read(spark, system, obj, progress, context)
+    return replace(found, kind=system.kind, system_id=system.source_system_id)
 
 
 def bronze_input(
-    spark: SparkSession, registry: Registry, dataset: DatasetDef, progress: SourceProgress
+    spark: SparkSession,
+    registry: Registry,
+    dataset: DatasetDef,
+    progress: SourceProgress,
+    *,
+    warehouse: str,
+    run_id: str,
 ) -> InputBatch:
     """Union of what is new in the dataset's source objects, read with their approved schemas."""
     objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return InputBatch(None, "none", "source", note="no active source object lands here")
-    reads = [read_source(spark, registry, obj, progress) for obj in objects]
+    landing = landing_folder(dataset_location(warehouse, dataset.table_name), run_id)
+    reads = [read_source(spark, registry, obj, progress, landing, run_id) for obj in objects]
     live = [r for r in reads if r.frame is not None]
     if not live:
         notes = "; ".join(r.note for r in reads if r.note)
@@ -266,7 +279,7 @@ def dataset_input(
     at a version (a replay); by default each parent's latest approved one."""
     if dataset.layer == Layer.BRONZE:
         progress = reader.source_progress(dataset.dataset_id)
-        batch = bronze_input(spark, registry, dataset, progress)
+        batch = bronze_input(spark, registry, dataset, progress, warehouse=warehouse, run_id=run_id)
         return without_repeats(spark, batch, own_latest, warehouse, dataset)
     if parents is None:
         parents = {p: reader.approved(p) for p in dataset.parents}

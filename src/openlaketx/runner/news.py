@@ -1,10 +1,10 @@
 """Whether a run would find anything new, decided from metadata and listings, without Spark.
 
-A bronze dataset is up to date when none of its file sources lists a file it has not taken
-(a local listing) and none of its Delta sources has a version it has not read (delta-rs); a
-derived one when its parents have no approved version it has not consumed. A dataset with a
-published but unrecorded commit (a crash to recover), or a source that only Spark can answer
-for (JDBC, a remote file system), may have something: the run starts Spark as usual.
+A bronze dataset is up to date when the engine of each of its sources' kinds says so without a
+JVM (files: a local listing; Delta: delta-rs; http: a conditional request); a derived one when
+its parents have no approved version it has not consumed. A dataset with a published but
+unrecorded commit (a crash to recover), or a source that only Spark can answer for (JDBC, a
+remote file system), may have something: the run starts Spark as usual.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from lakeguard.commits import app_id, published_through
 from lakeguard.store import StoreReader
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer, SourceLoad
-from openlaketx.sources.files import select_files, source_path
-from openlaketx.sources.listing import local_files
+from lakeguard.vocabulary import Layer
+from openlaketx.sources.kinds import engine
 from openlaketx.tables import dataset_location
 
 
@@ -62,8 +61,6 @@ def _up_to_date(
 
 
 def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: DatasetDef) -> str | None:
-    from deltalake import DeltaTable
-
     objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return "no active source object lands here"
@@ -73,25 +70,8 @@ def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: Datase
         system = registry.system(obj.source_system_id)
         if not system.enabled:
             return None  # the run says so, as an error
-        if system.kind == "file" and obj.load_type == SourceLoad.APPEND:
-            listed = local_files(
-                source_path(system, obj.locator), content_hash=obj.ingest.content_hash
-            )
-            seen = progress.files.get(obj.source_object_id, {})
-            if listed is None or not (listed or seen):
-                return None  # remote, or nothing ever delivered: the run says which
-            chosen = select_files(listed, seen)
-            if chosen.new or chosen.changed:
-                return None
-            notes.append(f"no new file at {source_path(system, obj.locator)}")
-        elif system.kind == "delta" and obj.load_type == SourceLoad.INCREMENTAL:
-            where = source_path(system, obj.locator)
-            if "://" in where or not DeltaTable.is_deltatable(where):
-                return None  # a table name, or a remote table: Spark looks
-            last = progress.source_versions.get(obj.source_object_id)
-            if last is None or int(DeltaTable(where).version()) > last:
-                return None
-            notes.append(f"{obj.locator} has no version after {last}")
-        else:
-            return None  # a snapshot, or a database: only a read can tell
+        note = engine(system.kind).nothing_new(system, obj, progress)
+        if note is None:
+            return None  # something may be new, or only a read can tell
+        notes.append(note)
     return "; ".join(notes) or "nothing new in the sources"

@@ -4,8 +4,9 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 from __future__ import annotations
 
 from lakeguard.errors import SourceError
-from lakeguard.store.runtime_rows import ProgressMark, SourceProgressRow
-from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType, ProgressKind
+from lakeguard.progress import WatermarkMark
+from lakeguard.store.runtime_rows import SourceProgressRow
+from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType
 from openlaketx.loads import footers, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
@@ -169,10 +170,7 @@ def _progress_rows(
     marks += [
         (
             s.source_object_id,
-            ProgressMark(
-                kind=ProgressKind.WATERMARK,
-                watermark=_highest(ctx, target, staged, s.watermark_column),
-            ),
+            WatermarkMark(watermark=_highest(ctx, target, staged, s.watermark_column)),
         )
         for s in batch.sources
         if s.watermark_column and staged.rows

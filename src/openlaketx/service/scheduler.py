@@ -36,11 +36,10 @@ from lakeguard.store.records import JobDef
 from lakeguard.store.requests import claim
 from lakeguard.store.runtime_rows import RunRequestRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import Layer, SourceLoad, TriggerType
+from lakeguard.vocabulary import Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.runs import RunService
-from openlaketx.sources.files import select_files, source_path
-from openlaketx.sources.listing import local_files
+from openlaketx.sources.kinds import engine
 
 _log = logging.getLogger(__name__)
 SKIPPED = "skipped"  # the run id a skipped tick is claimed under
@@ -185,13 +184,7 @@ class Scheduler:
             progress = lh.reader.source_progress(dataset.dataset_id)
             for obj in registry.source_objects(dataset.dataset_id):
                 system = registry.system(obj.source_system_id)
-                if system.kind != "file" or obj.load_type != SourceLoad.APPEND:
-                    continue
-                listed = local_files(source_path(system, obj.locator))
-                if listed is None:
-                    continue
-                taken = progress.files.get(obj.source_object_id, {})
-                arrived += [f"{f.path}|{f.size}" for f in select_files(listed, taken).new]
+                arrived += engine(system.kind).arrivals(system, obj, progress) or []
         if not arrived:
             return []
         batch = hashlib.sha256("\n".join(sorted(arrived)).encode()).hexdigest()[:16]

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from deltalake import DeltaTable
+
 from lakeguard.errors import SourceError, first_line
+from lakeguard.progress import SourceProgress
+from lakeguard.source_kinds import options_as
+from lakeguard.source_kinds.delta import DeltaObjectOptions, SourceVersion
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.store.runtime_rows import ProgressMark
-from lakeguard.vocabulary import ProgressKind, SourceLoad
+from lakeguard.vocabulary import SourceKindName, SourceLoad
+from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.files import source_path
 from openlaketx.sources.reads import SourceRead, select_declared
 
@@ -52,8 +57,6 @@ def read_delta(
     last_version: int | None,
 ) -> SourceRead:
     """What the source table's versions after `last_version` added (or all of it, first)."""
-    from deltalake import DeltaTable
-
     where = f"source_objects[{obj.source_object_id}]"
     path = location(spark, system, obj)
     if not DeltaTable.is_deltatable(path):
@@ -76,7 +79,7 @@ def read_delta(
         frame = spark.read.format("delta").option("versionAsOf", current).load(path)
     else:
         config = table.metadata().configuration
-        feed = obj.ingest.change_data_feed
+        feed = options_as(obj.options, DeltaObjectOptions).change_data_feed
         if feed is None:
             feed = str(config.get("delta.enableChangeDataFeed", "false")).lower() == "true"
         frame = (
@@ -89,7 +92,7 @@ def read_delta(
         source_object_id=obj.source_object_id,
         frame=selected,
         fingerprint=f"{obj.source_object_id}@{last_version}..{current}",
-        progress=[ProgressMark(kind=ProgressKind.SOURCE_VERSION, source_version=current)],
+        progress=[SourceVersion(source_version=current)],
         drift=drift,
         live=live,
         snapshot=not incremental,
@@ -115,7 +118,6 @@ def _appended(
     spark: SparkSession, path: str, obj: SourceObjectDef, last: int, current: int
 ) -> DataFrame:
     """Rows of the files versions (last, current] added; refused if they removed any."""
-    from deltalake import DeltaTable
     from pyspark.sql import functions as F
 
     then = set(DeltaTable(path, version=last).file_uris())
@@ -133,3 +135,33 @@ def _appended(
     added = sorted({uri.rsplit("/", 1)[-1] for uri in now - then})
     snapshot = spark.read.format("delta").option("versionAsOf", current).load(path)
     return snapshot.where(F.col("_metadata.file_name").isin(added))
+
+
+class DeltaSource(SourceEngine):
+    """Delta tables, followed by version; delta-rs tells a new version without a JVM."""
+
+    kind = SourceKindName.DELTA
+
+    def read(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        context: ReadContext,
+    ) -> SourceRead:
+        last = progress.last(obj.source_object_id, SourceVersion)
+        return read_delta(spark, system, obj, last.source_version if last else None)
+
+    def nothing_new(
+        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+    ) -> str | None:
+        if obj.load_type != SourceLoad.INCREMENTAL or _is_table_name(obj.locator):
+            return None  # a snapshot, or a name only a Spark session resolves
+        where = source_path(system, obj.locator)
+        if "://" in where or not DeltaTable.is_deltatable(where):
+            return None  # a remote table: Spark looks
+        last = progress.last(obj.source_object_id, SourceVersion)
+        if last is None or int(DeltaTable(where).version()) > last.source_version:
+            return None
+        return f"{obj.locator} has no version after {last.source_version}"

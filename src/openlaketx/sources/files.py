@@ -20,13 +20,17 @@ from urllib.parse import urlparse
 from lakeguard.errors import SourceError, first_line
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
+from lakeguard.progress import SourceProgress
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.source_kinds import options_as
+from lakeguard.source_kinds.base import RootOptions
+from lakeguard.source_kinds.file import FileObjectOptions, SeenFile
 from lakeguard.store.ddl import quote
-from lakeguard.store.progress import SeenFile
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.store.runtime_rows import ProgressMark
-from lakeguard.vocabulary import CORRUPT_RECORD, ProgressKind, SourceLoad
+from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
+from openlaketx.sources.base import ReadContext, SourceEngine
+from openlaketx.sources.listing import local_files
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
@@ -59,10 +63,12 @@ def select_files(listed: list[SeenFile], seen: dict[str, SeenFile]) -> Selection
 
 
 def source_path(system: SourceSystemDef, locator: str) -> str:
-    root = system.options.get("root")
-    if root is None:
-        return locator
-    return f"{root.rstrip('/')}/{locator.lstrip('/')}"
+    """Where a locator of a system that is a folder (files, Delta tables) is."""
+    return options_as(system.options, RootOptions).path_of(locator)
+
+
+def file_options(obj: SourceObjectDef) -> FileObjectOptions:
+    return options_as(obj.options, FileObjectOptions)
 
 
 def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
@@ -176,7 +182,7 @@ def live_layouts(
     return layouts
 
 
-def _read(
+def read_layout(
     spark: SparkSession,
     obj: SourceObjectDef,
     paths: list[str],
@@ -227,7 +233,7 @@ def read_files(
     where = f"source_objects[{obj.source_object_id}]"
     pattern = source_path(system, obj.locator)
     try:
-        listed = list_files(spark, pattern, content_hash=obj.ingest.content_hash)
+        listed = list_files(spark, pattern, content_hash=file_options(obj).content_hash)
     except Exception as exc:
         raise SourceError(
             f"cannot list {pattern}: {first_line(exc)}",
@@ -245,7 +251,7 @@ def read_files(
     checks = []
     if chosen.changed:
         names = ", ".join(Path(f.path).name for f in chosen.changed[:5])
-        reload = obj.ingest.on_changed_file == "reload"
+        reload = file_options(obj).on_changed_file == "reload"
         checks.append(
             Check(
                 name=f"changed_files:{obj.source_object_id}",
@@ -275,7 +281,9 @@ def read_files(
     text_format = obj.format in ("csv", "json")
     try:
         layouts = live_layouts(spark, obj, [f.path for f in to_read])
-        frames = [_read(spark, obj, paths, columns, text_format) for columns, paths in layouts]
+        frames = [
+            read_layout(spark, obj, paths, columns, text_format) for columns, paths in layouts
+        ]
         frame = frames[0]
         for other in frames[1:]:
             frame = frame.unionByName(other, allowMissingColumns=True)
@@ -303,7 +311,8 @@ def read_files(
     for columns, _ in layouts:
         drift += [c for c in diff(approved, columns) if c not in drift]
     prints = [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in to_read]
-    archive = source_path(system, obj.ingest.archive) if obj.ingest.archive else None
+    archive_to = file_options(obj).archive
+    archive = source_path(system, archive_to) if archive_to else None
     moves = [(f.path, archive) for f in to_read] if archive else []
     return SourceRead(
         source_object_id=obj.source_object_id,
@@ -311,18 +320,79 @@ def read_files(
         drift=drift,
         live=layouts[0][0],
         fingerprint=digest("\n".join(prints)),
-        progress=[
-            ProgressMark(
-                kind=ProgressKind.FILE,
-                path=f.path,
-                size=f.size,
-                modification_time=f.modification_time,
-                content_hash=f.content_hash,
-            )
-            for f in to_read
-        ],
+        progress=list(to_read),
         checks=checks,
         has_corrupt_column=text_format,
         archive=moves,
         snapshot=snapshot,
     )
+
+
+class FileSource(SourceEngine):
+    """Files under a folder: listed by Hadoop's file system (any scheme Spark reads)."""
+
+    kind = SourceKindName.FILE
+
+    def read(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        context: ReadContext,
+    ) -> SourceRead:
+        return read_files(spark, system, obj, progress.of(obj.source_object_id, SeenFile))
+
+    def _pending(
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        content_hash: bool,
+    ) -> tuple[Selection, dict[str, SeenFile]] | None:
+        """The local listing split by what was taken (None: a snapshot, or not local)."""
+        if obj.load_type != SourceLoad.APPEND:
+            return None  # a snapshot: only a read can tell whether it changed
+        listed = local_files(source_path(system, obj.locator), content_hash=content_hash)
+        if listed is None:
+            return None  # not on the local file system: Spark lists it
+        seen = progress.of(obj.source_object_id, SeenFile)
+        return select_files(listed, seen), seen
+
+    def nothing_new(
+        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+    ) -> str | None:
+        found = self._pending(system, obj, progress, file_options(obj).content_hash)
+        if found is None:
+            return None
+        chosen, seen = found
+        if not (chosen.new or chosen.changed or chosen.unchanged or seen):
+            return None  # nothing ever delivered: the run says so, as an error
+        if chosen.new or chosen.changed:
+            return None
+        return f"no new file at {source_path(system, obj.locator)}"
+
+    def arrivals(
+        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+    ) -> list[str] | None:
+        # size and time tell a changed file; hashing every file at every pass would not scale
+        found = self._pending(system, obj, progress, content_hash=False)
+        if found is None:
+            return None
+        chosen, _ = found
+        waiting = list(chosen.new)
+        if file_options(obj).on_changed_file == "reload":
+            waiting += chosen.changed  # a run would ingest them again
+        return [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in waiting]
+
+    def classify(
+        self, message: str, system: SourceSystemDef, obj: SourceObjectDef
+    ) -> SourceError | None:
+        if "FileNotFoundException" in message or "FILE_NOT_EXIST" in message:
+            return SourceError(
+                f"a source file vanished between listing and reading: {message}",
+                where=f"source_objects[{obj.source_object_id}]",
+                fix="run again: the files are listed afresh; nothing was promoted",
+                transient=True,
+            )
+        return None

@@ -13,11 +13,15 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import LakeTxError, SourceError, first_line
 from lakeguard.hashing import digest
+from lakeguard.progress import SourceProgress, WatermarkMark
 from lakeguard.schema.types import is_watermark_type
 from lakeguard.shapes import JsonObject
+from lakeguard.source_kinds import options_as
+from lakeguard.source_kinds.jdbc import JdbcObjectOptions, JdbcOptions
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import SourceLoad
+from lakeguard.vocabulary import SourceKindName, SourceLoad
+from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub
 from openlaketx.sources.reads import SourceRead, fields_by_name, select_declared
 from openlaketx.sources.watermarks import lower_bound
@@ -53,7 +57,7 @@ def root_cause(exc: BaseException) -> str:
         return first_line(exc)
 
 
-def classify(
+def classify_failure(
     exc: Exception, *, system: SourceSystemDef, obj: SourceObjectDef, secret: str | None
 ) -> LakeTxError:
     """A JDBC failure as a SourceError: transient when the database is out of reach."""
@@ -64,7 +68,7 @@ def classify(
     if any(s in lowered for s in _REFUSED):
         return SourceError(
             f"the database refused the credentials of credential_ref {ref} "
-            f"(user {system.options.get('user', '?')})",
+            f"(user {options_as(system.options, JdbcOptions).user or '?'})",
             where=where,
             fix=f"check the user in the system's options and the secret that {ref} holds",
             details={"credential_ref": ref},
@@ -93,13 +97,14 @@ def classify(
 
 
 def _reader_options(system: SourceSystemDef, obj: SourceObjectDef) -> dict[str, str]:
-    url = system.options.get("url", "")
-    options = {k: v for k, v in system.options.items() if k != "url"}
+    connection = options_as(system.options, JdbcOptions)
+    url = connection.url
+    options = {k: v for k, v in connection.properties().items() if k != "url"}
     options.setdefault(
         "driver", next((d for prefix, d in DRIVERS.items() if url.startswith(prefix)), "")
     )
     options = {k: v for k, v in options.items() if v}
-    ingest = obj.ingest
+    ingest = options_as(obj.options, JdbcObjectOptions)
     if ingest.fetch_size:
         options["fetchsize"] = str(ingest.fetch_size)
     if ingest.partition_column:
@@ -121,7 +126,7 @@ def _load(
     try:
         return reader.load()  # connects once, for the table's schema
     except Exception as exc:
-        raise classify(exc, system=system, obj=obj, secret=secret) from None
+        raise classify_failure(exc, system=system, obj=obj, secret=secret) from None
 
 
 def read_jdbc(
@@ -157,13 +162,13 @@ def read_jdbc(
                 fix="choose a column that grows with every new or changed row",
             )
         if watermark is not None:
-            lower = lower_bound(watermark, source_type, obj.ingest.lookback)
+            lower = lower_bound(watermark, source_type, obj.lookback)
             name = present[wm.lower()].name
             raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
     frame, live, drift = select_declared(raw, obj)
     detail: JsonObject = {"table": obj.locator, "above": lower}
     reread = None
-    if wm is not None and watermark is not None and obj.ingest.lookback is not None:
+    if wm is not None and watermark is not None and obj.lookback is not None:
         assert lower is not None
         reread = (wm, lower, present[wm.lower()].dataType.simpleString())
     return SourceRead(
@@ -177,3 +182,36 @@ def read_jdbc(
         drift=drift,
         live=live,
     )
+
+
+class JdbcSource(SourceEngine):
+    """A database over JDBC, read by Spark: only a read can tell what is new."""
+
+    kind = SourceKindName.JDBC
+
+    def read(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        context: ReadContext,
+    ) -> SourceRead:
+        last = progress.last(obj.source_object_id, WatermarkMark)
+        return read_jdbc(spark, system, obj, last.watermark if last else None)
+
+    def classify(
+        self, message: str, system: SourceSystemDef, obj: SourceObjectDef
+    ) -> SourceError | None:
+        lowered = message.lower()
+        if any(s in lowered for s in _REFUSED):
+            refused = classify_failure(Exception(message), system=system, obj=obj, secret=None)
+            assert isinstance(refused, SourceError)
+            return refused
+        # the database went away mid-read (a network, a restart): worth a retry
+        return SourceError(
+            f"reading the source failed: {message}",
+            where=f"source_systems[{system.source_system_id}]",
+            fix="check that the database is up and reachable; the run can be retried",
+            transient=True,
+        )

@@ -13,7 +13,7 @@ import hashlib
 import os
 from datetime import UTC, datetime
 
-from lakeguard.store.progress import SeenFile
+from lakeguard.source_kinds.file import SeenFile
 
 
 def _local(pattern: str) -> str | None:

@@ -1,9 +1,10 @@
 """What a source contributes to a bronze batch: rows, what they were read from, what to check.
 
-Each source kind (files, JDBC, Delta) turns one source object into a `SourceRead`; the bronze
-input unions them. `progress` lists what the batch takes from the source (files, the source
-version read up to); it is recorded before the data commit and counts once the batch's version
-is approved, so a crash neither loses nor repeats input.
+Each source kind's engine (`openlaketx.sources.kinds`) turns one source object into a
+`SourceRead`; the bronze input unions them. `progress` lists what the batch takes from the
+source (files, the source version read up to, a fetched URL); it is recorded before the data
+commit and counts once the batch's version is approved, so a crash neither loses nor repeats
+input.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError
 from lakeguard.evidence import Check
+from lakeguard.progress import ProgressMark
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.store.runtime_rows import ProgressMark
+from lakeguard.vocabulary import SourceKindName
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -92,4 +94,8 @@ class SourceRead:
     live: list[SchemaColumn] | None = None
     # the source's secret, to mask it in any error the read raises later (never printed)
     secret: str | None = field(default=None, repr=False)
-    kind: str = "file"  # of its system (source_kinds): how a failure reading it is classified
+    # the system's, and so the engine that classifies a failure Spark raises reading it
+    kind: SourceKindName = SourceKindName.FILE
+    system_id: str = ""
+    # a folder the read fetched into: deleted once the batch is staged (nothing reads it after)
+    landing: str | None = None

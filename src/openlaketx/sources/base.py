@@ -1,0 +1,73 @@
+"""The engine's half of a source kind: everything the runner and the scheduler ask of it.
+
+A kind's LakeGuard half (`lakeguard.source_kinds`) declares its options, credential, progress
+marks and checks; this half reads it. Each kind is one `SourceEngine` subclass in the kind's
+module of this package, registered once in `openlaketx.sources.kinds`. Nothing outside a kind
+compares kind names: the runner reads, the no-JVM "anything new?" and the scheduler's arrival
+trigger ask the kind's engine, and a failure Spark raised while reading is classified by it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from lakeguard.errors import SourceError
+from lakeguard.progress import SourceProgress
+from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.vocabulary import SourceKindName
+from openlaketx.sources.reads import SourceRead
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a read may use besides its source: a folder of its own for what it fetches."""
+
+    run_id: str
+    # a local folder no reader of the table sees, deleted once the batch is staged (and swept
+    # by the next run after a crash); a kind that fetches over the network lands files here
+    landing: str
+
+
+class SourceEngine(ABC):
+    """Reads one kind of source; `kind` names its LakeGuard half."""
+
+    kind: ClassVar[SourceKindName]
+
+    @abstractmethod
+    def read(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        context: ReadContext,
+    ) -> SourceRead:
+        """What is new in one source object, given what approved batches took."""
+
+    def nothing_new(
+        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+    ) -> str | None:
+        """Why a run would find nothing new in `obj`, found without a JVM; None when it may
+        find something, or when only a read can tell."""
+        return None
+
+    def arrivals(
+        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+    ) -> list[str] | None:
+        """What the scheduler's arrival trigger sees waiting: one identity per input a run
+        would take (a file's path, size and time), found without a JVM. None: this kind, or
+        this object, has no arrival trigger (schedule it instead)."""
+        return None
+
+    def classify(
+        self, message: str, system: SourceSystemDef, obj: SourceObjectDef
+    ) -> SourceError | None:
+        """A failure Spark raised while reading the source (its root cause, secrets already
+        masked), as a SourceError that says whether a retry can help; None: not this kind's
+        to say (the failure stays as it is, terminal)."""
+        return None
