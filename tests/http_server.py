@@ -44,7 +44,7 @@ class Routes:
     fail: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     modified: dict[str, float] = field(default_factory=dict)
     validators: bool = True  # send ETag / Last-Modified
-    token_in: str = "header"  # where the token must be: header, query, or none
+    token_in: str = "header"  # where the token must be: header, query, either, or none
     page_size: int = 2  # records per cursor page
     log: list[Seen] = field(default_factory=list)
 
@@ -84,6 +84,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self.headers.get("Authorization") == f"Bearer {TOKEN}"
         if self.routes.token_in == "query":
             return query.get("token") == TOKEN
+        if self.routes.token_in == "either":
+            header = self.headers.get("Authorization") == f"Bearer {TOKEN}"
+            return header or query.get("token") == TOKEN
         return True
 
     def _answer(self, path: str, query: dict[str, str]) -> int:

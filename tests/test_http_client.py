@@ -135,8 +135,11 @@ def test_pages_follow_cursor_offset_and_page_number(server: Server) -> None:
             pages = list(http.pages("/orders", options, {}))
             assert [r for p in pages for r in p] == rows, style
         newer = list(
-            http.pages("/orders", HttpObjectOptions(records="data", paging=styles["cursor"]),
-                       {"updated_since": "104"})
+            http.pages(
+                "/orders",
+                HttpObjectOptions(records="data", paging=styles["cursor"]),
+                {"updated_since": "104"},
+            )
         )
     assert [r["id"] for p in newer for r in p] == [5, 6]
 
@@ -148,7 +151,7 @@ def test_a_page_that_is_not_records_is_a_clear_error(server: Server) -> None:
     options = HttpObjectOptions(records="data")
     with client(server) as http:
         for path, said in [
-            ("/orders", "no list of records at 'data'; it says: {\"error\": \"quota exceeded\"}"),
+            ("/orders", 'no list of records at \'data\'; it says: {"error": "quota exceeded"}'),
             ("/html", "is an HTML page, not JSON"),
             ("/junk", "is not JSON"),
         ]:

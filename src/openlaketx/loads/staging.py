@@ -14,6 +14,7 @@ published and can go; a scratch batch (the input of a Spark MERGE) is never part
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -124,6 +125,13 @@ def landing_folder(table_path: str, run_id: str) -> str:
     """Where a run's sources may land what they fetch, inside the table's folder (its Delta
     log never names it, so no reader sees it)."""
     return str(Path(table_path) / LANDING_DIR / run_id)
+
+
+def drop_landing(table_path: str, run_id: str) -> None:
+    """Remove what a run's sources landed (and the landing folder once it is empty)."""
+    shutil.rmtree(landing_folder(table_path, run_id), ignore_errors=True)
+    with contextlib.suppress(OSError):  # another run's landing is still there: keep it
+        (Path(table_path) / LANDING_DIR).rmdir()
 
 
 def sweep(table_path: str, published_through: int) -> list[str]:

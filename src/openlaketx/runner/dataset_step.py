@@ -38,9 +38,10 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     attempt = DatasetAttempt(ctx.job, dataset_id, dataset.layer, ctx.progress)
     attempt.start()
     ctx.observer.started(dataset, attempt.run_id, ctx.job.run_id)
+    target = Target.of(ctx.warehouse, dataset)
     try:
         ctx.hold.check(dataset_id)
-        result = _attempt(ctx, Target.of(ctx.warehouse, dataset), attempt)
+        result = _attempt(ctx, target, attempt)
     except BaseException as exc:  # interrupted or crashed: still one terminal row, then re-raise
         message = describe(exc)
         attempt.finish(AttemptStatus.FAILED, rows_read=attempt.rows_read, error=message)
@@ -56,6 +57,8 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
         if not isinstance(exc, Exception):
             raise
         return failed
+    finally:
+        staging.drop_landing(target.path, attempt.run_id)
     attempt.finish(
         result.status,
         rows_read=result.rows_read,

@@ -1,0 +1,240 @@
+"""The http source end to end in a job, against a real local HTTP server: a gzip CSV export
+fetched with a token in the query (as OpenCellID's is) and a paged JSON API read incrementally
+by a watermark parameter, each into bronze and on to silver; nothing fetched twice; a bad
+answer loads nothing; a run killed between fetching and committing loads each page once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeguard.store import StoreReader
+from openlaketx.loads.staging import LANDING_DIR
+from openlaketx.runner.news import nothing_new
+from openlaketx.tables import dataset_location
+from tests.conftest import assert_sound, write
+from tests.http_server import TOKEN, Server
+from tests.killing import kill_during_run
+
+pytestmark = [pytest.mark.spark, pytest.mark.server]
+
+TOKEN_ENV = "LAKETX_TEST_HTTP_TOKEN"
+
+DOC = """
+version: 1
+source_systems:
+  - id: ocid{s}
+    kind: http
+    options: {{base_url: "{url}", token_in: query, backoff_seconds: 0.01}}
+    credential_ref: env:{env}
+  - id: shop{s}
+    kind: http
+    options: {{base_url: "{url}", backoff_seconds: 0.01}}
+    credential_ref: env:{env}
+source_objects:
+  - id: cells{s}
+    system: ocid{s}
+    locator: /downloads/cells{s}.csv.gz
+    params: {{type: full}}
+    options: {{header: "true"}}
+    dataset: bronze_cells{s}
+    columns:
+      - {{name: radio, type: string}}
+      - {{name: cell, type: bigint}}
+      - {{name: lat, type: double}}
+  - id: orders{s}
+    system: shop{s}
+    locator: /api/orders{s}
+    format: json
+    records: data
+    paging: {{style: cursor, param: cursor, cursor_path: next}}
+    load_type: incremental
+    watermark_column: updated
+    watermark_param: updated_since
+    dataset: bronze_orders{s}
+    columns:
+      - {{name: id, type: bigint}}
+      - {{name: amount, type: double}}
+      - {{name: updated, type: bigint}}
+datasets:
+  - {{id: bronze_cells{s}, layer: bronze}}
+  - {{id: silver_cells{s}, layer: silver, parents: [bronze_cells{s}], business_keys: [radio, cell]}}
+  - {{id: bronze_orders{s}, layer: bronze}}
+  - {{id: silver_orders{s}, layer: silver, parents: [bronze_orders{s}], business_keys: [id], sequence_by: updated}}
+rules:
+  - {{id: lat_ok{s}, dataset: bronze_cells{s}, type: RANGE, column: lat, min: -90, max: 90, severity: FAIL}}
+  - {{id: amount_ok{s}, dataset: bronze_orders{s}, type: NOT_NULL, columns: [amount], severity: FAIL}}
+jobs:
+  - id: feeds{s}
+    tasks:
+      - {{id: cells, dataset: bronze_cells{s}}}
+      - {{id: clean_cells, dataset: silver_cells{s}, depends_on: [cells]}}
+      - {{id: orders, dataset: bronze_orders{s}}}
+      - {{id: clean_orders, dataset: silver_orders{s}, depends_on: [orders]}}
+"""
+
+
+def cells_csv(*rows: str) -> bytes:
+    return gzip.compress(("radio,cell,lat\n" + "\n".join(rows) + "\n").encode())
+
+
+def orders(*rows: tuple[int, float, int]) -> list[dict[str, Any]]:
+    return [
+        {"id": i, "amount": a, "updated": u, "note": "extra fields are not read"}
+        for i, a, u in rows
+    ]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    found = Server()
+    yield found
+    found.stop()
+
+
+@pytest.fixture
+def feeds(shared_lakehouse: Any, server: Server, tmp_path: Path, request: Any) -> Any:
+    """The project's ids (unique to the test), applied to the shared lakehouse."""
+    s = "_" + request.node.name.lower().replace("test_", "")[-20:].replace("[", "").replace("]", "")
+    s = "".join(c for c in s if c.isalnum() or c == "_")
+    doc = write(tmp_path / "feeds.yaml", DOC.format(s=s, url=server.url, env=TOKEN_ENV))
+    shared_lakehouse.apply(doc)
+    return s
+
+
+def rows(lh: Any, dataset: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        tuple(r)
+        for r in lh.read(dataset)
+        .drop(
+            *[
+                c
+                for c in lh.read(dataset).columns
+                if c.startswith("_laketx") or c in ("valid_from", "valid_to", "is_current")
+            ]
+        )
+        .collect()
+    )
+
+
+def statuses(result: Any) -> dict[str, str]:
+    return {s.dataset_id: s.status for s in result.steps}
+
+
+def test_a_gzip_export_and_a_paged_api_feed_a_job_each_new_thing_once(
+    shared_lakehouse: Any, server: Server, feeds: str
+) -> None:
+    lh, s = shared_lakehouse, feeds
+    routes = server.routes
+    routes.token_in = "query"  # the export takes the token in the query ...
+    routes.put_file(f"/downloads/cells{s}.csv.gz", cells_csv("GSM,1,10.5", "LTE,2,20.5"))
+    routes.records[f"/api/orders{s}"] = orders((1, 9.5, 100), (2, 3.0, 101), (3, 4.0, 102))
+
+    # ... and the API in a header: one server, two ways; both are checked by the server
+    routes.token_in = "either"
+    first = lh.run(f"feeds{s}")
+    assert first.status == "COMPLETED", first.error
+    assert rows(lh, f"silver_cells{s}") == [("GSM", 1, 10.5), ("LTE", 2, 20.5)]
+    assert rows(lh, f"silver_orders{s}") == [(1, 9.5, 100), (2, 3.0, 101), (3, 4.0, 102)]
+    pages = [q for q in routes.seen(f"/api/orders{s}")]
+    assert [q.query.get("cursor") for q in pages] == [None, "2"]  # two pages of two
+    export = routes.seen(f"/downloads/cells{s}.csv.gz")[-1]
+    assert export.query == {"type": "full", "token": TOKEN}
+    assert all(TOKEN not in json.dumps(r, default=str) for r in lh.store.rows("source_progress"))
+
+    # nothing new: known without a JVM (a 304 and an empty first page above the watermark)
+    reader = StoreReader(lh.store)
+    notes = nothing_new(
+        reader, reader.registry(), [f"bronze_cells{s}", f"bronze_orders{s}"], str(lh.warehouse)
+    )
+    assert notes == {
+        f"bronze_cells{s}": f"{server.url}/downloads/cells{s}.csv.gz?type=full has not changed "
+        "since it was read",
+        f"bronze_orders{s}": f"no records above 102 at {server.url}/api/orders{s}",
+    }
+    assert routes.seen(f"/downloads/cells{s}.csv.gz")[-1].status == 304
+    again = lh.run(f"feeds{s}")
+    assert again.status == "COMPLETED"
+    assert [v.version for v in reader.versions(f"bronze_orders{s}")] == [1]
+    assert routes.seen(f"/api/orders{s}")[-1].query == {"updated_since": "102"}
+
+    # a new export and newer records: only they come in
+    routes.put_file(f"/downloads/cells{s}.csv.gz", cells_csv("GSM,1,11.0", "UMTS,3,1.0"))
+    routes.records[f"/api/orders{s}"] += orders((2, 5.0, 103), (4, 1.0, 104))
+    third = lh.run(f"feeds{s}")
+    assert third.status == "COMPLETED", third.error
+    assert rows(lh, f"silver_cells{s}") == [("GSM", 1, 11.0), ("LTE", 2, 20.5), ("UMTS", 3, 1.0)]
+    assert rows(lh, f"silver_orders{s}") == [
+        (1, 9.5, 100),
+        (2, 5.0, 103),
+        (3, 4.0, 102),
+        (4, 1.0, 104),
+    ]
+    assert lh.read(f"bronze_orders{s}").count() == 5  # each record once
+    assert not (
+        Path(dataset_location(lh.warehouse, f"bronze.bronze_orders{s}")) / LANDING_DIR
+    ).exists()
+    assert_sound(
+        lh, f"bronze_cells{s}", f"silver_cells{s}", f"bronze_orders{s}", f"silver_orders{s}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "said"),
+    [
+        (b"<!DOCTYPE html><title>Sign in</title>", "text/html", "is an HTML page, not csv"),
+        (
+            gzip.compress(b"radio,cell,lat\n" + b"GSM,1,1.0\n" * 5000)[:-40],
+            "application/gzip",
+            "is a truncated gzip",
+        ),
+    ],
+    ids=["html", "truncated-gzip"],
+)
+def test_an_answer_that_is_not_the_declared_file_fails_and_loads_nothing(
+    shared_lakehouse: Any, server: Server, feeds: str, body: bytes, content_type: str, said: str
+) -> None:
+    lh, s = shared_lakehouse, feeds
+    server.routes.token_in = "either"
+    server.routes.raw[f"/downloads/cells{s}.csv.gz"] = (200, body, content_type, {})
+    result = lh.run(f"bronze_cells{s}")
+    assert result.status == "FAILED"
+    assert said in str(result.error) and TOKEN not in str(result.error)
+    assert StoreReader(lh.store).versions(f"bronze_cells{s}") == []
+    assert lh.store.rows("source_progress", filters=[("dataset_id", "=", f"bronze_cells{s}")]) == []
+    assert StoreReader(lh.store).in_flight() == []  # no run left running
+    table = Path(dataset_location(lh.warehouse, f"bronze.bronze_cells{s}"))
+    assert not (table / "_delta_log").exists()  # no table, not even an empty one
+    assert not (table / LANDING_DIR).exists()
+
+
+@pytest.mark.parametrize("point", ["before_publish"])
+def test_a_run_killed_between_fetching_and_committing_loads_each_page_once(
+    shared_lakehouse: Any, server: Server, feeds: str, point: str
+) -> None:
+    lh, s = shared_lakehouse, feeds
+    server.routes.token_in = "either"
+    server.routes.records[f"/api/orders{s}"] = orders((1, 9.5, 100), (2, 3.0, 101), (3, 4.0, 102))
+    assert lh.run(f"bronze_orders{s}").status == "COMPLETED"
+    server.routes.records[f"/api/orders{s}"] += orders((4, 1.0, 103), (5, 2.0, 104), (6, 3.0, 105))
+
+    kill_during_run(lh.config.home, point, f"bronze_orders{s}")
+    fetched = [q.query.get("updated_since") for q in server.routes.seen(f"/api/orders{s}")]
+    assert fetched[-2:] == ["102", "102"]  # the dead run fetched the two new pages
+
+    retried = lh.run(f"bronze_orders{s}")
+    assert retried.status == "COMPLETED", retried.error
+    ids = sorted(r["id"] for r in lh.read(f"bronze_orders{s}").collect())
+    assert ids == [1, 2, 3, 4, 5, 6]  # every record once, whichever point the run died at
+    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_orders{s}")] == [1, 2]
+    assert lh.run(f"bronze_orders{s}").status == "COMPLETED"  # and nothing is new after
+    assert lh.read(f"bronze_orders{s}").count() == 6
+    table = Path(dataset_location(lh.warehouse, f"bronze.bronze_orders{s}"))
+    assert not (table / LANDING_DIR).exists()  # the dead run's fetch was swept
+    assert_sound(lh, f"bronze_orders{s}")
