@@ -58,6 +58,7 @@ class Routes:
 
 class _Handler(BaseHTTPRequestHandler):
     routes: Routes
+    _seen: Seen
 
     def log_message(self, *_: Any) -> None:  # quiet: the test reads `routes.log`
         pass
@@ -65,12 +66,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        seen = Seen(url.path, query, {k.lower(): v for k, v in self.headers.items()}, time.time())
-        self.routes.log.append(seen)
-        seen.status = self._answer(url.path, query)
+        self._seen = Seen(
+            url.path, query, {k.lower(): v for k, v in self.headers.items()}, time.time()
+        )
+        self.routes.log.append(self._seen)
+        self._answer(url.path, query)
+
+    def _status(self, status: int) -> None:
+        self._seen.status = status  # logged before the client can read the answer
+        self.send_response(status)
 
     def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str]) -> int:
-        self.send_response(status)
+        self._status(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for name, value in headers.items():
@@ -112,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
         modified = formatdate(self.routes.modified[path], usegmt=True)
         headers = {"ETag": etag, "Last-Modified": modified} if self.routes.validators else {}
         if self.routes.validators and self.headers.get("If-None-Match") == etag:
-            self.send_response(304)
+            self._status(304)
             self.end_headers()
             return 304
         return self._send(200, body, content_type, headers)

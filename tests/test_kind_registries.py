@@ -7,10 +7,10 @@ from datetime import datetime
 import pytest
 
 from lakeguard.catalog.loader import validate_text
-from lakeguard.source_kinds import SOURCE_KINDS, source_kind
 from lakeguard.errors import ValidationError
 from lakeguard.policy.expression import DEFAULTS, METRICS, parse
 from lakeguard.policy.kinds import POLICY_KINDS, BatchFacts, policy_kind
+from lakeguard.source_kinds import SOURCE_KINDS, source_kind
 from lakeguard.store.records import PolicyDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lakeguard.source_kinds.file import SeenFile
 from lakeguard.store import StoreReader
 from openlaketx.sources import files
 from tests.conftest import Project, assert_sound, write
@@ -41,7 +42,7 @@ def test_each_file_is_ingested_once_and_a_run_without_news_is_a_no_op(
     assert sorted(
         (r["cell"], r["lat"]) for r in lh.read(p.silver).select("cell", "lat").collect()
     ) == [(1, 10.5), (2, 21.0), (3, 5.0)]
-    taken = StoreReader(lh.store).source_progress(p.bronze).files[f"cells{p.suffix}_csv"]
+    taken = StoreReader(lh.store).source_progress(p.bronze).of(f"cells{p.suffix}_csv", SeenFile)
     assert sorted(Path(f).name for f in taken) == ["d1.csv", "d2.csv"]
     assert (p.incoming / "d1.csv").exists()  # delivered files are never moved or deleted
     assert_sound(lh, p.bronze, p.silver)
@@ -111,4 +112,4 @@ def test_a_file_that_vanishes_between_listing_and_reading_loses_nothing(
     assert result.status == "FAILED"
     assert "vanished between listing and reading" in (result.error or "")
     assert versions(lh, p.bronze) == []
-    assert StoreReader(lh.store).source_progress(p.bronze).files == {}
+    assert StoreReader(lh.store).source_progress(p.bronze).marks == {}

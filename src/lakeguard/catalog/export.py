@@ -33,7 +33,7 @@ from lakeguard.policy.expression import DEFAULTS
 from lakeguard.quality.kinds import RULE_KINDS
 from lakeguard.schema.drift import SHIPPED_PROFILES
 from lakeguard.shapes import JsonObject, StoredRow
-from lakeguard.source_kinds import SOURCE_KINDS, source_kind
+from lakeguard.source_kinds import DEFAULT_KIND, SOURCE_KINDS, source_kind
 
 # Every definition table an export reads.
 EXPORTED_TABLES = (
@@ -128,7 +128,7 @@ def _policies(rows: list[StoredRow]) -> list[JsonObject]:
 def _systems(rows: list[StoredRow]) -> list[JsonObject]:
     out = []
     for row in sorted(rows, key=lambda r: str(r["source_system_id"])):
-        kind = str(row.get("kind") or "file")
+        kind = str(row.get("kind") or DEFAULT_KIND)
         options = _json(row.get("connection_options"))
         if kind in SOURCE_KINDS:
             options = _lean(options, source_kind(kind).system_options)
@@ -165,7 +165,7 @@ def _objects(
     out = []
     for row in sorted(rows, key=lambda r: str(r["source_object_id"])):
         cols = sorted(by_object.get(str(row["source_object_id"]), []), key=lambda c: c["ordinal"])
-        kind_name = kinds.get(str(row["source_system_id"]), "file")
+        kind_name = kinds.get(str(row["source_system_id"]), DEFAULT_KIND)
         entry: JsonObject = {
             "id": row["source_object_id"],
             "system": row["source_system_id"],
@@ -346,7 +346,7 @@ def export_document(stored: Rows) -> JsonObject:
             objects,
             columns,
             {
-                str(s["source_system_id"]): str(s.get("kind") or "file")
+                str(s["source_system_id"]): str(s.get("kind") or DEFAULT_KIND)
                 for s in rows["source_systems"]
             },
         ),

@@ -18,6 +18,7 @@ from pydantic import (
     create_model,
     field_validator,
 )
+from pydantic import ValidationError as PydanticError
 from pydantic.fields import FieldInfo
 
 from lakeguard.catalog.fields import ColumnName, Identifier, Strict
@@ -25,7 +26,7 @@ from lakeguard.durations import DURATION
 from lakeguard.policy.kinds import POLICY_TYPES
 from lakeguard.quality.kinds import PER_COLUMN_KINDS, RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.source_kinds import KINDS, SOURCE_KINDS, ObjectOptions, SourceKind
+from lakeguard.source_kinds import DEFAULT_KIND, KINDS, SOURCE_KINDS, ObjectOptions, SourceKind
 from lakeguard.vocabulary import (
     DeleteMissing,
     Enforcement,
@@ -96,7 +97,7 @@ class ProfileSchedule(Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str | None, info: Any) -> str | None:
-        from croniter import croniter
+        from croniter import croniter  # start-up time: only documents with a cron load it
 
         if value is not None and info.data.get("every") is not None:
             raise ValueError("say either every or cron, not both")
@@ -109,7 +110,7 @@ class SourceSystemBase(Strict):
     """A source system; its `kind` selects the typed model of its `options`."""
 
     id: Identifier
-    kind: str = "file"  # each kind's model narrows it to its name
+    kind: str = DEFAULT_KIND  # each kind's model narrows it to its name
     description: str | None = None
     enabled: bool = True
     options: Any = None  # each kind's model types it
@@ -132,7 +133,7 @@ def _system_model(kind: SourceKind[Any, Any]) -> type[SourceSystemBase]:
     described = f"The options of a {name} system"
     literal: Any = Literal[name]
     # the default kind needs no word; any other is written, so an export keeps it
-    default: Any = name if kind is KINDS[0] else ...
+    default: Any = name if name == DEFAULT_KIND else ...
     return create_model(
         f"{name.title()}SourceSystem",
         __base__=SourceSystemBase,
@@ -152,7 +153,10 @@ def system_model(kind: str) -> type[SourceSystemBase]:
 
 
 def _kind_tag(value: Any) -> str:
-    kind = value.get("kind", "file") if isinstance(value, dict) else getattr(value, "kind", "file")
+    if isinstance(value, dict):
+        kind = value.get("kind", DEFAULT_KIND)
+    else:
+        kind = getattr(value, "kind", DEFAULT_KIND)
     return str(kind).upper()
 
 
@@ -235,7 +239,7 @@ class SourceObjectBase(Strict):
 
     def kind_defaults(self, kind: str) -> tuple[str, SourceLoad]:
         """(format, load type) with the defaults of a system of `kind` filled in."""
-        found = SOURCE_KINDS.get(kind, SOURCE_KINDS["file"])
+        found = SOURCE_KINDS.get(kind, SOURCE_KINDS[DEFAULT_KIND])
         return self.format or found.formats[0], self.load_type or found.default_load
 
     def written_kind_fields(self) -> dict[str, Any]:
@@ -428,7 +432,7 @@ class Job(Strict):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # start-up time: jobs only
 
         try:
             ZoneInfo(value)
@@ -458,7 +462,6 @@ class MetadataDocument(Strict):
     def column_rules(self) -> list[tuple[tuple[Any, ...], Any]]:
         """Rules written under source columns, each expanded into a full rule (or, when its
         parameters do not make one, the reason), with its location in the document."""
-        from pydantic import ValidationError as PydanticError
 
         adapter: TypeAdapter[Any] = TypeAdapter(Rule)
         found: list[tuple[tuple[Any, ...], Any]] = []

@@ -40,6 +40,7 @@ from lakeguard.catalog.references import check_references
 from lakeguard.errors import InvalidDefinition, LakeTxError
 from lakeguard.quality.kinds import parse_rule
 from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.source_kinds import DEFAULT_KIND
 from lakeguard.store.definitions import table_def
 
 Rows = Mapping[str, Sequence[StoredRow]]
@@ -301,7 +302,10 @@ def _located(
             table, rest = "job_parameters", rest[1:]
             if rest:
                 key, rest = (*key, ("param_key", str(rest[0]))), rest[1:]
-    tags = {entry.get("type"), str(entry.get("kind") or "file").upper()}  # pydantic's union tags
+    tags = {
+        entry.get("type"),
+        str(entry.get("kind") or DEFAULT_KIND).upper(),
+    }  # pydantic's union tags
     field = ".".join(str(p) for p in rest if p not in tags)
     return DefinitionProblem(
         table=table,

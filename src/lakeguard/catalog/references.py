@@ -23,7 +23,13 @@ from lakeguard.policy.pii import Shape, raw_pii
 from lakeguard.quality.fail_behavior import whole_dataset
 from lakeguard.quality.kinds.base import KnownColumns, RuleKind, vet
 from lakeguard.schema.drift import SHIPPED_PROFILES
-from lakeguard.source_kinds import ObjectFacts, SourceKind, shared_problems, source_kind
+from lakeguard.source_kinds import (
+    DEFAULT_KIND,
+    ObjectFacts,
+    SourceKind,
+    shared_problems,
+    source_kind,
+)
 from lakeguard.vocabulary import (
     SCD2_COLUMNS,
     DeleteMissing,
@@ -176,7 +182,8 @@ def _reads_snapshots(doc: MetadataDocument, ds: Dataset, by_id: dict[str, Datase
         kinds = {s.id: s.kind for s in doc.source_systems}
         objects = [o for o in doc.source_objects if o.dataset == ds.id]
         return bool(objects) and all(
-            o.kind_defaults(kinds.get(o.system, "file"))[1] == SourceLoad.FULL for o in objects
+            o.kind_defaults(kinds.get(o.system, DEFAULT_KIND))[1] == SourceLoad.FULL
+            for o in objects
         )
     parents = [by_id[p] for p in ds.parents if p in by_id]
     return len(parents) == 1 and parents[0].effective_load_type == LoadType.FULL

@@ -11,6 +11,7 @@ from lakeguard.hashing import fingerprint, to_json
 from lakeguard.policy.expression import DEFAULTS
 from lakeguard.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
 from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.source_kinds import DEFAULT_KIND
 
 Rows = dict[str, list[StoredRow]]
 
@@ -70,7 +71,7 @@ def document_rows(
     kinds = {s.id: s.kind for s in doc.source_systems}
     datasets = {d.id: d for d in doc.datasets}
     for obj in doc.source_objects:
-        kind = kinds.get(obj.system, "file")
+        kind = kinds.get(obj.system, DEFAULT_KIND)
         fmt, load = obj.kind_defaults(kind)
         target = datasets.get(obj.dataset)
         rows["source_objects"].append(

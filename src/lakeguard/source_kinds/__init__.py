@@ -27,6 +27,7 @@ from lakeguard.source_kinds.jdbc import JdbcKind
 from lakeguard.vocabulary import SourceKindName
 
 __all__ = [
+    "DEFAULT_KIND",
     "SOURCE_KINDS",
     "ObjectFacts",
     "ObjectOptions",
@@ -40,6 +41,8 @@ __all__ = [
 KINDS: tuple[SourceKind[Any, Any], ...] = (FileKind(), JdbcKind(), DeltaKind(), HttpKind())
 SOURCE_KINDS: dict[str, SourceKind[Any, Any]] = {k.name.value: k for k in KINDS}
 SOURCE_KIND_NAMES: tuple[str, ...] = tuple(SOURCE_KINDS)
+# what a system that names no kind is
+DEFAULT_KIND: str = KINDS[0].name.value
 MARKS: dict[str, type[ProgressMark]] = {
     mark.KIND: mark for kind in KINDS for mark in kind.progress_marks()
 }

@@ -20,7 +20,7 @@ from lakeguard.errors import ValidationError
 from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
 from lakeguard.shapes import StoredRow
-from lakeguard.source_kinds import SOURCE_KINDS, ObjectOptions, SystemOptions
+from lakeguard.source_kinds import DEFAULT_KIND, SOURCE_KINDS, ObjectOptions, SystemOptions
 from lakeguard.source_kinds.base import NoObjectOptions
 from lakeguard.vocabulary import (
     AttemptStatus,
@@ -150,7 +150,7 @@ class SourceSystemDef:
     @classmethod
     def from_row(cls, row: StoredRow) -> SourceSystemDef:
         where = f"source_systems[{row['source_system_id']}]"
-        kind = vocab(SourceKindName, row.get("kind") or "file", f"{where}.kind")
+        kind = vocab(SourceKindName, row.get("kind") or DEFAULT_KIND, f"{where}.kind")
         return cls(
             source_system_id=row["source_system_id"],
             kind=kind,

@@ -21,6 +21,7 @@ from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationEr
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
 from lakeguard.shapes import StoredRow
+from lakeguard.source_kinds import DEFAULT_KIND
 from lakeguard.store.records import (
     DatasetDef,
     JobDef,
@@ -101,7 +102,7 @@ class Registry:
                 lambda r: SourceObjectDef.from_row(
                     r,
                     tuple(columns.get(r["source_object_id"], ())),
-                    kinds.get(r["source_system_id"], SourceKindName.FILE),
+                    kinds.get(r["source_system_id"], SourceKindName(DEFAULT_KIND)),
                 ),
                 r,
             )

@@ -101,7 +101,7 @@ def read_delta(
 
 def _changes(spark: SparkSession, path: str, last: int, current: int) -> DataFrame:
     """Inserted rows and updated rows' new images of versions (last, current]."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     changes = (
         spark.read.format("delta")
@@ -118,7 +118,7 @@ def _appended(
     spark: SparkSession, path: str, obj: SourceObjectDef, last: int, current: int
 ) -> DataFrame:
     """Rows of the files versions (last, current] added; refused if they removed any."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     then = set(DeltaTable(path, version=last).file_uris())
     now = set(DeltaTable(path, version=current).file_uris())

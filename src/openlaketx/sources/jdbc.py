@@ -136,7 +136,7 @@ def read_jdbc(
     watermark: str | None,
 ) -> SourceRead:
     """The table (or its rows above `watermark`), with the approved columns and types."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     secret = resolve(
         system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"

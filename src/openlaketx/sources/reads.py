@@ -50,7 +50,7 @@ def select_declared(
     Columns the source has and the document does not declare are not read (and not drift):
     a table's declared columns are a projection of it.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     present = fields_by_name(frame)
     approved = [
