@@ -1,4 +1,4 @@
-"""The contract between the packages (DESIGN.md §2), machine-checked."""
+"""The contract between the packages (docs/design.md §2), machine-checked."""
 
 from __future__ import annotations
 

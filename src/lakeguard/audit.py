@@ -1,4 +1,4 @@
-"""`verify`: a store audited against every invariant of DESIGN.md §4 (pure).
+"""`verify`: a store audited against every invariant of docs/design.md §4 (pure).
 
 The audit takes plain rows of the metadata tables and the commit histories of the dataset
 tables and of the append-only metadata tables, and returns every violation it finds, each with
@@ -24,7 +24,7 @@ _APPEND_OPERATIONS = frozenset({"WRITE", "STREAMING UPDATE", "CREATE TABLE"})
 
 @dataclass(frozen=True)
 class Violation:
-    invariant: int  # the number in DESIGN.md §4
+    invariant: int  # the number in docs/design.md §4
     check: str
     where: str
     what: str

@@ -1,4 +1,4 @@
-"""The LakeGuard metadata store: every table of DESIGN.md §3, as Delta tables written by delta-rs.
+"""The metadata store: every table of docs/design.md §3, as Delta tables written by delta-rs.
 
 Tables are created (or checked and evolved additively) from the shipped definitions on
 `ensure()`. Runtime tables are append-only: this class offers no update or delete for them, and
@@ -32,7 +32,7 @@ from lakeguard.store.versioning import (
     table_version,
 )
 
-# Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
+# Decisions and approved versions: only lakeguard.gate writes these (docs/design.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
 
 Filter = deltars.Filter
