@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from lakeguard.shapes import StoredRow
     from lakeguard.store import MetadataStore
 
-TABLE = MetadataSyncRow.TABLE
+TABLE = MetadataSyncRow.TABLE.name
 # A claim older than this is taken over (its watcher stopped without saying so).
 STALE = timedelta(minutes=10)
 # Rows every document shares (the shipped profiles, one target per layer): a removed document

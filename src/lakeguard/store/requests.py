@@ -18,7 +18,7 @@ from lakeguard.store.runtime_rows import RunRequestRow
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
-TABLE = RunRequestRow.TABLE
+TABLE = RunRequestRow.TABLE.name
 # How long a request key is remembered: a retry of the same request within it is the same run.
 REMEMBERED = timedelta(days=7)
 

@@ -33,7 +33,7 @@ class RunWriter:
         """Append typed runtime rows: one commit per table, the tables' commits concurrent."""
         by_table: dict[str, list[StoredRow]] = {}
         for row in rows:
-            by_table.setdefault(row.TABLE, []).append(row.as_row())
+            by_table.setdefault(row.TABLE.name, []).append(row.as_row())
         self._store.append_many(by_table)
 
     def acquire_lease(
