@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
-from lakeguard.errors import ValidationError
 from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
 from lakeguard.shapes import StoredRow
@@ -28,6 +26,7 @@ from lakeguard.vocabulary import (
     Severity,
     SourceLoad,
     TriggerType,
+    vocab,
 )
 
 
@@ -42,25 +41,6 @@ def _json(text: str | None, default: Any) -> Any:
 
 def _tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value or ())
-
-
-E = TypeVar("E", bound=StrEnum)
-
-
-def vocab(kind: type[E], value: Any, where: str) -> E:
-    """A stored word read as its vocabulary's member; a word outside it (a definition edited
-    by hand, say) is a ValidationError naming where it is and the words allowed."""
-    try:
-        return kind(value)
-    except ValueError:
-        allowed = ", ".join(m.value for m in kind)
-        message = f"{value!r} is not one of {allowed}"
-        raise ValidationError(
-            f"{where} is {message}",
-            where=where,
-            errors=[{"path": where, "message": message}],
-            fix=f"set it to one of {allowed} (or re-apply the definition's document)",
-        ) from None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

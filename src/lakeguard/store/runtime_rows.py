@@ -17,7 +17,6 @@ from typing import Annotated, Any, ClassVar, Self
 
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.shapes import StoredRow
-from lakeguard.store.records import vocab
 from lakeguard.store.rowschema import Comment, Int32, RuntimeTable, field_columns
 from lakeguard.vocabulary import (
     AttemptStatus,
@@ -29,6 +28,7 @@ from lakeguard.vocabulary import (
     ProgressKind,
     StepStatus,
     SyncOutcome,
+    vocab,
 )
 
 
