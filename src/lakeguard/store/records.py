@@ -257,7 +257,7 @@ class PolicyDef:
     layers: tuple[str, ...]
     expression: str
     enforcement: Enforcement
-    parameters: StoredRow = field(default_factory=dict)
+    parameters: JsonObject = field(default_factory=dict)  # its type's, as the document gave them
     description: str | None = None
 
     @classmethod
