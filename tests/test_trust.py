@@ -143,6 +143,7 @@ def test_status_explain_and_a_table_show_the_score(shared_lakehouse: Any, projec
     status = {s.dataset_id: s.trust for s in lh.status()}
     assert status[p.silver] == 100 and 0 < status[p.bronze] < 100
     trust = lh.explain(p.bronze).trust
-    assert trust["score"] == status[p.bronze] and "quality" in trust["explanation"]
+    assert trust is not None
+    assert trust.score == status[p.bronze] and "quality" in trust.explain()
     rows = lh.store.rows("trust_scores", filters=[("dataset_id", "=", p.bronze)])
     assert [r["score"] for r in rows] == [status[p.bronze]]
