@@ -1,18 +1,9 @@
 """A runtime table read off its row class, the table's one declaration (pure).
 
 Each field of a row class (`runtime_rows.py`) is a column of its table, in field order. The
-field's type says the column's type and whether it may be null:
-
-| field type | column |
-|---|---|
-| `str`, or a vocabulary (a `StrEnum`) | string |
-| `int` / `Int32` | long / int |
-| `float` | double |
-| `bool` | boolean |
-| `datetime` | timestamp |
-| `list[str]` | array<string> |
-| `X \\| None` | nullable (any other field is NOT NULL) |
-
+field's type says the column's type: `str` or a vocabulary (a `StrEnum`) a string, `int` a
+long (`Int32` an int), `float` a double, `bool` a boolean, `datetime` a timestamp, `date` a
+date, `list[str]` an array<string>; `X | None` makes it nullable, any other field is NOT NULL;
 and a `Comment` in its `Annotated` type is the column's comment. What no field can say is the
 class's `TABLE`, a `RuntimeTable`: the table's name and comment, its partition (a generated
 column, the last one: the UTC date of one of its timestamps) and the columns `optimize`

@@ -451,7 +451,7 @@ class DecisionRow(RuntimeRow):
     to_layer: str
     allowed: bool
     reason: str
-    evidence: Annotated[
+    evidence: Annotated[  # lakeguard.evidence.Evidence
         str | None, Comment("JSON: rule outcomes and checks behind the decision")
     ] = None
     evaluated_at: datetime
