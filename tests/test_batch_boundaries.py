@@ -1,4 +1,4 @@
-"""The same result whatever the batch boundaries (DESIGN.md §5).
+"""The same result whatever the batch boundaries (docs/design.md §5).
 
 A derived dataset that catches up on several parent versions in one run ends with the same rows
 (and the same content hash of what is live) as its twin that took them one run each, for every

@@ -13,6 +13,7 @@ import pytest
 from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.leases import live_leases
+from lakeguard.store.runtime_rows import LeaseEventRow
 
 TTL = timedelta(minutes=5)
 
@@ -61,7 +62,7 @@ def test_the_fold_keeps_one_live_lease_per_dataset(store: MetadataStore) -> None
     first = writer.acquire_leases(["a", "b"], "job1", ttl=TTL)
     writer.release_leases(first[:1])
     second = writer.acquire_leases(["a"], "job2", ttl=TTL)
-    events = store.rows("dataset_leases")
+    events = store.read(LeaseEventRow)
     live = live_leases(events, store.now())
     assert live == {"a": second[0], "b": first[1]}
     assert live_leases(events, store.now(), is_dead=lambda _: True) == {}
@@ -98,7 +99,7 @@ def test_two_processes_wanting_overlapping_datasets_never_both_win(
         for i, want in enumerate(wants)
     ]
     outcomes = [p.stdout.readline().strip() if p.stdout else "" for p in procs]
-    live = live_leases(store.rows("dataset_leases"), store.now())
+    live = live_leases(store.read(LeaseEventRow), store.now())
     for p in procs:
         p.communicate("", timeout=60)
     assert sorted(outcomes) == ["lost", "lost", "won"]

@@ -236,6 +236,7 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
     from lakeguard.errors import WriteConflict
     from lakeguard.store import RunWriter, StoreReader
     from lakeguard.store.leases import live_lease
+    from lakeguard.store.runtime_rows import LeaseEventRow
 
     writer, reader = RunWriter(store), StoreReader(store)
     lease = writer.acquire_lease("ds", "run1", ttl=timedelta(minutes=5))
@@ -250,7 +251,7 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
     with pytest.raises(WriteConflict):
         writer.renew_lease(lease, timedelta(minutes=5))  # run1's lease is long gone
 
-    events = store.rows("dataset_leases")
+    events = store.read(LeaseEventRow)
     later = second.expires_at + timedelta(seconds=1)
     assert live_lease(events, later) is None  # expired
     assert live_lease(events, store.now(), is_dead=lambda holder: True) is None  # holder died

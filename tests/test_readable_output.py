@@ -17,7 +17,14 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from lakeguard.evidence import CheckKind, CheckRecord, CheckResult, Evidence
-from lakeguard.store.records import DatasetStatus, DecisionRecord, JobRunRecord, RuleResult
+from lakeguard.schema.drift import ChangeKind, DriftDecision
+from lakeguard.store.records import (
+    DatasetStatus,
+    DecisionRecord,
+    JobRunRecord,
+    RuleResult,
+    SchemaChange,
+)
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, Layer, Outcome, Severity
 from openlaketx import cli, render
 from openlaketx.runner.context import StepResult
@@ -145,11 +152,14 @@ def decision() -> DecisionRecord:
             ),
         ),
         schema_changes=(
-            {
-                "column_name": "cell_count",
-                "change_kind": "nullability_loosened",
-                "run_id": RUN_IDS[1],
-            },
+            SchemaChange(
+                change_kind=ChangeKind.NULLABILITY_LOOSENED,
+                column_name="cell_count",
+                old_type="bigint",
+                new_type="bigint",
+                profile="additive",
+                decision=DriftDecision.ALLOW,
+            ),
         ),
         advice=("fix the rows failing lat_range_of_every_cell_tower_in_range and run again",),
         asks={"lat_range_of_every_cell_tower_in_range": "lat between -90 and 90"},

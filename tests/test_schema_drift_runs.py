@@ -133,9 +133,7 @@ def test_drift_kind_under_profile(
     assert (step.status == "BLOCKED") == (expected == "BLOCK"), step.reason
     assert log(lh, step.run_id) == [(kind, expected)]
     explained = lh.explain(f"bronze_drift{s}", step.run_id)
-    assert [(c["change_kind"], c["decision"]) for c in explained.schema_changes] == [
-        (kind, expected)
-    ]
+    assert [(c.change_kind, c.decision) for c in explained.schema_changes] == [(kind, expected)]
     assert bool(explained.advice) == (expected == "BLOCK")
     columns = table_columns(lh, s)
     if expected == "BLOCK":

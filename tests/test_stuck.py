@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from lakeguard.store.runtime_rows import DecisionRow
 from lakeguard.stuck import Blocked, stuck
 
 T0 = datetime(2026, 11, 1, 6, 0)
@@ -54,11 +56,16 @@ def test_source_batches_compare_whole() -> None:
 
 
 def test_rows_from_the_store_parse_their_evidence() -> None:
-    row = {
-        "allowed": False,
-        "reason": "r",
-        "evaluated_at": T0,
-        "evidence": json.dumps({"input": span(1, 2)}),
-    }
+    row = DecisionRow(
+        tenant_id="t",
+        dataset_id="d",
+        run_id="r",
+        from_layer="bronze",
+        to_layer="silver",
+        allowed=False,
+        reason="r",
+        evaluated_at=T0,
+        evidence=json.dumps({"input": span(1, 2)}),
+    )
     assert Blocked.from_row(row).batch == span(1, 2)
-    assert Blocked.from_row({**row, "evidence": "not json"}).batch is None
+    assert Blocked.from_row(replace(row, evidence="not json")).batch is None

@@ -1,16 +1,24 @@
-"""The shipped metadata table definitions, their Delta schemas and evolution logic (no Spark)."""
+"""The shipped metadata table definitions (files and row classes), their Delta schemas and
+evolution logic (no Spark)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from importlib import resources
+from typing import Annotated, ClassVar
 
 import pytest
 
-from lakeguard.errors import MetadataStoreError
+from lakeguard.errors import MetadataStoreError, ValidationError
 from lakeguard.store import ddl
 from lakeguard.store.arrow import arrow_schema, delta_schema_json, to_arrow, to_rows
-from lakeguard.store.definitions import TableKind, load_table_defs
+from lakeguard.store.definitions import TableDef, TableKind, load_table_defs
 from lakeguard.store.features import UNWRITABLE_FEATURES, unwritable_features
+from lakeguard.store.rowschema import Comment, Int32, RuntimeTable, table_document
+from lakeguard.store.runtime_rows import ROW_TYPES, RuntimeRow
+from lakeguard.vocabulary import EventStatus
 
 DESIGN_DEFINITIONS = {
     "source_systems",
@@ -55,6 +63,79 @@ def test_every_table_of_the_design_is_shipped_with_its_kind() -> None:
         assert defs[name].keys and "tenant_id" in defs[name].keys
     for name in DESIGN_RUNTIME:
         assert defs[name].kind is TableKind.APPEND_ONLY
+
+
+def test_each_runtime_table_is_declared_by_its_row_class_alone() -> None:
+    """A runtime table's columns are its row class's fields, in order; no file declares one."""
+    tables = {row_type.TABLE.name: row_type for row_type in ROW_TYPES}
+    defs = load_table_defs()
+    assert set(tables) == {n for n, t in defs.items() if t.kind is TableKind.APPEND_ONLY}
+    for name, row_type in tables.items():
+        table = defs[name]
+        assert table.append_only, name
+        assert [c.name for c in table.writable_columns] == [f.name for f in fields(row_type)]
+    shipped = resources.files("lakeguard.store").joinpath("tables")
+    assert not any(f"{name}.yaml" == e.name for e in shipped.iterdir() for name in tables)
+
+
+def test_a_row_class_field_says_its_column_type_nullability_and_comment() -> None:
+    @dataclass(frozen=True, kw_only=True)
+    class Sample(RuntimeRow):
+        TABLE: ClassVar[RuntimeTable] = RuntimeTable(
+            name="sample", comment="c", partition="at_date", date_of="at", cluster_by=("id",)
+        )
+        id: Annotated[str, Comment("the id")]
+        status: EventStatus
+        count: int | None = None
+        small: Int32
+        ratio: float | None = None
+        flag: bool
+        tags: list[str] | None = field(default_factory=list)
+        at: datetime
+
+    table = TableDef.model_validate(table_document(Sample))
+    assert [(c.name, c.type, c.nullable, c.comment) for c in table.columns] == [
+        ("id", "string", False, "the id"),
+        ("status", "string", False, None),
+        ("count", "long", True, None),
+        ("small", "int", False, None),
+        ("ratio", "double", True, None),
+        ("flag", "boolean", False, None),
+        ("tags", "array<string>", True, None),
+        ("at", "timestamp", False, None),
+        ("at_date", "date", False, None),
+    ]
+    assert table.column("at_date").generated == "CAST(at AS DATE)"
+    assert (table.partitioned_by, table.cluster_by, table.comment) == (("at_date",), ("id",), "c")
+    # a stored row reads back as the class, its vocabulary's word as the member
+    row = {"id": "x", "status": "RUNNING", "small": 1, "flag": True, "at": datetime(2026, 1, 1)}
+    back = Sample.from_row({**row, "at_date": None})
+    assert back.status is EventStatus.RUNNING and back.count is None
+    with pytest.raises(ValidationError, match=r"sample\.status"):
+        Sample.from_row({**row, "status": "DANCING"})
+
+
+def test_a_row_class_a_column_cannot_hold_is_refused_by_name() -> None:
+    @dataclass(frozen=True, kw_only=True)
+    class Odd(RuntimeRow):
+        TABLE: ClassVar[RuntimeTable] = RuntimeTable(
+            name="odd", comment="c", partition="at_date", date_of="at", cluster_by=()
+        )
+        sizes: dict[str, int]
+        at: datetime
+
+    with pytest.raises(MetadataStoreError, match=r"Odd\.sizes has a type no column has"):
+        table_document(Odd)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Undated(RuntimeRow):
+        TABLE: ClassVar[RuntimeTable] = RuntimeTable(
+            name="undated", comment="c", partition="at_date", date_of="at", cluster_by=()
+        )
+        at: datetime | None = None
+
+    with pytest.raises(MetadataStoreError, match="date_of names no NOT NULL datetime field"):
+        table_document(Undated)
 
 
 def test_runtime_tables_are_partitioned_by_a_generated_date_and_clustered() -> None:

@@ -8,25 +8,74 @@ from typing import Any
 import pytest
 
 from lakeguard.policy.sla import sla_hours
+from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.store.records import PolicyDef
+from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow, DqResultRow, SchemaChangeRow
 from lakeguard.trust import trust_score
+from lakeguard.vocabulary import DqStatus
 from tests.conftest import Project
 
 NOW = datetime(2026, 11, 26, 12)
 
 
-def dq(run: str, passed: int, failed: int, hours_ago: int = 1) -> dict[str, Any]:
-    return {
-        "run_id": run,
-        "expectations_passed": passed,
-        "expectations_failed": failed,
-        "executed_at": NOW - timedelta(hours=hours_ago),
-    }
+def dq(run: str, passed: int, failed: int, hours_ago: int = 1) -> DqResultRow:
+    return DqResultRow(
+        pipeline_logging_id="j",
+        run_id=run,
+        tenant_id="t",
+        dataset_id="d",
+        target_table="bronze.d",
+        dq_config_id="c",
+        executed_at=NOW - timedelta(hours=hours_ago),
+        rows_evaluated=10,
+        expectations_passed=passed,
+        expectations_failed=failed,
+        overall_status=DqStatus.PASS,
+    )
+
+
+def version(promoted_at: datetime) -> DataVersionRow:
+    return DataVersionRow(
+        tenant_id="t",
+        dataset_id="d",
+        version=1,
+        snapshot_ref="0",
+        schema_hash="h",
+        row_count=1,
+        run_id="r1",
+        promoted_at=promoted_at,
+        promoted_by="job",
+    )
+
+
+def decision() -> DecisionRow:
+    return DecisionRow(
+        tenant_id="t",
+        dataset_id="d",
+        run_id="r1",
+        from_layer="source",
+        to_layer="bronze",
+        allowed=True,
+        reason="ok",
+        evaluated_at=NOW,
+        evidence="{...}",
+    )
+
+
+def change(run: str, decision: DriftDecision) -> SchemaChangeRow:
+    return SchemaChangeRow(
+        run_id=run,
+        tenant_id="t",
+        dataset_id="d",
+        change_kind=ChangeKind.COLUMN_ADDED,
+        decision=decision,
+        detected_at=NOW,
+    )
 
 
 def test_components_and_weights() -> None:
-    versions = [{"run_id": "r1", "promoted_at": NOW - timedelta(hours=2)}]
-    decisions = [{"run_id": "r1", "allowed": True, "evidence": "{...}"}]
+    versions = [version(NOW - timedelta(hours=2))]
+    decisions = [decision()]
     perfect = trust_score(
         "d", dq=[dq("r1", 4, 0)], changes=[], versions=versions, decisions=decisions, now=NOW
     )
@@ -34,7 +83,7 @@ def test_components_and_weights() -> None:
     shaky = trust_score(
         "d",
         dq=[dq("r1", 4, 0), dq("r2", 2, 2, hours_ago=0)],
-        changes=[{"run_id": "r2", "decision": "BLOCK"}],
+        changes=[change("r2", DriftDecision.BLOCK)],
         versions=versions,
         decisions=decisions,
         now=NOW + timedelta(days=4),
@@ -68,8 +117,8 @@ def test_freshness_is_measured_against_the_dataset_sla() -> None:
     assert sla_hours(policies, "silver") == 6.0
     assert sla_hours(policies, "gold") == 1.0
     assert sla_hours(policies, "bronze") is None
-    versions = [{"run_id": "r1", "promoted_at": NOW - timedelta(hours=9)}]
-    decisions = [{"run_id": "r1", "allowed": True, "evidence": "{...}"}]
+    versions = [version(NOW - timedelta(hours=9))]
+    decisions = [decision()]
 
     def freshness(hours: float | None) -> float:
         return trust_score(
@@ -94,6 +143,7 @@ def test_status_explain_and_a_table_show_the_score(shared_lakehouse: Any, projec
     status = {s.dataset_id: s.trust for s in lh.status()}
     assert status[p.silver] == 100 and 0 < status[p.bronze] < 100
     trust = lh.explain(p.bronze).trust
-    assert trust["score"] == status[p.bronze] and "quality" in trust["explanation"]
+    assert trust is not None
+    assert trust.score == status[p.bronze] and "quality" in trust.explain()
     rows = lh.store.rows("trust_scores", filters=[("dataset_id", "=", p.bronze)])
     assert [r["score"] for r in rows] == [status[p.bronze]]

@@ -1,6 +1,6 @@
-"""`verify`: a store audited against every invariant of DESIGN.md §4 (pure).
+"""`verify`: a store audited against every invariant of docs/design.md §4 (pure).
 
-The audit takes plain rows of the metadata tables and the commit histories of the dataset
+The audit takes the typed rows of the metadata tables and the commit histories of the dataset
 tables and of the append-only metadata tables, and returns every violation it finds, each with
 the invariant it breaks, where, what and how to fix it. An empty list means every invariant
 holds. Reading the data is the store reader's job (`StoreReader.audit_data`).
@@ -12,10 +12,19 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from lakeguard.commits import Commit
-from lakeguard.shapes import StoredRow
 from lakeguard.vocabulary import EventStatus
+
+if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
+    from lakeguard.store.runtime_rows import (
+        DataVersionRow,
+        DecisionRow,
+        PipelineRunRow,
+        RunEventRow,
+        RunHistoryRow,
+    )
 
 STALE_AFTER = timedelta(hours=12)
 # What may happen to an append-only table: appends, and changes that rewrite no row.
@@ -24,7 +33,7 @@ _APPEND_OPERATIONS = frozenset({"WRITE", "STREAMING UPDATE", "CREATE TABLE"})
 
 @dataclass(frozen=True)
 class Violation:
-    invariant: int  # the number in DESIGN.md §4
+    invariant: int  # the number in docs/design.md §4
     check: str
     where: str
     what: str
@@ -33,11 +42,11 @@ class Violation:
 
 @dataclass(frozen=True)
 class AuditData:
-    events: list[StoredRow]
-    attempts: list[StoredRow]  # run_history
-    job_runs: list[StoredRow]  # pipeline_runs
-    versions: list[StoredRow]  # data_versions
-    decisions: list[StoredRow]  # promotion_status
+    events: list[RunEventRow]
+    attempts: list[RunHistoryRow]
+    job_runs: list[PipelineRunRow]
+    versions: list[DataVersionRow]
+    decisions: list[DecisionRow]
     datasets: dict[str, str]  # dataset id -> table name
     commits: dict[str, list[Commit]]  # dataset id -> its table's commits
     append_only: dict[str, tuple[list[Commit], Mapping[str, str | None]]] = field(
@@ -50,11 +59,11 @@ def only(data: AuditData, datasets: set[str]) -> AuditData:
     """The audit data of some datasets (their attempts, versions, decisions and commits)."""
     return replace(
         data,
-        events=[e for e in data.events if e.get("dataset_id") in datasets],
-        attempts=[a for a in data.attempts if a["dataset_id"] in datasets],
+        events=[e for e in data.events if e.dataset_id in datasets],
+        attempts=[a for a in data.attempts if a.dataset_id in datasets],
         job_runs=[],
-        versions=[v for v in data.versions if v["dataset_id"] in datasets],
-        decisions=[d for d in data.decisions if d["dataset_id"] in datasets],
+        versions=[v for v in data.versions if v.dataset_id in datasets],
+        decisions=[d for d in data.decisions if d.dataset_id in datasets],
         datasets={d: t for d, t in data.datasets.items() if d in datasets},
         commits={d: c for d, c in data.commits.items() if d in datasets},
     )
@@ -74,17 +83,17 @@ def _terminal_rows(data: AuditData, is_dead: Callable[[str | None], bool]) -> li
     """Invariant 4: one terminal row per attempt and per job run; none left running."""
     found: list[Violation] = []
     terminal = {
-        "run_history": Counter(r["run_id"] for r in data.attempts),
-        "pipeline_runs": Counter(r["pipeline_logging_id"] for r in data.job_runs),
+        "run_history": Counter(r.run_id for r in data.attempts),
+        "pipeline_runs": Counter(r.pipeline_logging_id for r in data.job_runs),
     }
-    started: dict[str, StoredRow] = {}
+    started: dict[str, RunEventRow] = {}
     for event in data.events:
-        if event["status"] == EventStatus.RUNNING:
-            started.setdefault(event["run_id"], event)
+        if event.status == EventStatus.RUNNING:
+            started.setdefault(event.run_id, event)
     for run_id, event in started.items():
-        table = "run_history" if event.get("dataset_id") else "pipeline_runs"
+        table = "run_history" if event.dataset_id else "pipeline_runs"
         count = terminal[table][run_id]
-        what = f"{'attempt at ' + event['dataset_id'] if event.get('dataset_id') else 'job run'}"
+        what = f"attempt at {event.dataset_id}" if event.dataset_id else "job run"
         if count > 1:
             found.append(
                 Violation(
@@ -97,15 +106,15 @@ def _terminal_rows(data: AuditData, is_dead: Callable[[str | None], bool]) -> li
                 )
             )
         elif count == 0:
-            age = data.now - event["event_time"]
-            if age > STALE_AFTER or is_dead(event.get("worker_instance")):
+            age = data.now - event.event_time
+            if age > STALE_AFTER or is_dead(event.worker_instance):
                 found.append(
                     Violation(
                         4,
                         "left_running",
                         f"run_events[run_id={run_id}]",
-                        f"{what} {run_id} started {event['event_time']:%Y-%m-%d %H:%M} on "
-                        f"{event.get('worker_instance')} and never ended",
+                        f"{what} {run_id} started {event.event_time:%Y-%m-%d %H:%M} on "
+                        f"{event.worker_instance} and never ended",
                         "run `laketx reap` to record it FAILED",
                     )
                 )
@@ -115,12 +124,12 @@ def _terminal_rows(data: AuditData, is_dead: Callable[[str | None], bool]) -> li
 def _versions(data: AuditData) -> list[Violation]:
     """Invariants 3 and 5: versions 1..n per dataset, each with its allowed decision."""
     found: list[Violation] = []
-    allowed = {(d["dataset_id"], d["run_id"]): d for d in data.decisions if d["allowed"]}
-    by_dataset: dict[str, list[StoredRow]] = defaultdict(list)
+    allowed = {(d.dataset_id, d.run_id): d for d in data.decisions if d.allowed}
+    by_dataset: dict[str, list[DataVersionRow]] = defaultdict(list)
     for v in data.versions:
-        by_dataset[v["dataset_id"]].append(v)
+        by_dataset[v.dataset_id].append(v)
     for dataset_id, versions in by_dataset.items():
-        numbers = sorted(int(v["version"]) for v in versions)
+        numbers = sorted(v.version for v in versions)
         if numbers != list(range(1, len(numbers) + 1)):
             found.append(
                 Violation(
@@ -143,27 +152,26 @@ def _versions(data: AuditData) -> list[Violation]:
                 )
             )
         for v in versions:
-            decision = allowed.get((dataset_id, v["run_id"]))
+            decision = allowed.get((dataset_id, v.run_id))
             if decision is None:
                 found.append(
                     Violation(
                         5,
                         "version_has_decision",
-                        f"data_versions[{dataset_id} v{v['version']}]",
-                        f"version {v['version']} of {dataset_id} (run {v['run_id']}) has no "
+                        f"data_versions[{dataset_id} v{v.version}]",
+                        f"version {v.version} of {dataset_id} (run {v.run_id}) has no "
                         "allowed decision in promotion_status",
                         "a version without its decision was not promoted by the gate: restore the "
                         "table and data_versions to the last version with a decision",
                     )
                 )
-            elif not decision.get("evidence"):
+            elif not decision.evidence:
                 found.append(
                     Violation(
                         5,
                         "decision_has_evidence",
-                        f"promotion_status[run_id={v['run_id']}]",
-                        f"the decision behind version {v['version']} of {dataset_id} has no "
-                        "evidence",
+                        f"promotion_status[run_id={v.run_id}]",
+                        f"the decision behind version {v.version} of {dataset_id} has no evidence",
                         "decisions are recorded with their rule outcomes; re-run the dataset to "
                         "record a decision with evidence",
                     )
@@ -174,9 +182,9 @@ def _versions(data: AuditData) -> list[Violation]:
 def _commits(data: AuditData) -> list[Violation]:
     """Invariants 7 and 8: each version is a tagged commit; no commit without a version."""
     found: list[Violation] = []
-    by_dataset: dict[str, dict[int, StoredRow]] = defaultdict(dict)
+    by_dataset: dict[str, dict[int, DataVersionRow]] = defaultdict(dict)
     for v in data.versions:
-        by_dataset[v["dataset_id"]][int(v["snapshot_ref"])] = v
+        by_dataset[v.dataset_id][int(v.snapshot_ref)] = v
     for dataset_id, commits in data.commits.items():
         table = data.datasets.get(dataset_id, dataset_id)
         recorded = by_dataset.get(dataset_id, {})
@@ -190,21 +198,21 @@ def _commits(data: AuditData) -> list[Violation]:
                         7,
                         "version_has_commit",
                         f"{table}@{ref}",
-                        f"version {v['version']} of {dataset_id} names commit {ref}, which "
+                        f"version {v.version} of {dataset_id} names commit {ref}, which "
                         + ("does not exist" if commit is None else "carries no laketx tag"),
                         "the table was replaced or rewritten behind the gate: restore it from a "
                         "backup, or re-run the dataset into a fresh table",
                     )
                 )
-            elif tag.get("data_version") != v["version"] or tag.get("run_id") != v["run_id"]:
+            elif tag.get("data_version") != v.version or tag.get("run_id") != v.run_id:
                 found.append(
                     Violation(
                         7,
                         "commit_matches_version",
                         f"{table}@{ref}",
                         f"commit {ref} is tagged for version {tag.get('data_version')} by run "
-                        f"{tag.get('run_id')}, but version {v['version']} was recorded for run "
-                        f"{v['run_id']}",
+                        f"{tag.get('run_id')}, but version {v.version} was recorded for run "
+                        f"{v.run_id}",
                         "data_versions and the table disagree: restore both to the last version "
                         "where they agree",
                     )

@@ -105,7 +105,7 @@ class Gate:
         The detailed evidence (dq results, profile, schema) is appended by the engine with the
         attempt's terminal rows: one commit round fewer on the critical path.
         """
-        self.store.append(DecisionRow.TABLE, [decision_row.as_row()], _by_gate=True)
+        self.store.append_rows([decision_row], _by_gate=True)
 
     def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
         """The latest approved version of a dataset (or approved `version`); None if none."""
@@ -192,7 +192,7 @@ class Gate:
         )
         app_id = f"laketx.data_versions.{self.store.tenant}.{dataset_id}"
         try:
-            self.store.append(row.TABLE, [row.as_row()], txn=(app_id, version), _by_gate=True)
+            self.store.append_rows([row], txn=(app_id, version), _by_gate=True)
         except WriteConflict as exc:
             raise WriteConflict(
                 f"another run recorded version {version} of {dataset_id} first",

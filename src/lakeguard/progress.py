@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,29 +70,44 @@ class SourceProgress:
         return self.of(source_object_id, mark).get("")
 
 
-def _state(row: Mapping[str, Any]) -> Mapping[str, Any]:
-    text = row.get("state")
-    if text:
-        return dict(json.loads(text))
+class StoredMark(Protocol):
+    """A `source_progress` row, as far as folding it goes (`runtime_rows.SourceProgressRow`)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def data_version(self) -> int: ...
+    @property
+    def source_object_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def mark_key(self) -> str | None: ...
+    @property
+    def state(self) -> str | None: ...
+    @property
+    def path(self) -> str | None: ...
+
+
+def _state(row: StoredMark) -> Mapping[str, Any]:
+    if row.state:
+        return dict(json.loads(row.state))
     # written before marks carried their state: the fields are the columns
-    return {c: row[c] for c in MARK_COLUMNS if row.get(c) is not None}
+    return {c: v for c in MARK_COLUMNS if (v := getattr(row, c, None)) is not None}
 
 
-def _key(row: Mapping[str, Any]) -> str:
-    if row.get("mark_key") is not None:
-        return str(row["mark_key"])
-    return str(row.get("path") or "")  # before mark keys: a file's key was its path
+def _key(row: StoredMark) -> str:
+    if row.mark_key is not None:
+        return row.mark_key
+    return row.path or ""  # before mark keys: a file's key was its path
 
 
-def fold(rows: Iterable[Mapping[str, Any]], approved_runs: set[str]) -> SourceProgress:
+def fold(rows: Iterable[StoredMark], approved_runs: set[str]) -> SourceProgress:
     """The progress of approved runs only, the latest data version's mark winning."""
     progress = SourceProgress()
-    counted = sorted(
-        (r for r in rows if r["run_id"] in approved_runs), key=lambda r: r["data_version"]
-    )
-    for r in counted:
-        state = _state(r)
+    for row in sorted((r for r in rows if r.run_id in approved_runs), key=lambda r: r.data_version):
+        state = _state(row)
         if state:
-            kind = (str(r["source_object_id"]), str(r["kind"]))
-            progress.marks.setdefault(kind, {})[_key(r)] = state
+            kind = (row.source_object_id, row.kind)
+            progress.marks.setdefault(kind, {})[_key(row)] = state
     return progress

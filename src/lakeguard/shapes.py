@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# A row as delta-rs reads or takes it: values by column name. The store's own boundary; typed
-# records are built from it in one place (`from_row`), and rows to write come from them.
+# A row as delta-rs reads or takes it: values by column name. The store's own boundary: a
+# runtime row becomes its row class there (`MetadataStore.read`, `RuntimeRow.from_row`/`as_row`);
+# what stays plain is a definition row (no row class: documents and SQL edits make them, and
+# `records.py`, `catalog/` and `keys.py` read them into typed records or documents), a
+# projection of a few columns, and a store migration's rewrite of rows of an older schema.
 StoredRow = dict[str, Any]
 # A JSON object as parsed or about to be written: a Delta schema or field, a commit's tag, a
 # stored rule's parameters, an error's details for `--json`. Its shape is its format's.

@@ -9,12 +9,15 @@ input, and whether for the same reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lakeguard.evidence import Evidence
+
+if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
+    from lakeguard.store.runtime_rows import DecisionRow
 
 # Blocked this many times in a row on the same start of input: stuck, not just blocked once.
 STUCK_AFTER = 2
@@ -30,12 +33,12 @@ class Blocked:
     batch: str | None = None  # the batch fingerprint (evidence `input`)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Blocked:
-        batch = Evidence.from_json(row.get("evidence")).input
+    def from_row(cls, row: DecisionRow) -> Blocked:
+        batch = Evidence.from_json(row.evidence).input
         return cls(
-            allowed=bool(row["allowed"]),
-            reason=str(row["reason"]),
-            evaluated_at=row["evaluated_at"],
+            allowed=row.allowed,
+            reason=row.reason,
+            evaluated_at=row.evaluated_at,
             batch=batch if isinstance(batch, str) else None,
         )
 

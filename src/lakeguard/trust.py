@@ -16,10 +16,20 @@ lineage 0): trust is earned by promotions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
+
+from lakeguard.schema.drift import DriftDecision
+
+if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
+    from lakeguard.store.runtime_rows import (
+        DataVersionRow,
+        DecisionRow,
+        DqResultRow,
+        SchemaChangeRow,
+    )
 
 WEIGHTS = {"quality": 0.4, "freshness": 0.2, "stability": 0.2, "lineage": 0.2}
 RECENT = 10
@@ -58,28 +68,28 @@ def _freshness(promoted_at: datetime | None, now: datetime, sla_hours: float) ->
 def trust_score(
     dataset_id: str,
     *,
-    dq: Iterable[Mapping[str, Any]],
-    changes: Iterable[Mapping[str, Any]],
-    versions: Iterable[Mapping[str, Any]],
-    decisions: Iterable[Mapping[str, Any]],
+    dq: Iterable[DqResultRow],
+    changes: Iterable[SchemaChangeRow],
+    versions: Iterable[DataVersionRow],
+    decisions: Iterable[DecisionRow],
     now: datetime,
     sla_hours: float | None = None,
 ) -> TrustScore:
     """The score of one dataset from its rows in dq_results, schema_change_log,
     data_versions and promotion_status."""
-    recent = sorted(dq, key=lambda r: r["executed_at"], reverse=True)[:RECENT]
+    recent = sorted(dq, key=lambda r: r.executed_at, reverse=True)[:RECENT]
     shares = [
-        r["expectations_passed"] / max(1, r["expectations_passed"] + r["expectations_failed"])
+        r.expectations_passed / max(1, r.expectations_passed + r.expectations_failed)
         for r in recent
     ]
     quality = sum(shares) / len(shares) if shares else 1.0
-    runs = {r["run_id"] for r in recent}
-    unsettled = sum(1 for c in changes if c["run_id"] in runs and c["decision"] != "ALLOW")
+    runs = {r.run_id for r in recent}
+    unsettled = sum(1 for c in changes if c.run_id in runs and c.decision != DriftDecision.ALLOW)
     stability = 1 / (1 + unsettled)
     approved = list(versions)
-    backed = {d["run_id"] for d in decisions if d["allowed"] and d.get("evidence")}
-    lineage = sum(1 for v in approved if v["run_id"] in backed) / len(approved) if approved else 0.0
-    latest = max((v["promoted_at"] for v in approved), default=None)
+    backed = {d.run_id for d in decisions if d.allowed and d.evidence}
+    lineage = sum(1 for v in approved if v.run_id in backed) / len(approved) if approved else 0.0
+    latest = max((v.promoted_at for v in approved), default=None)
     sla = sla_hours if sla_hours and sla_hours > 0 else FRESH_HOURS
     freshness = _freshness(latest, now, sla)
     parts = {"quality": quality, "freshness": freshness, "stability": stability, "lineage": lineage}

@@ -1,12 +1,16 @@
 """The words of the metadata model, declared once (pure).
 
 Values are the seeds' own words, so rows written with them read the same in SQL. Each is a
-`StrEnum`: members compare equal to their text, which is what the Delta tables store.
+`StrEnum`: members compare equal to their text, which is what the Delta tables store, and
+`vocab` reads a stored text back as its member.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any, TypeVar
+
+from lakeguard.errors import ValidationError
 
 
 class Layer(StrEnum):
@@ -219,3 +223,22 @@ class SyncOutcome(StrEnum):
     def settled(self) -> bool:
         """Whether this file version needs nothing more."""
         return self not in (SyncOutcome.APPLYING, SyncOutcome.FAILED)
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def vocab(kind: type[E], value: Any, where: str) -> E:
+    """A stored word read as its vocabulary's member; a word outside it (a row edited by
+    hand, say) is a ValidationError naming where it is and the words allowed."""
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        message = f"{value!r} is not one of {allowed}"
+        raise ValidationError(
+            f"{where} is {message}",
+            where=where,
+            errors=[{"path": where, "message": message}],
+            fix=f"set it to one of {allowed} (or re-apply the definition's document)",
+        ) from None

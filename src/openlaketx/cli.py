@@ -331,7 +331,7 @@ def explain(
 
     decision = _with_lakehouse(ctx, as_json, lambda lh, _: lh.explain(dataset, run))
     if as_json:  # the evidence in the shape it is stored in (promotion_status.evidence)
-        _print_json({**asdict(decision), "evidence": decision.evidence.to_json()})
+        _print_json(decision.to_json())
     else:
         out.print(render.explain_panel(decision))
 

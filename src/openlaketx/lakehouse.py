@@ -199,7 +199,7 @@ class Lakehouse:
         return reap(self.store)
 
     def verify(self, datasets: set[str] | None = None) -> list[Violation]:
-        """Audit the store (or some datasets) against every invariant of DESIGN.md §4.
+        """Audit the store (or some datasets) against every invariant of docs/design.md §4.
 
         Reads metadata and Delta logs only: no Spark.
         """

@@ -6,6 +6,7 @@ enough for them, plain aligned columns with every id whole anywhere else (a pipe
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
@@ -183,7 +184,7 @@ def explain_panel(decision: DecisionRecord) -> Report:
         head += f", version {decision.version}"
     parts: list[Text | Tabular] = [head + "\n" + decision.reason]
     if decision.trust:
-        parts.append(Text(f"trust of {decision.dataset_id}: {decision.trust['explanation']}"))
+        parts.append(Text(f"trust of {decision.dataset_id}: {decision.trust.explain()}"))
     upstream = decision.evidence.upstream
     if upstream:
         parts.append(
@@ -229,7 +230,7 @@ def explain_panel(decision: DecisionRecord) -> Report:
             )
         )
     if decision.schema_changes:
-        changes = rows_table(list(decision.schema_changes), title="schema changes")
+        changes = rows_table([asdict(c) for c in decision.schema_changes], title="schema changes")
         parts.append(changes if isinstance(changes, Tabular) else Text(changes))
     if decision.stuck:
         parts.append(Text(decision.stuck))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -29,10 +29,8 @@ from lakeguard.store.runtime_rows import MetadataSyncRow
 from lakeguard.vocabulary import SyncOutcome
 
 if TYPE_CHECKING:
-    from lakeguard.shapes import StoredRow
     from lakeguard.store import MetadataStore
 
-TABLE = MetadataSyncRow.TABLE
 # A claim older than this is taken over (its watcher stopped without saying so).
 STALE = timedelta(minutes=10)
 # Rows every document shares (the shipped profiles, one target per layer): a removed document
@@ -106,9 +104,9 @@ class FolderWatcher:
     def _name(self, path: Path) -> str:
         return path.relative_to(self.folder).as_posix()
 
-    def _history(self) -> list[StoredRow]:
-        rows = self.store.rows(TABLE, filters=[("folder", "=", str(self.folder))])
-        return sorted(rows, key=lambda r: r["synced_at"])
+    def _history(self) -> list[MetadataSyncRow]:
+        rows = self.store.read(MetadataSyncRow, filters=[("folder", "=", str(self.folder))])
+        return sorted(rows, key=lambda r: r.synced_at)
 
     def _row(self, name: str, digest: str, outcome: SyncOutcome, **extra: Any) -> MetadataSyncRow:
         return MetadataSyncRow(
@@ -122,36 +120,36 @@ class FolderWatcher:
             **{k: json.dumps(v, default=str) for k, v in extra.items()},
         )
 
-    def _open_claim(self, rows: Iterable[Mapping[str, Any]]) -> bool:
+    def _open_claim(self, rows: Iterable[MetadataSyncRow]) -> bool:
         """Whether another live watcher is applying this version right now."""
-        latest = max(rows, key=lambda r: r["synced_at"], default=None)
-        if latest is None or latest["outcome"] != SyncOutcome.APPLYING:
+        latest = max(rows, key=lambda r: r.synced_at, default=None)
+        if latest is None or latest.outcome != SyncOutcome.APPLYING:
             return False
-        if latest["watcher"] == self.worker or known_dead(latest["watcher"]):
+        if latest.watcher == self.worker or known_dead(latest.watcher):
             return False
-        return bool(self.store.now() - latest["synced_at"] < STALE)
+        return bool(self.store.now() - latest.synced_at < STALE)
 
     def _record(self, row: MetadataSyncRow, *, claim: bool = False) -> bool:
         """Append `row` unless the version is settled (or, for a claim, claimed by a live
         watcher); True when it was appended."""
 
-        def decide(rows: list[StoredRow]) -> list[Mapping[str, Any]] | None:
+        def decide(rows: list[MetadataSyncRow]) -> list[MetadataSyncRow] | None:
             seen = _version_rows(rows, row.file, row.content_hash)
-            if any(SyncOutcome(r["outcome"]).settled for r in seen):
+            if any(r.outcome.settled for r in seen):
                 return None
             if claim and self._open_claim(seen):
                 return None
-            return [row.as_row()]
+            return [row]
 
         filters = [("folder", "=", row.folder), ("file", "=", row.file)]
-        return self.store.append_if(TABLE, decide, filters=filters) is not None
+        return self.store.append_if(MetadataSyncRow, decide, filters=filters) is not None
 
-    def _sync_file(self, path: Path, history: list[StoredRow]) -> SyncResult | None:
+    def _sync_file(self, path: Path, history: list[MetadataSyncRow]) -> SyncResult | None:
         name = self._name(path)
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         seen = _version_rows(history, name, digest)
-        if any(SyncOutcome(r["outcome"]).settled for r in seen) or self._open_claim(seen):
+        if any(r.outcome.settled for r in seen) or self._open_claim(seen):
             return None
         try:
             text = data.decode("utf-8")
@@ -174,14 +172,12 @@ class FolderWatcher:
             applied = apply_file(self.store, path, self.warehouse, text=text)
         except LakeTxError as exc:
             errors = [{"path": name, "message": exc.message}]
-            self.store.append(
-                TABLE, [self._row(name, digest, SyncOutcome.FAILED, errors=errors).as_row()]
-            )
+            self.store.append_rows([self._row(name, digest, SyncOutcome.FAILED, errors=errors)])
             return SyncResult(name, SyncOutcome.FAILED, errors=errors)
         outcome = SyncOutcome.APPLIED if applied.has_changes else SyncOutcome.UNCHANGED
         changes = _changes(applied)
         done = self._row(name, digest, outcome, changes=changes, definitions=definitions)
-        self.store.append(TABLE, [done.as_row()])
+        self.store.append_rows([done])
         return SyncResult(name, outcome, changes)
 
     def _refuse(self, name: str, digest: str, errors: list[dict[str, str]]) -> SyncResult | None:
@@ -191,38 +187,40 @@ class FolderWatcher:
         return SyncResult(name, SyncOutcome.REFUSED, errors=errors)
 
     # -- removals -------------------------------------------------------------------------
-    def _deactivate_removed(self, present: set[str], history: list[StoredRow]) -> list[SyncResult]:
-        last: dict[str, StoredRow] = {}
+    def _deactivate_removed(
+        self, present: set[str], history: list[MetadataSyncRow]
+    ) -> list[SyncResult]:
+        last: dict[str, MetadataSyncRow] = {}
         for row in history:  # oldest first: the last settled row of each file wins
-            if SyncOutcome(row["outcome"]) in (
+            if row.outcome in (
                 SyncOutcome.APPLIED,
                 SyncOutcome.UNCHANGED,
                 SyncOutcome.DEACTIVATED,
             ):
-                last[row["file"]] = row
+                last[row.file] = row
         defined_elsewhere = {
             tuple(d) for name, row in last.items() if name in present for d in _defs(row)
         }
         results = []
         for name, row in sorted(last.items()):
-            if name in present or row["outcome"] == SyncOutcome.DEACTIVATED:
+            if name in present or row.outcome == SyncOutcome.DEACTIVATED:
                 continue
             gone = [d for d in _defs(row) if tuple(d) not in defined_elsewhere]
             changes = self._deactivate(gone)
-            record = self._row(name, row["content_hash"], SyncOutcome.DEACTIVATED, changes=changes)
+            record = self._row(name, row.content_hash, SyncOutcome.DEACTIVATED, changes=changes)
             if self._record_removal(record):
                 results.append(SyncResult(name, SyncOutcome.DEACTIVATED, changes))
         return results
 
     def _record_removal(self, row: MetadataSyncRow) -> bool:
-        def decide(rows: list[StoredRow]) -> list[Mapping[str, Any]] | None:
-            latest = max(rows, key=lambda r: r["synced_at"], default=None)
-            if latest is not None and latest["outcome"] == SyncOutcome.DEACTIVATED:
+        def decide(rows: list[MetadataSyncRow]) -> list[MetadataSyncRow] | None:
+            latest = max(rows, key=lambda r: r.synced_at, default=None)
+            if latest is not None and latest.outcome == SyncOutcome.DEACTIVATED:
                 return None  # another watcher recorded it (its writes and ours are the same)
-            return [row.as_row()]
+            return [row]
 
         filters = [("folder", "=", row.folder), ("file", "=", row.file)]
-        return self.store.append_if(TABLE, decide, filters=filters) is not None
+        return self.store.append_if(MetadataSyncRow, decide, filters=filters) is not None
 
     def _deactivate(self, definitions: list[list[Any]]) -> list[dict[str, Any]]:
         """Deactivate the stored definitions named; what changed (idempotent: an inactive
@@ -248,15 +246,15 @@ class FolderWatcher:
         return changes
 
 
-def _defs(row: Mapping[str, Any]) -> list[list[Any]]:
-    found = json.loads(row.get("definitions") or "[]")
+def _defs(row: MetadataSyncRow) -> list[list[Any]]:
+    found = json.loads(row.definitions or "[]")
     return found if isinstance(found, list) else []
 
 
-def _version_rows(rows: Iterable[Mapping[str, Any]], name: str, digest: str) -> list[Any]:
+def _version_rows(rows: Iterable[MetadataSyncRow], name: str, digest: str) -> list[MetadataSyncRow]:
     """The sync rows of this version of this file since the file was last removed (a
     document dropped in again after a removal is synced again)."""
-    own = sorted((r for r in rows if r["file"] == name), key=lambda r: r["synced_at"])
-    removed = [i for i, r in enumerate(own) if r["outcome"] == SyncOutcome.DEACTIVATED]
+    own = sorted((r for r in rows if r.file == name), key=lambda r: r.synced_at)
+    removed = [i for i, r in enumerate(own) if r.outcome == SyncOutcome.DEACTIVATED]
     since = own[removed[-1] + 1 :] if removed else own
-    return [r for r in since if r["content_hash"] == digest]
+    return [r for r in since if r.content_hash == digest]

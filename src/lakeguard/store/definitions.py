@@ -1,7 +1,8 @@
-"""Declarative definitions of the metadata tables, shipped as YAML data files in the package.
+"""Declarative definitions of the metadata tables (pure: no Spark).
 
-Pure: loading and validating definitions needs no Spark. `arrow.py` turns them into Delta
-and Arrow schemas.
+A definition table is declared by a YAML data file shipped in the package (`tables/*.yaml`);
+a runtime table by its row class (`runtime_rows.py`, read by `rowschema.py`). Both become the
+same validated `TableDef`, which `arrow.py` turns into Delta and Arrow schemas.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lakeguard.errors import MetadataStoreError
+from lakeguard.store.rowschema import table_document
+from lakeguard.store.runtime_rows import ROW_TYPES
 
 
 class TableKind(StrEnum):
@@ -90,28 +93,49 @@ class TableDef(BaseModel):
 
 @cache
 def load_table_defs() -> dict[str, TableDef]:
-    """All shipped table definitions, by table name."""
+    """All metadata tables, by name: the definition files', then the runtime row classes'."""
     defs: dict[str, TableDef] = {}
     folder = resources.files("lakeguard.store").joinpath("tables")
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml"):
             continue
-        try:
-            table = TableDef.model_validate(yaml.safe_load(entry.read_text(encoding="utf-8")))
-        except Exception as exc:  # a broken shipped file is a packaging bug; say which one
-            raise MetadataStoreError(
-                f"invalid table definition file {entry.name}: {exc}",
-                where=f"lakeguard/store/tables/{entry.name}",
-                fix="correct the shipped definition file",
-            ) from exc
+        table = _valid(
+            yaml.safe_load(entry.read_text(encoding="utf-8")),
+            f"lakeguard/store/tables/{entry.name}",
+        )
         if f"{table.name}.yaml" != entry.name:
             raise MetadataStoreError(
                 f"table definition {entry.name} declares name {table.name!r}",
                 where=f"lakeguard/store/tables/{entry.name}",
                 fix="name the file after the table",
             )
+        if table.append_only:
+            raise MetadataStoreError(
+                f"table definition {entry.name} declares a runtime table",
+                where=f"lakeguard/store/tables/{entry.name}",
+                fix="declare a runtime table as a row class in lakeguard/store/runtime_rows.py",
+            )
         defs[table.name] = table
-    return defs
+    for row_type in ROW_TYPES:
+        where = f"lakeguard/store/runtime_rows.py: {row_type.__name__}"
+        table = _valid(table_document(row_type), where)
+        if table.name in defs:
+            raise MetadataStoreError(
+                f"table {table.name} is declared twice", where=where, fix="keep one declaration"
+            )
+        defs[table.name] = table
+    return dict(sorted(defs.items()))
+
+
+def _valid(document: object, where: str) -> TableDef:
+    try:
+        return TableDef.model_validate(document)
+    except Exception as exc:  # a broken shipped declaration is a packaging bug; say which one
+        raise MetadataStoreError(
+            f"invalid table definition {where}: {exc}",
+            where=where,
+            fix="correct the shipped declaration",
+        ) from exc
 
 
 def table_def(name: str) -> TableDef:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.errors import WriteConflict
 from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.shapes import StoredRow
 from lakeguard.store.records import Lease
 from lakeguard.store.runtime_rows import LeaseEventRow
 from lakeguard.vocabulary import LeaseAction
@@ -27,52 +27,58 @@ from lakeguard.vocabulary import LeaseAction
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
-TABLE = "dataset_leases"
+TABLE = LeaseEventRow.TABLE.name
 # Events older than this are never needed to know the live lease (leases last minutes).
 LOOKBACK = timedelta(days=1)
 
 
+@dataclass(kw_only=True)
+class _Folded:
+    """One lease as its events so far say it is."""
+
+    event: LeaseEventRow  # its first event
+    expires_at: datetime | None = None
+    released: bool = False
+
+
 def live_leases(
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[LeaseEventRow],
     now: datetime,
     is_dead: Callable[[str], bool] = known_dead,
 ) -> dict[str, Lease]:
     """The lease that holds each dataset now (pure fold of their events; free ones absent)."""
-    leases: dict[str, StoredRow] = {}
-    for e in sorted(events, key=lambda e: e["event_time"]):
-        lease = leases.setdefault(
-            e["lease_id"],
-            {"run_id": e["run_id"], "holder": e["holder"], "dataset_id": e["dataset_id"]},
-        )
-        lease["acquired"] = lease.get("acquired") or e["event_time"]
-        if e["action"] == LeaseAction.RELEASE:
-            lease["released"] = True
+    leases: dict[str, _Folded] = {}
+    for e in sorted(events, key=lambda e: e.event_time):
+        lease = leases.setdefault(e.lease_id, _Folded(event=e))
+        if e.action == LeaseAction.RELEASE:
+            lease.released = True
         else:
-            lease["expires_at"] = max(lease.get("expires_at") or e["expires_at"], e["expires_at"])
+            lease.expires_at = max(lease.expires_at or e.expires_at, e.expires_at)
     live: dict[str, Lease] = {}
-    for lease_id, lease in sorted(leases.items(), key=lambda kv: kv[1]["acquired"]):
+    for lease in sorted(leases.values(), key=lambda f: f.event.event_time):
+        first = lease.event
         if (
-            lease.get("released")
-            or lease.get("expires_at") is None
-            or lease["expires_at"] <= now
-            or is_dead(lease["holder"])
+            lease.released
+            or lease.expires_at is None
+            or lease.expires_at <= now
+            or is_dead(first.holder)
         ):
             continue
         live.setdefault(
-            lease["dataset_id"],
+            first.dataset_id,
             Lease(
-                lease_id=lease_id,
-                dataset_id=lease["dataset_id"],
-                run_id=lease["run_id"],
-                holder=lease["holder"],
-                expires_at=lease["expires_at"],
+                lease_id=first.lease_id,
+                dataset_id=first.dataset_id,
+                run_id=first.run_id,
+                holder=first.holder,
+                expires_at=lease.expires_at,
             ),
         )
     return live
 
 
 def live_lease(
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[LeaseEventRow],
     now: datetime,
     is_dead: Callable[[str], bool] = known_dead,
 ) -> Lease | None:
@@ -81,7 +87,7 @@ def live_lease(
     return next(iter(held.values()), None)
 
 
-def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime) -> StoredRow:
+def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime) -> LeaseEventRow:
     return LeaseEventRow(
         lease_id=lease.lease_id,
         tenant_id=store.tenant,
@@ -91,7 +97,7 @@ def _row(store: MetadataStore, lease: Lease, action: LeaseAction, now: datetime)
         action=action,
         expires_at=lease.expires_at,
         event_time=now,
-    ).as_row()
+    )
 
 
 def _events_filter(store: MetadataStore, dataset_ids: Sequence[str]) -> list[tuple[str, str, Any]]:
@@ -103,7 +109,7 @@ def _events_filter(store: MetadataStore, dataset_ids: Sequence[str]) -> list[tup
 
 def current(store: MetadataStore, dataset_id: str) -> Lease | None:
     """Who holds `dataset_id` now (None when it is free)."""
-    events = store.rows(TABLE, filters=_events_filter(store, [dataset_id]))
+    events = store.read(LeaseEventRow, filters=_events_filter(store, [dataset_id]))
     return live_leases(events, store.now()).get(dataset_id)
 
 
@@ -113,7 +119,7 @@ def _try_acquire(
     """One compare-and-set attempt: (the leases taken, None) or ([], a lease in the way)."""
     held: list[Lease] = []
 
-    def decide(events: list[StoredRow]) -> list[Mapping[str, Any]] | None:
+    def decide(events: list[LeaseEventRow]) -> list[LeaseEventRow] | None:
         now = store.now()
         others = live_leases(events, now)
         in_the_way = [others[d] for d in dataset_ids if d in others]
@@ -132,16 +138,16 @@ def _try_acquire(
         ]
         return [_row(store, lease, LeaseAction.ACQUIRE, now) for lease in taken]
 
-    rows = store.append_if(TABLE, decide, filters=_events_filter(store, dataset_ids))
+    rows = store.append_if(LeaseEventRow, decide, filters=_events_filter(store, dataset_ids))
     if rows is None:
         return [], held[0]
     return [
         Lease(
-            lease_id=row["lease_id"],
-            dataset_id=row["dataset_id"],
+            lease_id=row.lease_id,
+            dataset_id=row.dataset_id,
             run_id=run_id,
             holder=holder,
-            expires_at=row["expires_at"],
+            expires_at=row.expires_at,
         )
         for row in rows
     ], None
@@ -207,7 +213,7 @@ def renew_all(store: MetadataStore, held: Sequence[Lease], ttl: timedelta) -> li
     renewed: list[Lease] = []
     lost: list[Lease] = []
 
-    def decide(events: list[StoredRow]) -> list[Mapping[str, Any]] | None:
+    def decide(events: list[LeaseEventRow]) -> list[LeaseEventRow] | None:
         now = store.now()
         live = live_leases(events, now)
         gone = [h for h in held if getattr(live.get(h.dataset_id), "lease_id", None) != h.lease_id]
@@ -227,7 +233,7 @@ def renew_all(store: MetadataStore, held: Sequence[Lease], ttl: timedelta) -> li
         return [_row(store, lease, LeaseAction.RENEW, now) for lease in renewed]
 
     filters = _events_filter(store, [h.dataset_id for h in held])
-    if store.append_if(TABLE, decide, filters=filters) is None:
+    if store.append_if(LeaseEventRow, decide, filters=filters) is None:
         first = lost[0]
         raise WriteConflict(
             f"run {first.run_id} lost its lease on {first.dataset_id} (it expired)",
@@ -246,7 +252,7 @@ def renew(store: MetadataStore, lease: Lease, ttl: timedelta) -> Lease:
 def release_all(store: MetadataStore, held: Sequence[Lease]) -> None:
     """Give the datasets back (a blind append: releasing twice or late is harmless)."""
     now = store.now()
-    store.append(TABLE, [_row(store, lease, LeaseAction.RELEASE, now) for lease in held])
+    store.append_rows([_row(store, lease, LeaseAction.RELEASE, now) for lease in held])
 
 
 def release(store: MetadataStore, lease: Lease) -> None:

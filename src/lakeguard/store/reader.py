@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -35,8 +35,22 @@ from lakeguard.store.records import (
     PolicyDef,
     RuleDef,
     RuleResult,
+    SchemaChange,
 )
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
+from lakeguard.store.runtime_rows import (
+    DataVersionRow,
+    DecisionRow,
+    DqResultRow,
+    PipelineRunRow,
+    RuleResultRow,
+    RunEventRow,
+    RunHistoryRow,
+    SchemaChangeRow,
+    SchemaSnapshotRow,
+    SourceProgressRow,
+    StepLogRow,
+)
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
@@ -49,7 +63,8 @@ T = TypeVar("T")
 
 
 def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]:
-    """The row with the greatest `order` per `key` value."""
+    """The row with the greatest `order` per `key` value (of a few columns read: a projection
+    is a plain row)."""
     best: dict[str, StoredRow] = {}
     for row in rows:
         current = best.get(row[key])
@@ -58,17 +73,27 @@ def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]
     return best
 
 
-def _trailing_blocked(decisions: list[StoredRow]) -> dict[str, list[Blocked]]:
+def _trailing_blocked(decisions: list[DecisionRow]) -> dict[str, list[Blocked]]:
     """Each dataset's decisions since its last allowed one (that one included), oldest first:
     all that stuck detection looks at, without parsing the evidence of every decision ever."""
-    by_dataset: dict[str, list[StoredRow]] = {}
-    for row in sorted(decisions, key=lambda r: r["evaluated_at"]):
-        by_dataset.setdefault(row["dataset_id"], []).append(row)
+    by_dataset: dict[str, list[DecisionRow]] = {}
+    for row in sorted(decisions, key=lambda r: r.evaluated_at):
+        by_dataset.setdefault(row.dataset_id, []).append(row)
     trailing = {}
     for dataset_id, rows in by_dataset.items():
-        start = max((i for i, r in enumerate(rows) if r["allowed"]), default=0)
+        start = max((i for i, r in enumerate(rows) if r.allowed), default=0)
         trailing[dataset_id] = [Blocked.from_row(r) for r in rows[start:]]
     return trailing
+
+
+D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow)
+
+
+def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
+    found: dict[str, list[D]] = {}
+    for row in rows:
+        found.setdefault(row.dataset_id, []).append(row)
+    return found
 
 
 def _summary(found: Stuck | None) -> str | None:
@@ -111,7 +136,9 @@ class StoreReader:
         return DatasetDef.from_row(rows[0])
 
     def stored_definitions(self, tables: Sequence[str]) -> dict[str, list[StoredRow]]:
-        """This tenant's stored definition rows (active or not), without `tenant_id`."""
+        """This tenant's stored definition rows (active or not), without `tenant_id`: plain
+        rows, table by table, as `export` writes them back into a document and `recheck`
+        checks them (definition tables have no row class)."""
 
         def read(table: str) -> list[StoredRow]:
             rows = self._store.rows(table)
@@ -124,7 +151,7 @@ class StoreReader:
 
     # -- versions and decisions -----------------------------------------------------------
     def versions(self, dataset_id: str) -> list[ApprovedVersion]:
-        rows = self._store.rows("data_versions", filters=[("dataset_id", "=", dataset_id)])
+        rows = self._store.read(DataVersionRow, filters=[("dataset_id", "=", dataset_id)])
         return sorted((ApprovedVersion.from_row(r) for r in rows), key=lambda v: v.version)
 
     def approved(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
@@ -139,26 +166,26 @@ class StoreReader:
         latest = self.approved(dataset_id)
         if latest is None:
             return None
-        rows = self._store.rows(
-            "schema_history",
+        rows = self._store.read(
+            SchemaSnapshotRow,
             filters=[("dataset_id", "=", dataset_id), ("run_id", "=", latest.run_id)],
         )
         if not rows:
             return None
-        return [SchemaColumn(**c) for c in json.loads(rows[0]["schema_json"])]
+        return [SchemaColumn(**c) for c in json.loads(rows[0].schema_json)]
 
     def run_started(self, run_id: str) -> list[datetime]:
         """When the job run of dataset attempt `run_id` started, then when the attempt did
         (the times its definitions were read around); empty when neither is recorded."""
-        attempt = self._store.rows("run_history", filters=[("run_id", "=", run_id)])
+        attempt = self._store.read(RunHistoryRow, filters=[("run_id", "=", run_id)])
         if not attempt:
             return []
         job = self._store.rows(
             "pipeline_runs",
-            filters=[("pipeline_logging_id", "=", attempt[0]["pipeline_logging_id"])],
+            filters=[("pipeline_logging_id", "=", attempt[0].pipeline_logging_id)],
             columns=["start_time"],
         )
-        return [r["start_time"] for r in job] + [attempt[0]["start_time"]]
+        return [r["start_time"] for r in job] + [attempt[0].start_time]
 
     def last_profiles(self, dataset_id: str) -> LastProfiles:
         """The dataset's last approved batch's profile (over the last approved full profile's
@@ -190,7 +217,7 @@ class StoreReader:
         return LastProfiles(latest, full_at=full_at, batches_since_full=len(since))
 
     def all_versions(self) -> list[ApprovedVersion]:
-        rows = self._store.rows("data_versions")
+        rows = self._store.read(DataVersionRow)
         return sorted(
             (ApprovedVersion.from_row(r) for r in rows),
             key=lambda v: (v.promoted_at or datetime.min, v.dataset_id, v.version),
@@ -200,10 +227,10 @@ class StoreReader:
         """Rule outcomes of the given dataset attempts, by run id, in rule order."""
         if not run_ids:
             return {}
-        rows = self._store.rows("data_quality_results", filters=[("run_id", "in", list(run_ids))])
+        rows = self._store.read(RuleResultRow, filters=[("run_id", "in", list(run_ids))])
         found: dict[str, list[RuleResult]] = {}
-        for row in sorted(rows, key=lambda r: (r["executed_at"], r["rule_id"])):
-            found.setdefault(row["run_id"], []).append(RuleResult.from_row(row))
+        for row in sorted(rows, key=lambda r: (r.executed_at, r.rule_id)):
+            found.setdefault(row.run_id, []).append(RuleResult.from_row(row))
         return {k: tuple(v) for k, v in found.items()}
 
     def decisions(
@@ -217,12 +244,9 @@ class StoreReader:
             if not run_ids:
                 return []
             filters.append(("run_id", "in", list(run_ids)))
-        rows = sorted(
-            self._store.rows("promotion_status", filters=filters),
-            key=lambda r: r["evaluated_at"],
-        )
-        results = self.rule_results([r["run_id"] for r in rows])
-        return [DecisionRecord.from_row(r, results.get(r["run_id"], ())) for r in rows]
+        rows = sorted(self._store.read(DecisionRow, filters=filters), key=lambda r: r.evaluated_at)
+        results = self.rule_results([r.run_id for r in rows])
+        return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in rows]
 
     def latest_decision(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord | None:
         """A dataset's latest decision (or the one of attempt `run_id`), with everything that
@@ -230,33 +254,20 @@ class StoreReader:
         filters: list[tuple[str, str, Any]] = [("dataset_id", "=", dataset_id)]
         if run_id is not None:
             filters.append(("run_id", "=", run_id))
-        rows = self._store.rows("promotion_status", filters=filters)
+        rows = self._store.read(DecisionRow, filters=filters)
         if not rows:
             return None
-        latest = max(rows, key=lambda r: r["evaluated_at"])
+        latest = max(rows, key=lambda r: r.evaluated_at)
         if run_id is not None:  # the dataset's whole record says whether it is stuck now
-            rows = self._store.rows("promotion_status", filters=filters[:1])
-        attempt = latest["run_id"]
+            rows = self._store.read(DecisionRow, filters=filters[:1])
+        attempt = latest.run_id
         results = self.rule_results([attempt])
-        changes = self._store.rows("schema_change_log", filters=[("run_id", "=", attempt)])
+        changes = self._store.read(SchemaChangeRow, filters=[("run_id", "=", attempt)])
         version = next((v.version for v in self.versions(dataset_id) if v.run_id == attempt), None)
         record = DecisionRecord.from_row(latest, results.get(attempt, ()))
         decided = replace(
             record,
-            schema_changes=tuple(
-                {
-                    k: c[k]
-                    for k in (
-                        "change_kind",
-                        "column_name",
-                        "old_type",
-                        "new_type",
-                        "profile",
-                        "decision",
-                    )
-                }
-                for c in changes
-            ),
+            schema_changes=tuple(SchemaChange.from_row(c) for c in changes),
             version=version,
         )
         score = self.trust([dataset_id])[dataset_id]
@@ -267,7 +278,7 @@ class StoreReader:
         return replace(
             decided,
             advice=tuple(advice),
-            trust={**asdict(score), "explanation": score.explain()},
+            trust=score,
             stuck=blocked.summary() if blocked else None,
             asks=self._rule_texts(dataset_id),
         )
@@ -308,8 +319,8 @@ class StoreReader:
         steps = self._current_steps([r.run_id for r in runs]) if runs else {}
         live = [JobRunRecord.in_flight(r, steps.get(r.run_id)) for r in runs]
         ended_offset = max(0, offset - len(live))
-        ended = self._store.rows(
-            "pipeline_runs",
+        ended = self._store.read(
+            PipelineRunRow,
             newest_first="start_time",
             limit=max(0, limit - max(0, len(live) - offset)),
             offset=ended_offset,
@@ -318,7 +329,7 @@ class StoreReader:
 
     def job_run(self, run_id: str) -> JobRunRecord | None:
         """One job run, whatever its state (None: no such run of this tenant)."""
-        ended = self._store.rows("pipeline_runs", filters=[("pipeline_logging_id", "=", run_id)])
+        ended = self._store.read(PipelineRunRow, filters=[("pipeline_logging_id", "=", run_id)])
         if ended:
             return JobRunRecord.from_row(ended[0])
         flying = [r for r in self.in_flight() if r.run_id == run_id and r.dataset_id is None]
@@ -344,15 +355,15 @@ class StoreReader:
                     found[e["pipeline_logging_id"]] = (e["event_time"], e["dataset_id"])
         return {run: dataset for run, (_, dataset) in found.items()}
 
-    def attempts(self, run_id: str) -> list[StoredRow]:
-        """The dataset attempts of a job run (`run_history` rows), oldest first."""
-        rows = self._store.rows("run_history", filters=[("pipeline_logging_id", "=", run_id)])
-        return sorted(rows, key=lambda r: r["start_time"])
+    def attempts(self, run_id: str) -> list[RunHistoryRow]:
+        """The dataset attempts of a job run, oldest first."""
+        rows = self._store.read(RunHistoryRow, filters=[("pipeline_logging_id", "=", run_id)])
+        return sorted(rows, key=lambda r: r.start_time)
 
-    def steps(self, run_id: str) -> list[StoredRow]:
-        """The logged phases of a job run (`step_logs` rows), in order."""
-        rows = self._store.rows("step_logs", filters=[("pipeline_logging_id", "=", run_id)])
-        return sorted(rows, key=lambda r: (r["start_time"], r["step_index"]))
+    def steps(self, run_id: str) -> list[StepLogRow]:
+        """The logged phases of a job run, in order."""
+        rows = self._store.read(StepLogRow, filters=[("pipeline_logging_id", "=", run_id)])
+        return sorted(rows, key=lambda r: (r.start_time, r.step_index))
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
@@ -371,11 +382,7 @@ class StoreReader:
                 "run_history",
                 columns=["dataset_id", "status", "end_time", "error_message"],
             )
-            decisions_f = pool.submit(
-                self._store.rows,
-                "promotion_status",
-                columns=["dataset_id", "allowed", "reason", "evidence", "evaluated_at"],
-            )
+            decisions_f = pool.submit(self._store.read, DecisionRow)
             versions = _latest(versions_f.result(), "dataset_id", "version")
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
@@ -412,29 +419,28 @@ class StoreReader:
         )
         only: list[tuple[str, str, Any]] = [("dataset_id", "in", ids)]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            futures = {
-                t: pool.submit(store.rows, t, filters=only)
-                for t in ("dq_results", "schema_change_log", "data_versions", "promotion_status")
-            }
+            dq_f = pool.submit(store.read, DqResultRow, filters=only)
+            changes_f = pool.submit(store.read, SchemaChangeRow, filters=only)
+            versions_f = pool.submit(store.read, DataVersionRow, filters=only)
+            decisions_f = pool.submit(store.read, DecisionRow, filters=only)
             policies_f = pool.submit(store.active_definitions, "policy_rules")
             layers_f = pool.submit(
                 store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
             )
-            rows = {t: f.result() for t, f in futures.items()}
+            dq, changes = _by_dataset(dq_f.result()), _by_dataset(changes_f.result())
+            versions = _by_dataset(versions_f.result())
+            decisions = _by_dataset(decisions_f.result())
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
-
-        def of(table: str, dataset_id: str) -> list[StoredRow]:
-            return [r for r in rows[table] if r["dataset_id"] == dataset_id]
 
         now = store.now()
         return {
             d: trust_score(
                 d,
-                dq=of("dq_results", d),
-                changes=of("schema_change_log", d),
-                versions=of("data_versions", d),
-                decisions=of("promotion_status", d),
+                dq=dq.get(d, []),
+                changes=changes.get(d, []),
+                versions=versions.get(d, []),
+                decisions=decisions.get(d, []),
                 now=now,
                 sla_hours=sla_hours(policies, layers[d]) if d in layers else None,
             )
@@ -451,7 +457,7 @@ class StoreReader:
         since = self._store.since(window_days)
         with ThreadPoolExecutor(max_workers=3) as pool:
             events_f = pool.submit(
-                self._store.rows, "run_events", filters=[("event_date", ">=", since)]
+                self._store.read, RunEventRow, filters=[("event_date", ">=", since)]
             )
             history_f = pool.submit(
                 self._store.rows,
@@ -468,29 +474,29 @@ class StoreReader:
             events = events_f.result()
             finished = {r["run_id"] for r in history_f.result()}
             finished |= {r["pipeline_logging_id"] for r in pipelines_f.result()}
-        finished |= {e["run_id"] for e in events if e["status"] not in IN_FLIGHT}
-        latest: dict[str, StoredRow] = {}
-        for e in sorted(events, key=lambda e: e["event_time"]):
-            if e["status"] in IN_FLIGHT and e["run_id"] not in finished:
-                first = latest.get(e["run_id"])
+        finished |= {e.run_id for e in events if e.status not in IN_FLIGHT}
+        latest: dict[str, RunEventRow] = {}
+        for e in sorted(events, key=lambda e: e.event_time):
+            if e.status in IN_FLIGHT and e.run_id not in finished:
+                first = latest.get(e.run_id)
                 # the run's state is its newest event; its start and trigger, its first one
-                latest[e["run_id"]] = {
-                    **e,
-                    "event_time": first["event_time"] if first else e["event_time"],
-                    "trigger_type": (first or e).get("trigger_type") or e.get("trigger_type"),
-                    "triggered_by": (first or e).get("triggered_by") or e.get("triggered_by"),
-                }
+                latest[e.run_id] = replace(
+                    e,
+                    event_time=first.event_time if first else e.event_time,
+                    trigger_type=(first or e).trigger_type or e.trigger_type,
+                    triggered_by=(first or e).triggered_by or e.triggered_by,
+                )
         return [
             InFlightRun(
-                run_id=e["run_id"],
-                pipeline_logging_id=e["pipeline_logging_id"],
-                pipeline_id=e["pipeline_id"],
-                dataset_id=e["dataset_id"],
-                worker_instance=e["worker_instance"],
-                event_time=e["event_time"],
-                status=EventStatus(e["status"]),
-                trigger_type=e.get("trigger_type"),
-                triggered_by=e.get("triggered_by"),
+                run_id=e.run_id,
+                pipeline_logging_id=e.pipeline_logging_id,
+                pipeline_id=e.pipeline_id,
+                dataset_id=e.dataset_id,
+                worker_instance=e.worker_instance,
+                event_time=e.event_time,
+                status=e.status,
+                trigger_type=e.trigger_type,
+                triggered_by=e.triggered_by,
             )
             for e in latest.values()
         ]
@@ -499,7 +505,7 @@ class StoreReader:
         """What the dataset's approved versions took from its sources (files, watermarks)."""
         with ThreadPoolExecutor(max_workers=2) as pool:
             rows_f = pool.submit(
-                self._store.rows, "source_progress", filters=[("dataset_id", "=", dataset_id)]
+                self._store.read, SourceProgressRow, filters=[("dataset_id", "=", dataset_id)]
             )
             versions = self.versions(dataset_id)
             rows = rows_f.result()
@@ -517,19 +523,19 @@ class StoreReader:
             return history(location), dict(deltars.load(name, location).metadata().configuration)
 
         with ThreadPoolExecutor(max_workers=6) as pool:
-            rows = {
-                t: pool.submit(store.rows, t)
-                for t in ("run_events", "run_history", "pipeline_runs", "data_versions")
-            }
-            decisions = pool.submit(store.rows, "promotion_status")
+            events = pool.submit(store.read, RunEventRow)
+            attempts = pool.submit(store.read, RunHistoryRow)
+            job_runs = pool.submit(store.read, PipelineRunRow)
+            versions = pool.submit(store.read, DataVersionRow)
+            decisions = pool.submit(store.read, DecisionRow)
             datasets = {d.dataset_id: d.table_name for d in self.datasets()}
             commits = {d: pool.submit(history, locate(t)) for d, t in datasets.items()}
             metadata = {t: pool.submit(table_history, t) for t in runtime}
             return AuditData(
-                events=rows["run_events"].result(),
-                attempts=rows["run_history"].result(),
-                job_runs=rows["pipeline_runs"].result(),
-                versions=rows["data_versions"].result(),
+                events=events.result(),
+                attempts=attempts.result(),
+                job_runs=job_runs.result(),
+                versions=versions.result(),
                 decisions=decisions.result(),
                 datasets=datasets,
                 commits={d: f.result() for d, f in commits.items()},

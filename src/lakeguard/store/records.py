@@ -1,16 +1,18 @@
 """Typed records of the metadata tables, as the store's reader returns them (pure).
 
 The engine, the gate and the facade see these frozen records, never raw rows or DataFrames.
-Each `from_row` takes one stored row (a dict) and parses its JSON-in-STRING columns once.
+Each `from_row` takes one stored row and parses its JSON-in-STRING columns once: a runtime
+table's row as its row class (`runtime_rows.py`), a definition table's as the plain dict
+delta-rs reads (definition tables have no row class: their rows come from documents and
+direct SQL edits, and are checked here and in `catalog/recheck.py`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -19,9 +21,18 @@ from pydantic import ValidationError as PydanticError
 from lakeguard.errors import ValidationError
 from lakeguard.evidence import Evidence
 from lakeguard.quality.profiling import ProfileCadence
-from lakeguard.shapes import StoredRow
+from lakeguard.schema.drift import ChangeKind, DriftDecision
+from lakeguard.shapes import JsonObject, StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND, SOURCE_KINDS, ObjectOptions, SystemOptions
 from lakeguard.source_kinds.base import NoObjectOptions
+from lakeguard.store.runtime_rows import (
+    DataVersionRow,
+    DecisionRow,
+    PipelineRunRow,
+    RuleResultRow,
+    SchemaChangeRow,
+)
+from lakeguard.trust import TrustScore
 from lakeguard.vocabulary import (
     AttemptStatus,
     DeleteMissing,
@@ -35,6 +46,7 @@ from lakeguard.vocabulary import (
     SourceKindName,
     SourceLoad,
     TriggerType,
+    vocab,
 )
 
 
@@ -51,24 +63,7 @@ def _tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value or ())
 
 
-E = TypeVar("E", bound=StrEnum)
 M = TypeVar("M", bound=BaseModel)
-
-
-def vocab(kind: type[E], value: Any, where: str) -> E:
-    """A stored word read as its vocabulary's member; a word outside it (a definition edited
-    by hand, say) is a ValidationError naming where it is and the words allowed."""
-    try:
-        return kind(value)
-    except ValueError:
-        allowed = ", ".join(m.value for m in kind)
-        message = f"{value!r} is not one of {allowed}"
-        raise ValidationError(
-            f"{where} is {message}",
-            where=where,
-            errors=[{"path": where, "message": message}],
-            fix=f"set it to one of {allowed} (or re-apply the definition's document)",
-        ) from None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -282,7 +277,7 @@ class PolicyDef:
     layers: tuple[str, ...]
     expression: str
     enforcement: Enforcement
-    parameters: StoredRow = field(default_factory=dict)
+    parameters: JsonObject = field(default_factory=dict)  # its type's, as the document gave them
     description: str | None = None
 
     @classmethod
@@ -340,19 +335,19 @@ class ApprovedVersion:
     definition_hash: str | None = None  # Registry.definition_hash when it was made
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> ApprovedVersion:
+    def from_row(cls, row: DataVersionRow) -> ApprovedVersion:
         return cls(
-            dataset_id=row["dataset_id"],
-            version=int(row["version"]),
-            snapshot_ref=str(row["snapshot_ref"]),
-            run_id=row["run_id"],
-            upstream_refs={k: int(v) for k, v in _json(row.get("upstream_refs"), {}).items()},
-            row_count=int(row["row_count"]),
-            schema_hash=row.get("schema_hash"),
-            promoted_at=row.get("promoted_at"),
-            content_hash=row.get("content_hash"),
-            rows_written=row.get("rows_written"),
-            definition_hash=row.get("definition_hash"),
+            dataset_id=row.dataset_id,
+            version=row.version,
+            snapshot_ref=row.snapshot_ref,
+            run_id=row.run_id,
+            upstream_refs={k: int(v) for k, v in _json(row.upstream_refs, {}).items()},
+            row_count=row.row_count,
+            schema_hash=row.schema_hash,
+            promoted_at=row.promoted_at,
+            content_hash=row.content_hash,
+            rows_written=row.rows_written,
+            definition_hash=row.definition_hash,
         )
 
 
@@ -373,17 +368,17 @@ class JobRunRecord:
     current_step: str | None = None  # a run in flight: the phase it is in
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> JobRunRecord:
+    def from_row(cls, row: PipelineRunRow) -> JobRunRecord:
         return cls(
-            pipeline_logging_id=row["pipeline_logging_id"],
-            pipeline_id=row["pipeline_id"],
-            status=EventStatus(row["status"]),
-            trigger_type=row["trigger_type"],
-            start_time=row["start_time"],
-            end_time=row["end_time"],
-            duration_ms=row.get("duration_ms"),
-            error_message=row.get("error_message"),
-            triggered_by=row.get("trigger_by"),
+            pipeline_logging_id=row.pipeline_logging_id,
+            pipeline_id=row.pipeline_id,
+            status=EventStatus(row.status),
+            trigger_type=row.trigger_type,
+            start_time=row.start_time,
+            end_time=row.end_time,
+            duration_ms=row.duration_ms,
+            error_message=row.error_message,
+            triggered_by=row.trigger_by,
         )
 
     @classmethod
@@ -433,15 +428,38 @@ class RuleResult:
     sample_values: tuple[str, ...] = ()
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> RuleResult:
+    def from_row(cls, row: RuleResultRow) -> RuleResult:
         return cls(
-            rule_id=row["rule_id"],
-            rule_type=row["rule_type"],
-            severity=Severity(row["severity"]),
-            failed_rows=int(row["failed_rows"]),
-            rows_evaluated=int(row["rows_evaluated"]),
-            outcome=Outcome(row["outcome"]),
-            sample_values=_tuple(row.get("sample_values")),
+            rule_id=row.rule_id,
+            rule_type=row.rule_type,
+            severity=vocab(Severity, row.severity, f"data_quality_results[{row.result_id}]"),
+            failed_rows=row.failed_rows,
+            rows_evaluated=row.rows_evaluated,
+            outcome=row.outcome,
+            sample_values=_tuple(row.sample_values),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchemaChange:
+    """One row of `schema_change_log`, as `explain` shows it."""
+
+    change_kind: ChangeKind
+    column_name: str | None
+    old_type: str | None
+    new_type: str | None
+    profile: str | None
+    decision: DriftDecision
+
+    @classmethod
+    def from_row(cls, row: SchemaChangeRow) -> SchemaChange:
+        return cls(
+            change_kind=row.change_kind,
+            column_name=row.column_name,
+            old_type=row.old_type,
+            new_type=row.new_type,
+            profile=row.profile,
+            decision=row.decision,
         )
 
 
@@ -459,27 +477,32 @@ class DecisionRecord:
     evaluated_at: datetime
     evidence: Evidence = field(default_factory=Evidence)
     rules: tuple[RuleResult, ...] = ()
-    schema_changes: tuple[StoredRow, ...] = ()
+    schema_changes: tuple[SchemaChange, ...] = ()
     version: int | None = None  # the version the promotion produced, if it was published
     advice: tuple[str, ...] = ()
-    trust: StoredRow = field(default_factory=dict)  # the dataset's score and components
+    trust: TrustScore | None = None  # the dataset's score and components
     stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
     asks: dict[str, str] = field(default_factory=dict)  # rule id -> what the rule asks, today
 
     @classmethod
-    def from_row(cls, row: StoredRow, rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
+    def from_row(cls, row: DecisionRow, rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
         return cls(
-            decision_id=row["decision_id"],
-            dataset_id=row["dataset_id"],
-            run_id=row["run_id"],
-            from_layer=row["from_layer"],
-            to_layer=row["to_layer"],
-            allowed=bool(row["allowed"]),
-            reason=row["reason"],
-            evaluated_at=row["evaluated_at"],
-            evidence=Evidence.from_json(row.get("evidence")),
+            decision_id=row.decision_id,
+            dataset_id=row.dataset_id,
+            run_id=row.run_id,
+            from_layer=row.from_layer,
+            to_layer=row.to_layer,
+            allowed=row.allowed,
+            reason=row.reason,
+            evaluated_at=row.evaluated_at,
+            evidence=Evidence.from_json(row.evidence),
             rules=rules,
         )
+
+    def to_json(self) -> JsonObject:
+        """The decision as `explain --json` and the API give it (a JSON object)."""
+        trust = {**asdict(self.trust), "explanation": self.trust.explain()} if self.trust else {}
+        return {**asdict(self), "evidence": self.evidence.to_json(), "trust": trust}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -9,7 +9,6 @@ firing the same tick, get the one run that was recorded first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ from lakeguard.store.runtime_rows import RunRequestRow
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
-TABLE = RunRequestRow.TABLE
+TABLE = RunRequestRow.TABLE.name
 # How long a request key is remembered: a retry of the same request within it is the same run.
 REMEMBERED = timedelta(days=7)
 
@@ -32,26 +31,20 @@ def _filters(store: MetadataStore, key: str) -> list[tuple[str, str, Any]]:
 
 def claim(store: MetadataStore, request: RunRequestRow) -> tuple[RunRequestRow, bool]:
     """(the request recorded under `request.request_key`, whether it is this one)."""
-    earlier: list[Mapping[str, Any]] = []
+    earlier: list[RunRequestRow] = []
 
-    def decide(rows: list[dict[str, Any]]) -> list[Mapping[str, Any]] | None:
+    def decide(rows: list[RunRequestRow]) -> list[RunRequestRow] | None:
         if rows:
-            earlier[:] = sorted(rows, key=lambda r: r["requested_at"])[:1]
+            earlier[:] = sorted(rows, key=lambda r: r.requested_at)[:1]
             return None
-        return [request.as_row()]
+        return [request]
 
-    if store.append_if(TABLE, decide, filters=_filters(store, request.request_key)) is None:
-        row = dict(earlier[0])
-        row.pop("requested_date", None)
-        return RunRequestRow(**row), False
+    if store.append_if(RunRequestRow, decide, filters=_filters(store, request.request_key)) is None:
+        return earlier[0], False
     return request, True
 
 
 def find(store: MetadataStore, run_id: str) -> RunRequestRow | None:
     """The request a run was accepted under, if it was accepted (not started at a terminal)."""
-    rows = store.rows(TABLE, filters=[("run_id", "=", run_id)])
-    if not rows:
-        return None
-    row = dict(min(rows, key=lambda r: r["requested_at"]))
-    row.pop("requested_date", None)
-    return RunRequestRow(**row)
+    rows = store.read(RunRequestRow, filters=[("run_id", "=", run_id)])
+    return min(rows, key=lambda r: r.requested_at) if rows else None

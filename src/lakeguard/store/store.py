@@ -1,9 +1,14 @@
-"""The LakeGuard metadata store: every table of DESIGN.md §3, as Delta tables written by delta-rs.
+"""The metadata store: every table of docs/design.md §3, as Delta tables written by delta-rs.
 
 Tables are created (or checked and evolved additively) from the shipped definitions on
 `ensure()`. Runtime tables are append-only: this class offers no update or delete for them, and
 each carries `delta.appendOnly=true`, so even a raw writer cannot change their rows. Nothing here
 starts Spark: the tables are registered by name in Spark sessions elsewhere, for reading only.
+
+Runtime rows come and go as their typed row classes (`append_rows`, `append_if`, `read`). The
+table-name-and-dict methods (`append`, `upsert`, `rows`) are the boundary with delta-rs, whose
+rows are values by column name: definition rows (which have no row class), projections of a
+few columns, and the checks of what a malformed row is told.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
 from lakeguard.shapes import StoredRow
@@ -22,6 +27,7 @@ from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.runtime_rows import RuntimeRow
 from lakeguard.store.sameness import same_definition
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import (
@@ -32,11 +38,12 @@ from lakeguard.store.versioning import (
     table_version,
 )
 
-# Decisions and approved versions: only lakeguard.gate writes these (DESIGN.md §2 contract).
+# Decisions and approved versions: only lakeguard.gate writes these (docs/design.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
 
 Filter = deltars.Filter
 CAS_ATTEMPTS = 50
+R = TypeVar("R", bound=RuntimeRow)
 
 
 def _frozen(filters: Sequence[Filter]) -> tuple[tuple[str, str, Any], ...]:
@@ -193,29 +200,55 @@ class MetadataStore:
             for f in futures:
                 f.result()
 
+    def append_rows(
+        self,
+        rows: Iterable[RuntimeRow],
+        *,
+        txn: tuple[str, int] | None = None,
+        _by_gate: bool = False,
+    ) -> None:
+        """Append typed runtime rows: one commit per table, the tables' commits concurrent
+        (with `txn`, see `append`, they must all be of one table)."""
+        by_table: dict[str, list[StoredRow]] = {}
+        for row in rows:
+            by_table.setdefault(row.TABLE.name, []).append(row.as_row())
+        if txn is None:
+            self.append_many(by_table, _by_gate=_by_gate)
+            return
+        if len(by_table) != 1:
+            raise MetadataStoreError(
+                f"an idempotent append (txn {txn[0]}) is one commit of one table, "
+                f"not of {sorted(by_table) or 'none'}",
+                fix="append the rows of each table on their own",
+            )
+        ((table, batch),) = by_table.items()
+        self.append(table, batch, txn=txn, _by_gate=_by_gate)
+
     def append_if(
         self,
-        table: str,
-        decide: Callable[[list[StoredRow]], list[Mapping[str, Any]] | None],
+        row_type: type[R],
+        decide: Callable[[list[R]], Sequence[R] | None],
         *,
         filters: Sequence[Filter] = (),
-    ) -> list[Mapping[str, Any]] | None:
+    ) -> Sequence[R] | None:
         """Compare-and-set append: `decide` sees the filtered rows of one snapshot and returns
         the rows to append (or None to append nothing); they are committed on top of exactly
         that snapshot, and `decide` runs again on a fresh one whenever another commit won.
         """
         self._require_ready()
+        table = row_type.TABLE.name
         tdef = table_def(table)
         location = self.location(table)
         for _ in range(CAS_ATTEMPTS):
             snapshot = deltars.load(table, location)
             with deltars.guarded(table, location, "read it"):
                 current = to_rows(deltars.scan(snapshot, filters=self._filters(filters)))
-            rows = decide(current)
+            rows = decide([row_type.from_row(r) for r in current])
             if rows is None:
                 return None
             try:
-                deltars.append(table, location, to_arrow(tdef, rows), base=snapshot)
+                data = to_arrow(tdef, [r.as_row() for r in rows])
+                deltars.append(table, location, data, base=snapshot)
             except deltars.CasLost:
                 continue
             return rows
@@ -342,7 +375,8 @@ class MetadataStore:
         offset: int = 0,
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
-        `as_of` or at table version `version`), as plain dicts.
+        `as_of` or at table version `version`), as plain dicts: what delta-rs reads, and all a
+        projection (`columns`) or a definition row can be (`read` types a runtime row).
 
         Filters are (column, op, value) triples; on a partition column they prune files.
         """
@@ -376,6 +410,25 @@ class MetadataStore:
                     offset=offset,
                 ),
             )
+
+    def read(
+        self,
+        row_type: type[R],
+        *,
+        filters: Sequence[Filter] = (),
+        newest_first: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[R]:
+        """This tenant's rows of a runtime table (every column), as its row class."""
+        rows = self.rows(
+            row_type.TABLE.name,
+            filters=filters,
+            newest_first=newest_first,
+            limit=limit,
+            offset=offset,
+        )
+        return [row_type.from_row(r) for r in rows]
 
     def active_definitions(
         self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None

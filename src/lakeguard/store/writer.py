@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
-from lakeguard.shapes import StoredRow
 from lakeguard.store import leases
 from lakeguard.store.records import Lease
 from lakeguard.store.runtime_rows import RuntimeRow
@@ -31,10 +30,7 @@ class RunWriter:
 
     def append(self, rows: Iterable[RuntimeRow]) -> None:
         """Append typed runtime rows: one commit per table, the tables' commits concurrent."""
-        by_table: dict[str, list[StoredRow]] = {}
-        for row in rows:
-            by_table.setdefault(row.TABLE, []).append(row.as_row())
-        self._store.append_many(by_table)
+        self._store.append_rows(rows)
 
     def acquire_lease(
         self, dataset_id: str, run_id: str, *, ttl: timedelta, wait: timedelta = timedelta(0)

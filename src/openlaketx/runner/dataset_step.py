@@ -1,4 +1,4 @@
-"""The governed write path of one dataset (DESIGN.md §5), in order.
+"""The governed write path of one dataset (docs/design.md §5), in order.
 
 recover (sweep crashed runs' staged batches, record their published commits) → read the input
 once (lazily) → decide its schema drift → stage it once in a folder no reader sees, each row

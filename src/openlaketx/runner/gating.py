@@ -1,5 +1,5 @@
 """The gate of a staged batch: its rules, checks and policies evaluated, LakeGuard's decision
-recorded, before anything is published (DESIGN.md §5, invariant 5)."""
+recorded, before anything is published (docs/design.md §5, invariant 5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Before an attempt reads anything: clear what a crashed run left, and record what it
-published (DESIGN.md invariant 7). Also how any commit becomes a recorded version."""
+published (docs/design.md invariant 7). Also how any commit becomes a recorded version."""
 
 from __future__ import annotations
 

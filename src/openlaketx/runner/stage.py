@@ -1,5 +1,5 @@
 """The one pass over the data: the batch with its engine columns written once to a staged
-folder no reader sees; then whether it would change anything at all (DESIGN.md §5)."""
+folder no reader sees; then whether it would change anything at all (docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -198,14 +198,14 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
             raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
         request = find(lh.store, run_id)
         attempts = lh.reader.attempts(run_id)
-        decisions = lh.reader.decisions(run_ids=[a["run_id"] for a in attempts])
+        decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
         return RunDetail(
             **_summary(record).model_dump(),
             retry_of=request.retry_of if request else None,
             scheduled_for=request.scheduled_for if request else None,
-            attempts=_plain(attempts),
-            steps=_plain(lh.reader.steps(run_id)),
-            decisions=[_plain({**asdict(d), "evidence": d.evidence.to_json()}) for d in decisions],
+            attempts=[_plain(a.as_row()) for a in attempts],
+            steps=[_plain(s.as_row()) for s in lh.reader.steps(run_id)],
+            decisions=[_plain(d.to_json()) for d in decisions],
         )
 
     @app.get(f"{PREFIX}/datasets")
@@ -225,9 +225,7 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
                 **asdict(status),
                 "versions": [asdict(v) for v in lh.reader.versions(dataset_id)],
                 "trust": asdict(lh.reader.trust([dataset_id])[dataset_id]),
-                "latest_decision": None
-                if latest is None
-                else {**asdict(latest), "evidence": latest.evidence.to_json()},
+                "latest_decision": None if latest is None else latest.to_json(),
             }
         )
 
@@ -238,7 +236,7 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
         key: Annotated[ApiKey, reading],
     ) -> JsonObject:
         decision = lakehouse(key).explain(dataset_id, run_id)
-        return _plain({**asdict(decision), "evidence": decision.evidence.to_json()})
+        return _plain(decision.to_json())
 
     @app.get(f"{PREFIX}/datasets/{{dataset_id}}/rows", response_model=RowsPage)
     def get_rows(

@@ -80,7 +80,7 @@ def migrate(store: MetadataStore) -> list[str]:
             worker=worker_instance(),
             changes=json.dumps(said),
         )
-        store.append(StoreMigrationRow.TABLE, [row.as_row()])
+        store.append_rows([row])
         done += [f"{step.migration.version} {step.migration.name}: {s}" for s in said] or [
             f"{step.migration.version} {step.migration.name}: nothing to change"
         ]

@@ -1,0 +1,154 @@
+"""A runtime table read off its row class, the table's one declaration (pure).
+
+Each field of a row class (`runtime_rows.py`) is a column of its table, in field order. The
+field's type says the column's type: `str` or a vocabulary (a `StrEnum`) a string, `int` a
+long (`Int32` an int), `float` a double, `bool` a boolean, `datetime` a timestamp, `date` a
+date, `list[str]` an array<string>; `X | None` makes it nullable, any other field is NOT NULL;
+and a `Comment` in its `Annotated` type is the column's comment. What no field can say is the
+class's `TABLE`, a `RuntimeTable`: the table's name and comment, its partition (a generated
+column, the last one: the UTC date of one of its timestamps) and the columns `optimize`
+Z-orders by. `definitions.py` validates what this module derives as it validates a table
+definition file.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import date, datetime
+from enum import StrEnum
+from functools import cache
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+from lakeguard.errors import MetadataStoreError
+from lakeguard.shapes import JsonObject
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A column's comment, in its field's type: `run_id: Annotated[str, Comment("...")]`."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class DeltaType:
+    """A column's type where its field's Python type alone would say another."""
+
+    name: str
+
+
+Int32 = Annotated[int, DeltaType("int")]  # an `int` field stored as a 32-bit `int`, not `long`
+
+_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "long",
+    float: "double",
+    bool: "boolean",
+    datetime: "timestamp",
+    date: "date",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuntimeTable:
+    """What a runtime table is besides its columns (a row class's `TABLE`)."""
+
+    name: str
+    comment: str
+    partition: str  # the generated partition column: CAST(`date_of` AS DATE)
+    date_of: str  # a timestamp field of the row
+    cluster_by: tuple[str, ...]  # what `optimize` Z-orders by
+
+
+@dataclass(frozen=True)
+class FieldColumn:
+    """One field of a row class, as its column."""
+
+    name: str
+    column_type: str  # a definition type (`definitions.ColumnType`)
+    nullable: bool
+    comment: str | None = None
+    vocabulary: type[StrEnum] | None = None  # what a stored word is read back as
+
+
+def field_columns(row_type: type) -> tuple[FieldColumn, ...]:
+    """The columns of a row class's fields, in field order."""
+    return _field_columns(row_type)
+
+
+@cache  # read once per class: `from_row` asks for every row it reads
+def _field_columns(row_type: type) -> tuple[FieldColumn, ...]:
+    if not is_dataclass(row_type):
+        raise _refused(row_type.__name__, "is not a dataclass")
+    hints = get_type_hints(row_type, include_extras=True)
+    return tuple(_column(row_type, f.name, hints[f.name]) for f in fields(row_type))
+
+
+def table_document(row_type: type) -> JsonObject:
+    """The table of a row class, in the shape of a table definition file (a plain mapping:
+    `TableDef.model_validate` takes it, and checks it, as it takes a file's)."""
+    table: RuntimeTable = row_type.TABLE  # type: ignore[attr-defined]
+    columns: list[JsonObject] = [
+        {"name": c.name, "type": c.column_type, "nullable": c.nullable, "comment": c.comment}
+        for c in field_columns(row_type)
+    ]
+    stamp = next((c for c in columns if c["name"] == table.date_of), None)
+    if stamp is None or stamp["type"] != "timestamp" or stamp["nullable"]:
+        raise _refused(f"{row_type.__name__}.TABLE", "date_of names no NOT NULL datetime field")
+    columns.append(
+        {
+            "name": table.partition,
+            "type": "date",
+            "nullable": False,
+            "generated": f"CAST({table.date_of} AS DATE)",
+        }
+    )
+    return {
+        "name": table.name,
+        "kind": "append_only",
+        "comment": table.comment,
+        "partitioned_by": [table.partition],
+        "cluster_by": list(table.cluster_by),
+        "columns": columns,
+    }
+
+
+def _column(row_type: type, name: str, hint: Any) -> FieldColumn:
+    extras: list[Any] = []
+    hint = _unwrap(hint, extras)
+    nullable = get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint)
+    if nullable:
+        rest = [a for a in get_args(hint) if a is not type(None)]
+        if len(rest) != 1:
+            raise _refused(f"{row_type.__name__}.{name}", f"has more than one type: {hint}")
+        hint = _unwrap(rest[0], extras)
+    comment = next((e.text for e in extras if isinstance(e, Comment)), None)
+    declared = next((e.name for e in extras if isinstance(e, DeltaType)), None)
+    vocabulary = hint if isinstance(hint, type) and issubclass(hint, StrEnum) else None
+    if vocabulary is not None:
+        found = "string"
+    elif get_origin(hint) is list and get_args(hint) == (str,):
+        found = "array<string>"
+    else:
+        found = _TYPES.get(hint, "")
+    if not found:
+        raise _refused(f"{row_type.__name__}.{name}", f"has a type no column has: {hint}")
+    return FieldColumn(name, declared or found, nullable, comment, vocabulary)
+
+
+def _unwrap(hint: Any, extras: list[Any]) -> Any:
+    """The type inside `Annotated[...]`, its annotations added to `extras`."""
+    if get_origin(hint) is Annotated:
+        inner, *more = get_args(hint)
+        extras.extend(more)
+        return inner
+    return hint
+
+
+def _refused(where: str, what: str) -> MetadataStoreError:
+    return MetadataStoreError(
+        f"runtime row class {where} {what}",
+        where=f"lakeguard/store/runtime_rows.py: {where}",
+        fix="declare each column as a field of a type in lakeguard/store/rowschema.py's table",
+    )

@@ -1,0 +1,121 @@
+"""The repository stands on its own: nothing tracked refers to a file outside it, every path the
+docs name exists, and docs/design.md keeps the numbering code and tests cite (no Spark)."""
+
+from __future__ import annotations
+
+import glob
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lakeguard.store import load_table_defs
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
+DESIGN = ROOT / "docs" / "design.md"
+
+# What points outside the repository: this machine's work tree, or the design document that
+# used to live beside the repository instead of in it (it is docs/design.md now).
+OUTSIDE = re.compile(r"/wor[k]/|shared[/]DESIGN|DESIGN[.]md")  # brackets keep it from matching itself
+# A relative path that climbs (`../x`, read from the folder of the file naming it, as a link is);
+# a `..` inside a path (`a/../b`) is a value under test, not a reference.
+CLIMBING = re.compile(r"(?<![\w./-])((?:\.\./)+[\w.-]*)")
+# A metadata store recorded as an old laketx wrote it (tests/fixtures/make_store_v0.py). Its
+# Delta logs and rows keep the absolute path it was written at, as a record of where it came
+# from: nothing reads or follows that path (the migration tests compare rows only).
+RECORDED = ("tests/fixtures/store_v0/",)
+
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+NAMED = re.compile(r"`((?:docs|bench|src|tests|examples|scripts)/[^`\s]*)`")
+
+
+def _tracked() -> list[str]:
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [p for p in out.decode().split("\0") if p]
+
+
+def test_no_tracked_file_refers_outside_the_repository() -> None:
+    found = []
+    for name in _tracked():
+        if name.startswith(RECORDED):
+            continue
+        path = ROOT / name
+        if not path.is_file():  # deleted in the work tree, not yet committed
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), 1):
+            climbs_out = any(
+                not (path.parent / m.group(1)).resolve().is_relative_to(ROOT)
+                for m in CLIMBING.finditer(line)
+            )
+            if climbs_out or OUTSIDE.search(line):
+                found.append(f"{name}:{number}: {line.strip()[:120]}")
+    assert not found, "refers outside the repository (name it inside, e.g. docs/design.md):\n" + (
+        "\n".join(found)
+    )
+
+
+def _named_paths(doc: Path) -> Iterator[tuple[str, Path]]:
+    """Each path `doc` names: markdown links (from its folder), backticked repository paths."""
+    text = FENCE.sub("", doc.read_text())
+    for match in LINK.finditer(text):
+        target = match.group(1).split("#", 1)[0]
+        if target and "://" not in target and not target.startswith("mailto:"):
+            yield match.group(1), doc.parent / target
+    for match in NAMED.finditer(text):
+        yield match.group(1), ROOT / match.group(1)
+
+
+def _exists(path: Path) -> bool:
+    pattern = re.sub(r"<[^>]+>", "*", str(path))  # `tables/<table>.yaml` names any table
+    if glob.glob(pattern) if "*" in pattern else path.exists():
+        return True
+    # what a command makes where git ignores it (bench/data/...) is named, not shipped
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False)
+    return ignored.returncode == 0
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.relative_to(ROOT).as_posix())
+def test_every_path_a_doc_names_exists(doc: Path) -> None:
+    missing = [
+        named
+        for named, path in _named_paths(doc)
+        if not _exists(path) or not path.resolve().is_relative_to(ROOT)
+    ]
+    assert not missing, f"{doc.relative_to(ROOT)} names paths that do not exist: {missing}"
+
+
+def _section(text: str, number: str) -> str:
+    start = text.index(f"\n## {number}. ")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_the_design_lists_every_metadata_table_and_only_those() -> None:
+    shipped = set(load_table_defs())  # definition tables by YAML, runtime ones by row class
+    rows = re.findall(r"^\| `(\w+)` \|", _section(DESIGN.read_text(), "3"), re.M)
+    assert len(rows) == len(set(rows)), "a table is listed twice"
+    assert set(rows) == shipped
+
+
+def test_the_invariants_keep_their_numbers() -> None:
+    """Code and tests cite "invariant 7" and "§4": the design and the test table agree on 1..10."""
+    design = re.findall(r"^(\d+)\. \*\*", _section(DESIGN.read_text(), "4"), re.M)
+    assert [int(n) for n in design] == list(range(1, 11))
+    testing = (ROOT / "docs" / "testing.md").read_text()
+    table = re.findall(r"^\| (\d+) ", testing, re.M)
+    assert [int(n) for n in table] == list(range(1, 11))
+    for number in ("1", "2", "3", "4", "5", "5a", "6", "7"):
+        _section(DESIGN.read_text(), number)  # raises when a cited section is gone
