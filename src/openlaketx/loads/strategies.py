@@ -11,7 +11,6 @@ idempotent Delta commit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
@@ -19,7 +18,6 @@ from lakeguard.vocabulary import (
     DELETED_AT,
     SCD2_COLUMNS,
     DeleteMissing,
-    LoadType,
     is_data_column,
     is_staged_only,
 )
@@ -31,12 +29,21 @@ from openlaketx.loads.commit import (
     conflict,
     session_tagging,
 )
+from openlaketx.loads.merge_plan import (
+    ACTION,
+    APPLY,
+    CLOSE,
+    CLOSE_AT,
+    CLOSE_DELETED,
+    DELETE,
+    ROW_HASH,
+    MergePlan,
+)
 from openlaketx.loads.publish import ensure_columns, fields_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-ROW_HASH = "_laketx_row_hash"
 VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
 
 
@@ -97,48 +104,6 @@ def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class MergePlan:
-    """How a staged batch meets its table: keys, history, late rows, missing keys."""
-
-    load_type: LoadType  # MERGE or SCD2
-    keys: list[str]
-    sequence_by: str | None = None
-    delete_missing: DeleteMissing = DeleteMissing.NONE
-    # the parent versions a catch-up batch spans, oldest first (see catchup.py)
-    versions: tuple[int, ...] = ()
-
-    @property
-    def scd2(self) -> bool:
-        return self.load_type == LoadType.SCD2
-
-    def on(self, source_keys: list[str] | None = None) -> str:
-        source_keys = source_keys or self.keys
-        return " AND ".join(
-            f"t.{quote(k)} <=> s.{quote(s)}" for k, s in zip(self.keys, source_keys, strict=True)
-        )
-
-    def changed(self) -> str:
-        """Target row t differs from source row s (and s is not older, with sequence_by)."""
-        text = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
-        if self.sequence_by:
-            seq = quote(self.sequence_by)
-            text += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
-        if self.delete_missing == DeleteMissing.SOFT:
-            text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
-        return text
-
-    def current(self, table: DataFrame) -> DataFrame:
-        """The table's live rows: current versions (scd2), not soft-deleted."""
-        from pyspark.sql import functions as F
-
-        if self.scd2:
-            table = table.where(F.col(IS_CURRENT))
-        if DELETED_AT in table.columns:
-            table = table.where(F.col(quote(DELETED_AT)).isNull())
-        return table
-
-
 def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) -> dict[str, int]:
     """What a MERGE of `staged` into the table at `path` would insert, update and delete.
 
@@ -153,7 +118,7 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
     whole = spark.read.format("delta").load(path)
     if catchup.spans_versions(staged):  # the fold decided what changes
         staged = catchup.latest(staged, _current_keys(whole, plan), plan)
-        changed, extra_s = f"s.{catchup.APPLY}", [catchup.APPLY]
+        changed, extra_s = f"s.{APPLY}", [APPLY]
     table = plan.current(whole)
     s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
     if DELETED_AT not in table.columns and plan.delete_missing == DeleteMissing.SOFT:
@@ -210,7 +175,7 @@ def merge(
     elif catchup.spans_versions(source):
         table = spark.read.format("delta").load(path)
         folded = catchup.latest(source, _current_keys(table, plan), plan)
-        merged = _scd1(target, folded, plan, written, changed=f"s.{catchup.APPLY}")
+        merged = _scd1(target, folded, plan, written, changed=f"s.{APPLY}")
     elif plan.scd2:
         merged = _scd2(spark, target, source.select(*written), path, plan)
     else:
@@ -328,12 +293,12 @@ def _history_changes(
     from pyspark.sql import functions as F
 
     rows, actions = _history_parts(spark, staged, path, plan)
-    counts = actions.groupBy(catchup.ACTION).count().collect()
-    by_action = {r[catchup.ACTION]: int(r["count"]) for r in counts}
+    counts = actions.groupBy(ACTION).count().collect()
+    by_action = {r[ACTION]: int(r["count"]) for r in counts}
     return {
         "inserted": rows.select(F.lit(1)).count(),
-        "updated": by_action.get(catchup.CLOSE, 0) + by_action.get(catchup.CLOSE_DELETED, 0),
-        "deleted": by_action.get(catchup.DELETE, 0),
+        "updated": by_action.get(CLOSE, 0) + by_action.get(CLOSE_DELETED, 0),
+        "deleted": by_action.get(DELETE, 0),
     }
 
 
@@ -353,8 +318,8 @@ def _scd2_history(
     rows, actions = _history_parts(spark, source, path, plan)
     marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
     keyed = actions.select(
-        F.col(catchup.ACTION),
-        F.col(catchup.CLOSE_AT),
+        F.col(ACTION),
+        F.col(CLOSE_AT),
         *[F.col(quote(k)).alias(m) for k, m in zip(plan.keys, marks, strict=True)],
     )
     fresh = rows.select(
@@ -364,19 +329,19 @@ def _scd2_history(
             for k, m in zip(plan.keys, marks, strict=True)
         ],
     )
-    action = f"s.{quote(catchup.ACTION)}"
-    close_at = F.col(f"s.{quote(catchup.CLOSE_AT)}")
+    action = f"s.{quote(ACTION)}"
+    close_at = F.col(f"s.{quote(CLOSE_AT)}")
     merged = (
         target.merge(fresh.unionByName(keyed, allowMissingColumns=True).alias("s"), plan.on(marks))
-        .whenMatchedDelete(condition=f"{action} = '{catchup.DELETE}'")
+        .whenMatchedDelete(condition=f"{action} = '{DELETE}'")
         .whenMatchedUpdate(
-            condition=f"{action} = '{catchup.CLOSE}' AND t.{IS_CURRENT}",
+            condition=f"{action} = '{CLOSE}' AND t.{IS_CURRENT}",
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at},
         )
     )
     if plan.delete_missing == DeleteMissing.SOFT:
         merged = merged.whenMatchedUpdate(
-            condition=f"{action} = '{catchup.CLOSE_DELETED}' AND t.{IS_CURRENT}",
+            condition=f"{action} = '{CLOSE_DELETED}' AND t.{IS_CURRENT}",
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at, quote(DELETED_AT): close_at},
         )
     return merged.whenNotMatchedInsert(

@@ -17,6 +17,7 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
 from openlaketx.loads.content import DIGEST_COLUMN, row_digest
+from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
 
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ def merge_keys(dataset: DatasetDef) -> list[str]:
     return list(dataset.business_keys or dataset.transform.refresh_keys or ())
 
 
-def merge_plan(dataset: DatasetDef, versions: tuple[int, ...] = ()) -> strategies.MergePlan:
+def merge_plan(dataset: DatasetDef, versions: tuple[int, ...] = ()) -> MergePlan:
     """How a merge or scd2 dataset publishes a batch (one spanning parent `versions`)."""
-    return strategies.MergePlan(
+    return MergePlan(
         load_type=LoadType(dataset.load_type),
         keys=merge_keys(dataset),
         sequence_by=dataset.sequence_by,

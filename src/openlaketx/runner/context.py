@@ -14,7 +14,7 @@ from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, LoadType
-from openlaketx.loads import strategies
+from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch_rows import merge_plan
 from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lease import LeaseHold
@@ -117,7 +117,7 @@ class Target:
         table, or a catch-up of several parent versions (applied in order, even the first)."""
         return self.merges and (self.exists() or bool(batch.parent_versions))
 
-    def plan(self, batch: InputBatch) -> strategies.MergePlan:
+    def plan(self, batch: InputBatch) -> MergePlan:
         return merge_plan(self.dataset, batch.parent_versions)
 
     def result(self, run_id: str, status: AttemptStatus, **fields: Any) -> StepResult:
