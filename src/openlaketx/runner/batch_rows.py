@@ -18,7 +18,7 @@ from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
 from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 from openlaketx.loads.merge_plan import MergePlan
-from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
+from openlaketx.runner.batch import LOADED_COL, RUN_COL, VERSION_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

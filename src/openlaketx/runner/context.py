@@ -15,8 +15,8 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, LoadType
 from openlaketx.loads.merge_plan import MergePlan
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
-from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
 from openlaketx.sources.files import CORRUPT_COLUMN

@@ -29,7 +29,7 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import Layer, is_data_column
-from openlaketx.runner.inputs import InputBatch
+from openlaketx.runner.batch import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
 

@@ -18,7 +18,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer
-from openlaketx.runner.inputs import VERSION_COL, InputBatch, without_lineage
+from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:

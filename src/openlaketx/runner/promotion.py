@@ -11,6 +11,7 @@ from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.context import (
     NOT_PUBLISHED,
     RunContext,
@@ -19,7 +20,6 @@ from openlaketx.runner.context import (
     batch_inputs,
 )
 from openlaketx.runner.gating import GateOutcome
-from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
 from openlaketx.sources.files import archive_files

@@ -38,9 +38,10 @@ from openlaketx.loads.content import (
     version_rows,
 )
 from openlaketx.loads.publish import create_empty, fields_of
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.dropping import failing_any
-from openlaketx.runner.inputs import InputBatch, dataset_input
+from openlaketx.runner.inputs import dataset_input
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.content import staged_hash
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
 from openlaketx.runner.context import RunContext, Target
-from openlaketx.runner.inputs import InputBatch
 
 
 def stage_batch(
