@@ -15,8 +15,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+from lakeguard.catalog.recheck import DefinitionProblem, recheck, refusal
 from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationError
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
@@ -32,9 +33,6 @@ from lakeguard.store.records import (
     SourceSystemDef,
 )
 from lakeguard.store.sameness import content_hash
-
-if TYPE_CHECKING:
-    from lakeguard.catalog.recheck import DefinitionProblem
 
 T = TypeVar("T")
 
@@ -231,9 +229,6 @@ def _problems(
 ) -> tuple[DefinitionProblem, ...]:
     """The stored definitions' problems (see lakeguard.catalog.recheck), and any row that did
     not load without recheck naming it."""
-    # imported here: the catalog's models import the store
-    from lakeguard.catalog.recheck import DefinitionProblem, recheck
-
     with _CHECKED_LOCK:
         found = _CHECKED.get(config_version)
     if found is None:
@@ -257,8 +252,6 @@ def _table_and_key(where: str) -> tuple[str, str]:
 
 
 def _refusal(subject: str, problems: list[DefinitionProblem]) -> InvalidDefinition:
-    from lakeguard.catalog.recheck import refusal
-
     return refusal(subject, problems)
 
 
