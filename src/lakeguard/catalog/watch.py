@@ -30,7 +30,7 @@ from lakeguard.vocabulary import SyncOutcome
 
 if TYPE_CHECKING:
     from lakeguard.shapes import StoredRow
-    from lakeguard.store import MetadataStore
+    from lakeguard.store.store import MetadataStore
 
 TABLE = MetadataSyncRow.TABLE
 # A claim older than this is taken over (its watcher stopped without saying so).

@@ -60,6 +60,7 @@ def spans_versions(frame: DataFrame) -> bool:
 
 
 def _keys(plan: MergePlan) -> list[Column]:
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     return [F.col(quote(k)) for k in plan.keys]
@@ -68,6 +69,7 @@ def _keys(plan: MergePlan) -> list[Column]:
 def _events(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame:
     """The batch rows and each key's current table row (the seed), with where the key went
     missing (`delete_missing`) and which versions changed it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -99,6 +101,7 @@ def _events(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame
 
 def _with_changes(events: DataFrame, source: DataFrame, plan: MergePlan) -> DataFrame:
     """Each key's versions folded in order (Spark's `aggregate`): the ones that changed it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     fields = [f"'pv', {PARENT_VERSION}", f"'seg', {_SEGMENT}", f"'seed', {_SEED}"]
@@ -141,6 +144,7 @@ def latest(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame:
     replaces the table's row. Keys that no version changed are left out, except that a
     snapshot dataset keeps (unapplied) every key its latest version holds, so the MERGE does
     not take them for missing."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -171,6 +175,7 @@ def history(
     `current` is the table's current rows (`plan.current`); `table_columns` are the table's
     columns, for the digest of rows this publication closes.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 

@@ -55,6 +55,7 @@ class MergePlan:
 
     def current(self, table: DataFrame) -> DataFrame:
         """The table's live rows: current versions (scd2), not soft-deleted."""
+        # start-up time: pyspark loads on first use, never in metadata-only commands
         from pyspark.sql import functions as F
 
         if self.scd2:

@@ -87,6 +87,7 @@ def row_hash_columns(columns: list[str], keys: list[str], strategy: Any) -> list
 
 def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> DataFrame:
     """Add a hash of the hashed columns, so unchanged rows are not rewritten by a merge."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     values = [F.col(quote(c)) for c in row_hash_columns(frame.columns, keys, strategy)]
@@ -95,6 +96,7 @@ def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> D
 
 def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
     """Rows as new current versions: valid from `effective`, open-ended, current."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     return (
@@ -109,6 +111,7 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
 
     Reads only the keys, the row hashes (and `sequence_by`) of both sides.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     if catchup.spans_versions(staged) and plan.scd2:
@@ -164,6 +167,7 @@ def merge(
     gate blocked duplicates). With `sequence_by`, a late row older than the stored one never
     overwrites it.
     """
+    # start-up time: delta-spark (and pyspark) load on first use, never in metadata-only commands
     from delta.tables import DeltaTable
 
     source = spark.read.parquet(staged)
@@ -202,6 +206,7 @@ def _scd1(
     `changed`: the condition under which a source row replaces its key's (default: the
     plan's); a catch-up's fold decides it for each key.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in written}
@@ -230,6 +235,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
     versions and to find missing keys) and, with null keys that match nothing, the rows to
     insert: new keys, changed keys, keys that come back after a delete.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
@@ -273,6 +279,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
 
 def _current_keys(table: DataFrame, plan: MergePlan) -> DataFrame:
     """The keys, row hashes (and `sequence_by`) of the table's current rows."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     extra = [plan.sequence_by] if plan.sequence_by else []
@@ -290,6 +297,7 @@ def _history_parts(
 def _history_changes(
     spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan
 ) -> dict[str, int]:
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows, actions = _history_parts(spark, staged, path, plan)
@@ -313,6 +321,7 @@ def _scd2_history(
     """The MERGE of a catch-up's scd2 history: one source row per key acting on the table's
     rows (close the current one, or delete them all), and, with null keys that match
     nothing, the history rows to insert."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows, actions = _history_parts(spark, source, path, plan)

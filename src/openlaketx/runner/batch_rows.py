@@ -51,6 +51,7 @@ def publishable(
 ) -> DataFrame:
     """`frame` with every column the engine adds before staging it as data version `version`
     (the row digest also covers, as nulls, data columns the table has and the batch lacks)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     load_type = LoadType(dataset.load_type)
@@ -76,6 +77,7 @@ def publishable(
 def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
     """When a new scd2 version starts: its `sequence_by` time where that is a date or
     timestamp, else the load time (which a replay cannot reproduce)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     if starts_by_data(frame, dataset):

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from deltalake import DeltaTable
+
 from lakeguard.errors import LakeTxError
 from lakeguard.gate import Gate
 from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
@@ -108,8 +110,6 @@ class Target:
         return self.load_type in (LoadType.MERGE, LoadType.SCD2)
 
     def exists(self) -> bool:
-        from deltalake import DeltaTable
-
         return bool(DeltaTable.is_deltatable(self.path))
 
     def merging(self, batch: InputBatch) -> bool:

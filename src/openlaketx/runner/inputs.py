@@ -110,6 +110,7 @@ def derived_input(
         return InputBatch(
             None, "none", parent.layer, note=f"no new approved version of {parent_id}"
         )
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -183,6 +184,7 @@ def parent_rows(
     holds every version's rows as they were; any other parent (merge, scd2, full) may have
     rewritten or removed them since, so each version is read at its own snapshot.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     path = dataset_location(warehouse, parent.table_name)
@@ -245,6 +247,7 @@ def without_repeats(
     windows = [s.reread_from for s in batch.sources if s.reread_from is not None]
     if batch.frame is None or not windows or own_latest is None:
         return batch
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     column, lower, kind = windows[0]

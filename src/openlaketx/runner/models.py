@@ -87,6 +87,7 @@ def _touched_keys(
     snapshots: dict[str, DataFrame], consumed: dict[str, int], keys: list[str], dataset_id: str
 ) -> DataFrame:
     """Distinct refresh keys of the parents' rows newer than the versions last consumed."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     touched = None

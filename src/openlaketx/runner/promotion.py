@@ -195,6 +195,7 @@ def _highest(ctx: RunContext, target: Target, staged: staging.StagedBatch, colum
     """The highest value of `column` in the staged batch, as text (footers, else Spark)."""
     value = footers.highest([*staged.good, *staged.malformed], column)
     if value is None:
+        # start-up time: pyspark loads on first use, never in metadata-only commands
         from pyspark.sql import functions as F
 
         row = ctx.spark.read.parquet(staged.folder).agg(F.max(column)).first()

@@ -240,6 +240,7 @@ def _rebuild(
 def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
     """`frame`'s data columns as the table stores them: its types, and a column the batch
     lacks (kept by the table from earlier versions) as null."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in stored.schema.fields}
