@@ -17,7 +17,8 @@ from dataclasses import dataclass, fields, is_dataclass
 from enum import StrEnum
 from typing import TypeVar
 
-from lakeguard.catalog.recheck import DefinitionProblem, recheck, refusal
+from lakeguard.catalog.recheck import DefinitionProblem, recheck
+from lakeguard.catalog.recheck import refusal as refusal_for
 from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationError
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
@@ -125,18 +126,18 @@ class Registry:
         """Why the dataset cannot run now: stored definitions it depends on do not validate
         (None: it can run)."""
         found = [p for p in self.problems if dataset_id in p.datasets]
-        return _refusal(f"dataset {dataset_id} cannot run", found) if found else None
+        return refusal_for(f"dataset {dataset_id} cannot run", found) if found else None
 
     def job_refusal(self, job_id: str) -> InvalidDefinition | None:
         """Why the job cannot start (None: it can); its datasets' own problems fail only
         their attempts."""
         found = [p for p in self.problems if job_id in p.jobs]
-        return _refusal(f"job {job_id} cannot run", found) if found else None
+        return refusal_for(f"job {job_id} cannot run", found) if found else None
 
     def schedule_refusal(self, job_id: str) -> InvalidDefinition | None:
         """Why the scheduler cannot fire the job (None: it can)."""
         found = [p for p in self.problems if job_id in p.jobs or job_id in p.schedules]
-        return _refusal(f"job {job_id} cannot be scheduled", found) if found else None
+        return refusal_for(f"job {job_id} cannot be scheduled", found) if found else None
 
     @property
     def unattached(self) -> tuple[DefinitionProblem, ...]:
@@ -249,10 +250,6 @@ def _table_and_key(where: str) -> tuple[str, str]:
     """("dataset_registry", "d") from a record's "dataset_registry[d].layer"."""
     table, _, rest = where.partition("[")
     return table, rest.split("]")[0]
-
-
-def _refusal(subject: str, problems: list[DefinitionProblem]) -> InvalidDefinition:
-    return refusal(subject, problems)
 
 
 def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:
