@@ -129,7 +129,7 @@ def demo(
     as_json: JsonFlag = False,
 ) -> None:
     """Generate an OpenCellID-like feed, declare it, and run it through bronze and silver."""
-    # start-up time: the demo loads the engine (the facade), which most commands never need
+    # start-up time: the demo's modules load only for `laketx demo`
     from openlaketx.demo.scenario import run_demo, summarize
 
     lh, demo_runs = with_lakehouse(

@@ -161,7 +161,7 @@ def migrate(
 ) -> None:
     """Bring the metadata stores of the home (every tenant's) to this laketx's version, each
     numbered migration in order, keeping every row. No JVM."""
-    # start-up time: the service's modules load the engine, which other commands never need
+    # start-up time: the service's modules load only for the commands that use them
     from openlaketx.service.tenants import known_tenants
 
     base = config_of(ctx)

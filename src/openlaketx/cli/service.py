@@ -50,8 +50,8 @@ def _scopes(text: str) -> tuple[Scope, ...]:
 
 
 def _tenants(ctx: typer.Context) -> Any:
-    # start-up time (as below): the service's modules load the engine, and serve loads the
-    # web stack (fastapi, uvicorn); the other commands never need them
+    # start-up time: the service's modules (and serve's web stack: fastapi, uvicorn) load
+    # only for the commands that use them
     from openlaketx.service.tenants import Tenants
 
     return Tenants(config_of(ctx))
