@@ -1,20 +1,120 @@
-"""The contract between the packages (docs/design.md §2), machine-checked."""
+"""The contract between the packages (docs/design.md §2) and the shape of their imports,
+machine-checked."""
 
 from __future__ import annotations
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
+import tomllib
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+import grimp
+
+from tests.import_cycles import import_map, module_cycles
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+CONTRACTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+    "contracts"
+]
 
 
-def test_import_linter_contract_lakeguard_never_imports_openlaketx() -> None:
+
+def test_import_linter_contracts_are_kept() -> None:
+    """The package boundary, the layers inside each package and no import cycle (pyproject)."""
     exe = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run([str(exe)], capture_output=True, text=True, cwd=SRC.parent, check=False)
+    result = subprocess.run([str(exe)], capture_output=True, text=True, cwd=ROOT, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert f"{len(CONTRACTS)} kept, 0 broken" in result.stdout
+
+
+def test_no_import_cycle_between_any_two_modules() -> None:
+    """Every import counts: at the top, in a function, under TYPE_CHECKING."""
+    cycles = module_cycles(import_map(grimp.build_graph("lakeguard", "openlaketx")))
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _layer_modules(contract_name: str) -> set[str]:
+    (contract,) = [c for c in CONTRACTS if c["name"].startswith(contract_name)]
+    return {m.strip() for layer in contract["layers"] for m in re.split(r"[:|]", layer)}
+
+
+def test_every_lakeguard_module_sits_in_a_layer() -> None:
+    """A new module of lakeguard is placed in its layers contract (openlaketx's contract is
+    exhaustive by itself); only a package whose modules sit in several layers is left out."""
+    layers = _layer_modules("LakeGuard's layers")
+    graph = grimp.build_graph("lakeguard")
+    unplaced = sorted(
+        m
+        for m in graph.modules
+        if not any(m == layer or m.startswith(f"{layer}.") for layer in layers)
+        and not any(layer.startswith(f"{m}.") for layer in layers)
+    )
+    assert not unplaced, f"add these to a layer of pyproject.toml's lakeguard contract: {unplaced}"
+
+
+_PRAGMA = re.compile(r"noqa(:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*)?|type:\s*ignore(\[[^]]*])?")
+
+
+def _explanations(text: str) -> set[int]:
+    """Lines holding a comment that says something (not just a pragma such as noqa)."""
+    return {
+        tok.start[0]
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.COMMENT and re.search(r"[A-Za-z]", _PRAGMA.sub("", tok.string))
+    }
+
+
+def _function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            walk(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    walk(tree, False)
+    return sorted(found, key=lambda n: n.lineno)
+
+
+def unexplained_imports(path: Path) -> list[int]:
+    """Lines of imports inside functions with no comment on them, on the line above, or above
+    the run of imports they directly follow."""
+    text = path.read_text()
+    lines = text.splitlines()
+    said = _explanations(text)
+    explained_ends: set[int] = set()
+    bad = []
+    for node in _function_imports(ast.parse(text)):
+        above = node.lineno - 1
+        end = node.end_lineno or node.lineno
+        if (
+            said & set(range(node.lineno, end + 1))
+            or (above in said and lines[above - 1].lstrip().startswith("#"))
+            or above in explained_ends
+        ):
+            explained_ends.add(end)
+        else:
+            bad.append(node.lineno)
+    return bad
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """An import inside a function hides a dependency: it must say why it is not at the top
+    (start-up time: pyspark and the like load on first use; or another genuine reason)."""
+    found = {
+        path.relative_to(SRC).as_posix(): unexplained_imports(path)
+        for path in sorted(SRC.rglob("*.py"))
+    }
+    offending = [f"src/{name}:{line}" for name, lines in found.items() for line in lines]
+    assert not offending, "imports inside functions without a comment saying why:\n" + "\n".join(
+        offending
+    )
 
 
 def test_no_lakeguard_module_mentions_openlaketx_imports() -> None:

@@ -23,7 +23,6 @@ from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ConfigError
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.sameness import same_definition
-from openlaketx import cli_metadata  # noqa: F401 - registers export and changes
 from openlaketx.cli import app
 from tests.conftest import cells_yaml, write
 

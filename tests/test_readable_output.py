@@ -26,7 +26,9 @@ from lakeguard.store.records import (
     SchemaChange,
 )
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, Layer, Outcome, Severity
-from openlaketx import cli, render
+from openlaketx import render
+from openlaketx.cli import app
+from openlaketx.cli.shared import out
 from openlaketx.runner.context import StepResult
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import Comparison, ReplayReport
@@ -49,7 +51,7 @@ def printed(renderable: Any, *, width: int = 80, terminal: bool = False) -> str:
         file=buf,
         width=width,
         force_terminal=terminal,
-        soft_wrap=cli.out.soft_wrap,
+        soft_wrap=out.soft_wrap,
         color_system=None,
     )
     console.print(renderable)
@@ -323,11 +325,11 @@ def test_laketx_status_piped_through_the_cli(
     )
     home = ["--home", str(tmp_path / "lakehouse")]
     runner = CliRunner()
-    assert runner.invoke(cli.app, [*home, "apply", str(doc)]).exit_code == 0
-    shown = runner.invoke(cli.app, [*home, "status"])
+    assert runner.invoke(app, [*home, "apply", str(doc)]).exit_code == 0
+    shown = runner.invoke(app, [*home, "status"])
     assert shown.exit_code == 0, shown.output
     assert not is_rich(shown.stdout)
     assert_readable(shown.stdout, [dataset, f"bronze.{dataset}"])
-    as_json = runner.invoke(cli.app, [*home, "status", "--json"])
+    as_json = runner.invoke(app, [*home, "status", "--json"])
     (row,) = json.loads(as_json.stdout)
     assert row["dataset_id"] == dataset and row["table_name"] == f"bronze.{dataset}"

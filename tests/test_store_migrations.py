@@ -16,7 +16,6 @@ from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
-from openlaketx import cli_metadata  # noqa: F401 - registers migrate
 from openlaketx.cli import app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_v0"

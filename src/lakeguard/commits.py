@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from deltalake import DeltaTable
+
 from lakeguard.shapes import JsonObject
 
 TAG_KEY = "laketx"
@@ -81,8 +83,6 @@ class Commit:
 
 def history(path: str, limit: int | None = None) -> list[Commit]:
     """The table's commits, newest first (empty when there is no Delta table at `path`)."""
-    from deltalake import DeltaTable
-
     if not DeltaTable.is_deltatable(path):
         return []
     return [
@@ -98,8 +98,6 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
 
 def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
     """The most recent laketx-tagged commits of the table at `path`, newest first."""
-    from deltalake import DeltaTable
-
     if not DeltaTable.is_deltatable(path):
         return []
     found = []
@@ -131,8 +129,6 @@ def find_commit(path: str, data_version: int) -> TaggedCommit | None:
 
 def published_through(path: str, app: str) -> int:
     """The highest data version the table has a commit for (0 when none or no table)."""
-    from deltalake import DeltaTable
-
     if not DeltaTable.is_deltatable(path):
         return 0
     return int(DeltaTable(path).transaction_version(app) or 0)

@@ -36,6 +36,7 @@ from openlaketx.runner.context import StepObserver
 from openlaketx.runner.news import nothing_new
 from openlaketx.runner.reaper import reap
 from openlaketx.runner.replay import ReplayReport, replay
+from openlaketx.spark import get_or_create_session
 from openlaketx.tables import dataset_location, quarantine_name, register, register_metadata
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ class Lakehouse:
     def spark(self) -> SparkSession:
         """The Spark session (started on first use); tables are registered as they are used."""
         if self._spark is None:
-            from openlaketx.spark import get_or_create_session
-
             self._spark = get_or_create_session(self.config)
         return self._spark
 

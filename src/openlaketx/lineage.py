@@ -59,6 +59,7 @@ class LineageObserver:
     """Emits a START and an end event per dataset step through the OpenLineage client."""
 
     def __init__(self, tenant: str, client: Any = None) -> None:
+        # start-up time: openlineage loads only when lineage is configured
         from openlineage.client import OpenLineageClient
 
         self.namespace = f"laketx://{tenant}"
@@ -71,11 +72,13 @@ class LineageObserver:
             _log.warning("OpenLineage event not emitted: %s", exc)
 
     def _declared_inputs(self, dataset: DatasetDef) -> list[Any]:
+        # start-up time: openlineage loads only when lineage is configured
         from openlineage.client.event_v2 import InputDataset
 
         return [InputDataset(namespace=self.namespace, name=p) for p in dataset.parents]
 
     def started(self, dataset: DatasetDef, attempt_id: str, job_run_id: str) -> None:
+        # start-up time: openlineage loads only when lineage is configured
         from openlineage.client.event_v2 import Job, OutputDataset, Run, RunEvent, RunState
 
         self._emit(
@@ -91,6 +94,7 @@ class LineageObserver:
         )
 
     def _parent(self, job_run_id: str, dataset: DatasetDef) -> dict[str, Any]:
+        # start-up time: openlineage loads only when lineage is configured
         from openlineage.client.facet_v2 import parent_run
 
         return {
@@ -101,6 +105,7 @@ class LineageObserver:
         }
 
     def ended(self, dataset: DatasetDef, result: StepResult, job_run_id: str) -> None:
+        # start-up time: openlineage loads only when lineage is configured
         from openlineage.client.event_v2 import (
             InputDataset,
             Job,
@@ -191,6 +196,7 @@ class LineageObserver:
 
 def _decision_facet_class() -> Any:
     """The `laketx_decision` run facet class (built on first use: the client is optional)."""
+    # start-up time: openlineage loads only when lineage is configured
     from openlineage.client.facet_v2 import RunFacet
 
     @attr.define

@@ -9,6 +9,7 @@ directly (`spark.jars`), so a second start makes no network request at all.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -27,8 +28,6 @@ MIN_JAVA = 17
 
 def java_major_version() -> int:
     """The major version of the `java` on PATH (or JAVA_HOME), or a one-line ConfigError."""
-    import os
-
     java_home = os.environ.get("JAVA_HOME")
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if not java or not Path(java).exists():
@@ -109,6 +108,7 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
 def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     """A Delta-enabled SparkSession for `cfg` (reuses the active one in this process)."""
     check_java()
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()

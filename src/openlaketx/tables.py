@@ -12,6 +12,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from deltalake import DeltaTable
+
 from lakeguard.store import MetadataStore
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.registration import register_table
@@ -38,8 +40,6 @@ def _database(spark: SparkSession, db: str, location: str) -> None:
 
 def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
     """Register the Delta table behind `table_name` if it exists; True when it does."""
-    from deltalake import DeltaTable
-
     location = dataset_location(warehouse, table_name)
     if not DeltaTable.is_deltatable(location):
         return False

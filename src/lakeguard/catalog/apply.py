@@ -13,7 +13,7 @@ from lakeguard.errors import ValidationError
 from lakeguard.store.reader import StoreReader
 
 if TYPE_CHECKING:
-    from lakeguard.store import MetadataStore
+    from lakeguard.store.store import MetadataStore
 
 
 def plan_file(

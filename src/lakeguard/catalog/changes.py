@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakeguard.errors import ConfigError
 from lakeguard.shapes import StoredRow
+from lakeguard.store import deltars
 from lakeguard.store.sameness import BOOKKEEPING
 
 if TYPE_CHECKING:
-    from lakeguard.store import MetadataStore
+    from lakeguard.store.store import MetadataStore
 
 Action = Literal["new", "updated", "deactivated", "reactivated"]
 
@@ -172,8 +173,6 @@ def diff(
 def parse_since(text: str, now: datetime) -> datetime:
     """A point in time: ISO 8601 (`2026-11-26`, `2026-11-26T10:00`, naive means UTC) or an age
     (`90m`, `2h`, `7d`, `30s`). Naive UTC, as metadata timestamps are."""
-    from datetime import timedelta
-
     units = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
     stripped = text.strip()
     if stripped[:-1].isdigit() and stripped[-1:] in units:
@@ -213,8 +212,6 @@ def definition_changes(
 ) -> ChangeReport:
     """Changes of this tenant's definitions since time `since` (each table as its last commit
     at or before it left it) or since table version `since_version` of each table."""
-    from lakeguard.store import deltars
-
     if (since is None) == (since_version is None):
         raise ConfigError(
             "say since when: a time or a table version",

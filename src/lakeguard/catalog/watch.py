@@ -29,7 +29,7 @@ from lakeguard.store.runtime_rows import MetadataSyncRow
 from lakeguard.vocabulary import SyncOutcome
 
 if TYPE_CHECKING:
-    from lakeguard.store import MetadataStore
+    from lakeguard.store.store import MetadataStore
 
 # A claim older than this is taken over (its watcher stopped without saying so).
 STALE = timedelta(minutes=10)

@@ -17,8 +17,6 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from lakeguard.store.registry import Registry
-
 MASKING_FUNCTIONS = frozenset({"sha1", "sha2", "md5", "hash", "xxhash64", "crc32", "mask"})
 
 
@@ -116,22 +114,3 @@ def raw_pii(shapes: Mapping[str, Shape], source_pii: Mapping[str, set[str]]) -> 
     for dataset_id in shapes:
         of(dataset_id, frozenset())
     return result
-
-
-def registered_raw_pii(registry: Registry) -> dict[str, set[str]]:
-    """`raw_pii` over the registered datasets and their source objects' pii tags."""
-    shapes = {
-        d.dataset_id: Shape(
-            dataset_id=d.dataset_id,
-            parents=d.parents,
-            columns=d.transform.columns,
-            sql=d.transform.sql,
-        )
-        for d in registry.datasets.values()
-    }
-    tagged: dict[str, set[str]] = {}
-    for obj in registry.objects:
-        tagged.setdefault(obj.dataset_id, set()).update(
-            c.column_name.lower() for c in obj.columns if c.is_pii
-        )
-    return raw_pii(shapes, tagged)

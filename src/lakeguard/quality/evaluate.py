@@ -55,6 +55,7 @@ def row_rules(rules: list[CompiledRule]) -> list[CompiledRule]:
 
 def rule_flag_columns(rules: list[CompiledRule]) -> list[tuple[str, Column]]:
     """(name, value) of each row-level rule's staged flag column."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     flags = []
@@ -76,6 +77,7 @@ def failed_rules_column(rules: list[CompiledRule]) -> Column:
     Most rows break nothing: they get the empty array after one null test, and only a failing
     row pays for building its array.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     empty = F.array().cast("array<string>")
@@ -121,6 +123,7 @@ def evaluate_unique(frame: DataFrame, rule: CompiledRule, rows: int) -> RuleOutc
     own prefix (bench/unique_check.py: ~25-40 % cheaper). A composite key keeps the groupBy:
     its sort would compare by the first column's prefix alone, often low in cardinality.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -175,6 +178,7 @@ def evaluate_row_count(
 def evaluate_aggregate(frame: DataFrame | None, rule: CompiledRule, rows: int) -> RuleOutcome:
     """A condition over aggregates of the batch (of each parent version, when it spans
     several): when false, the whole batch fails it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     holds = False
@@ -193,6 +197,7 @@ def evaluate_reference(
     frame: DataFrame | None, rule: CompiledRule, rows: int, referenced: DataFrame | None
 ) -> RuleOutcome:
     """Rows whose (non-null) key has no match in the referenced dataset's approved snapshot."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     assert rule.reference is not None

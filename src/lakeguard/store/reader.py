@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
-from lakeguard.errors import NotRegisteredError
+from lakeguard.errors import NotRegisteredError, ValidationError
 from lakeguard.explain import advise
 from lakeguard.policy.sla import sla_hours
 from lakeguard.progress import SourceProgress, fold
+from lakeguard.quality.kinds import stored_rule
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.shapes import StoredRow
@@ -286,9 +287,6 @@ class StoreReader:
     def _rule_texts(self, dataset_id: str) -> dict[str, str]:
         """What each of the dataset's rules asks, in words (rules that no longer parse say
         nothing: their definition is reported where it is compiled)."""
-        from lakeguard.errors import ValidationError
-        from lakeguard.quality.kinds import stored_rule
-
         rows = self._store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
         texts = {}
         for row in rows:

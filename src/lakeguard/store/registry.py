@@ -15,8 +15,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+from lakeguard.catalog.recheck import DefinitionProblem, recheck
+from lakeguard.catalog.recheck import refusal as refusal_for
 from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationError
 from lakeguard.hashing import digest
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
@@ -34,9 +36,6 @@ from lakeguard.store.records import (
 )
 from lakeguard.store.sameness import content_hash
 from lakeguard.vocabulary import SourceKindName
-
-if TYPE_CHECKING:
-    from lakeguard.catalog.recheck import DefinitionProblem
 
 T = TypeVar("T")
 
@@ -131,18 +130,18 @@ class Registry:
         """Why the dataset cannot run now: stored definitions it depends on do not validate
         (None: it can run)."""
         found = [p for p in self.problems if dataset_id in p.datasets]
-        return _refusal(f"dataset {dataset_id} cannot run", found) if found else None
+        return refusal_for(f"dataset {dataset_id} cannot run", found) if found else None
 
     def job_refusal(self, job_id: str) -> InvalidDefinition | None:
         """Why the job cannot start (None: it can); its datasets' own problems fail only
         their attempts."""
         found = [p for p in self.problems if job_id in p.jobs]
-        return _refusal(f"job {job_id} cannot run", found) if found else None
+        return refusal_for(f"job {job_id} cannot run", found) if found else None
 
     def schedule_refusal(self, job_id: str) -> InvalidDefinition | None:
         """Why the scheduler cannot fire the job (None: it can)."""
         found = [p for p in self.problems if job_id in p.jobs or job_id in p.schedules]
-        return _refusal(f"job {job_id} cannot be scheduled", found) if found else None
+        return refusal_for(f"job {job_id} cannot be scheduled", found) if found else None
 
     @property
     def unattached(self) -> tuple[DefinitionProblem, ...]:
@@ -246,9 +245,6 @@ def _problems(
 ) -> tuple[DefinitionProblem, ...]:
     """The stored definitions' problems (see lakeguard.catalog.recheck), and any row that did
     not load without recheck naming it."""
-    # imported here: the catalog's models import the store
-    from lakeguard.catalog.recheck import DefinitionProblem, recheck
-
     with _CHECKED_LOCK:
         found = _CHECKED.get(config_version)
     if found is None:
@@ -269,12 +265,6 @@ def _table_and_key(where: str) -> tuple[str, str]:
     """("dataset_registry", "d") from a record's "dataset_registry[d].layer"."""
     table, _, rest = where.partition("[")
     return table, rest.split("]")[0]
-
-
-def _refusal(subject: str, problems: list[DefinitionProblem]) -> InvalidDefinition:
-    from lakeguard.catalog.recheck import refusal
-
-    return refusal(subject, problems)
 
 
 def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:

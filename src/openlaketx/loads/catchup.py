@@ -18,6 +18,7 @@ with Spark's `aggregate` over the (small) list of its versions.
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import TYPE_CHECKING
 
 from lakeguard.store.ddl import quote
@@ -28,18 +29,22 @@ from lakeguard.vocabulary import (
     DeleteMissing,
     is_staged_only,
 )
+from openlaketx.loads.content import DIGEST_COLUMN, row_digest
+from openlaketx.loads.merge_plan import (
+    ACTION,
+    APPLY,
+    CLOSE,
+    CLOSE_AT,
+    CLOSE_DELETED,
+    DELETE,
+    ROW_HASH,
+    MergePlan,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-    from openlaketx.loads.strategies import MergePlan
-
-APPLY = "__laketx_apply"  # merge: the key's row replaces the table's (else it only stays)
-ACTION = "__laketx_action"  # scd2: what happens to the key's rows in the table
-CLOSE_AT = "__laketx_close_at"
 VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
-# scd2 actions on a key's rows in the table
-CLOSE, CLOSE_DELETED, DELETE = "close", "close_deleted", "delete"
 
 _SEED = "__laketx_seed"  # the table's current row, as the version before the first
 _SEGMENT = "__laketx_segment"  # how many times the key went missing before this version
@@ -55,6 +60,7 @@ def spans_versions(frame: DataFrame) -> bool:
 
 
 def _keys(plan: MergePlan) -> list[Column]:
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     return [F.col(quote(k)) for k in plan.keys]
@@ -63,10 +69,9 @@ def _keys(plan: MergePlan) -> list[Column]:
 def _events(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame:
     """The batch rows and each key's current table row (the seed), with where the key went
     missing (`delete_missing`) and which versions changed it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from openlaketx.loads.strategies import ROW_HASH
 
     keys = _keys(plan)
     first, last = plan.versions[0], plan.versions[-1]
@@ -96,9 +101,8 @@ def _events(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame
 
 def _with_changes(events: DataFrame, source: DataFrame, plan: MergePlan) -> DataFrame:
     """Each key's versions folded in order (Spark's `aggregate`): the ones that changed it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
-
-    from openlaketx.loads.strategies import ROW_HASH
 
     fields = [f"'pv', {PARENT_VERSION}", f"'seg', {_SEGMENT}", f"'seed', {_SEED}"]
     fields.append(f"'h', {ROW_HASH}")
@@ -128,8 +132,6 @@ def _with_changes(events: DataFrame, source: DataFrame, plan: MergePlan) -> Data
         F.max(_GAP_AFTER).alias(_ANY_GAP),
     )
     on = [F.col(quote(k)).eqNullSafe(F.col(m)) for k, m in zip(plan.keys, marks, strict=True)]
-    from functools import reduce
-
     joined = events.join(summary, reduce(lambda a, b: a & b, on), "inner").drop(*marks)
     return joined.withColumn(
         "__laketx_changed",
@@ -142,6 +144,7 @@ def latest(source: DataFrame, current: DataFrame, plan: MergePlan) -> DataFrame:
     replaces the table's row. Keys that no version changed are left out, except that a
     snapshot dataset keeps (unapplied) every key its latest version holds, so the MERGE does
     not take them for missing."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -172,10 +175,9 @@ def history(
     `current` is the table's current rows (`plan.current`); `table_columns` are the table's
     columns, for the digest of rows this publication closes.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 
     keys = _keys(plan)
     events = _events(source, current, plan)

@@ -42,6 +42,7 @@ def content_columns(columns: Iterable[str]) -> list[str]:
 def row_digest(present: Iterable[str], absent: Iterable[str] = ()) -> Column:
     """A row's digest over its data columns `present` and, as nulls, `absent` ones (columns
     the table holds and the batch lacks: the table will show them null)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     have = set(content_columns(present))
@@ -54,6 +55,7 @@ def _null_masks(names: list[str], present: set[str]) -> list[Column]:
     """Which columns are null, as bit masks of 62 columns each: xxhash64 skips nulls, so
     without them (1, NULL) and (NULL, 1) would hash alike. Integer arithmetic, unlike an
     array of flags, allocates nothing per row."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     masks = []
@@ -68,6 +70,7 @@ def _null_masks(names: list[str], present: set[str]) -> list[Column]:
 
 def frame_hash(frame: DataFrame) -> str:
     """The content hash of `frame`'s rows, each digest computed from its data."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     return _summed(frame.select(row_digest(frame.columns).alias("d")), F.col("d"))
@@ -78,6 +81,7 @@ def version_rows(
 ) -> DataFrame:
     """The rows data version `version` wrote, in the table as of `commit_version` (default:
     its latest state). Delta skips every file whose statistics exclude the version."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     reader = spark.read.format("delta")
@@ -96,6 +100,7 @@ def version_hash(
 def recorded_digests_hash(spark: SparkSession, path: str, version: int, commit: int) -> str:
     """The content hash of what version `version` wrote, from the digests its rows carry (two
     columns read); recomputed from the data if any of them lacks one."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows = version_rows(spark, path, version, commit)
@@ -107,6 +112,7 @@ def recorded_digests_hash(spark: SparkSession, path: str, version: int, commit: 
 
 
 def _summed(digests: DataFrame, digest: Column) -> str:
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     row = digests.agg(

@@ -11,7 +11,6 @@ idempotent Delta commit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
@@ -19,7 +18,6 @@ from lakeguard.vocabulary import (
     DELETED_AT,
     SCD2_COLUMNS,
     DeleteMissing,
-    LoadType,
     is_data_column,
     is_staged_only,
 )
@@ -31,12 +29,21 @@ from openlaketx.loads.commit import (
     conflict,
     session_tagging,
 )
+from openlaketx.loads.merge_plan import (
+    ACTION,
+    APPLY,
+    CLOSE,
+    CLOSE_AT,
+    CLOSE_DELETED,
+    DELETE,
+    ROW_HASH,
+    MergePlan,
+)
 from openlaketx.loads.publish import ensure_columns, fields_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-ROW_HASH = "_laketx_row_hash"
 VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
 
 
@@ -80,6 +87,7 @@ def row_hash_columns(columns: list[str], keys: list[str], strategy: Any) -> list
 
 def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> DataFrame:
     """Add a hash of the hashed columns, so unchanged rows are not rewritten by a merge."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     values = [F.col(quote(c)) for c in row_hash_columns(frame.columns, keys, strategy)]
@@ -88,6 +96,7 @@ def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> D
 
 def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
     """Rows as new current versions: valid from `effective`, open-ended, current."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     return (
@@ -97,53 +106,12 @@ def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class MergePlan:
-    """How a staged batch meets its table: keys, history, late rows, missing keys."""
-
-    load_type: LoadType  # MERGE or SCD2
-    keys: list[str]
-    sequence_by: str | None = None
-    delete_missing: DeleteMissing = DeleteMissing.NONE
-    # the parent versions a catch-up batch spans, oldest first (see catchup.py)
-    versions: tuple[int, ...] = ()
-
-    @property
-    def scd2(self) -> bool:
-        return self.load_type == LoadType.SCD2
-
-    def on(self, source_keys: list[str] | None = None) -> str:
-        source_keys = source_keys or self.keys
-        return " AND ".join(
-            f"t.{quote(k)} <=> s.{quote(s)}" for k, s in zip(self.keys, source_keys, strict=True)
-        )
-
-    def changed(self) -> str:
-        """Target row t differs from source row s (and s is not older, with sequence_by)."""
-        text = f"t.{ROW_HASH} IS DISTINCT FROM s.{ROW_HASH}"
-        if self.sequence_by:
-            seq = quote(self.sequence_by)
-            text += f" AND (t.{seq} IS NULL OR s.{seq} >= t.{seq})"
-        if self.delete_missing == DeleteMissing.SOFT:
-            text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
-        return text
-
-    def current(self, table: DataFrame) -> DataFrame:
-        """The table's live rows: current versions (scd2), not soft-deleted."""
-        from pyspark.sql import functions as F
-
-        if self.scd2:
-            table = table.where(F.col(IS_CURRENT))
-        if DELETED_AT in table.columns:
-            table = table.where(F.col(quote(DELETED_AT)).isNull())
-        return table
-
-
 def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) -> dict[str, int]:
     """What a MERGE of `staged` into the table at `path` would insert, update and delete.
 
     Reads only the keys, the row hashes (and `sequence_by`) of both sides.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     if catchup.spans_versions(staged) and plan.scd2:
@@ -153,7 +121,7 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
     whole = spark.read.format("delta").load(path)
     if catchup.spans_versions(staged):  # the fold decided what changes
         staged = catchup.latest(staged, _current_keys(whole, plan), plan)
-        changed, extra_s = f"s.{catchup.APPLY}", [catchup.APPLY]
+        changed, extra_s = f"s.{APPLY}", [APPLY]
     table = plan.current(whole)
     s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
     if DELETED_AT not in table.columns and plan.delete_missing == DeleteMissing.SOFT:
@@ -199,6 +167,7 @@ def merge(
     gate blocked duplicates). With `sequence_by`, a late row older than the stored one never
     overwrites it.
     """
+    # start-up time: delta-spark (and pyspark) load on first use, never in metadata-only commands
     from delta.tables import DeltaTable
 
     source = spark.read.parquet(staged)
@@ -210,7 +179,7 @@ def merge(
     elif catchup.spans_versions(source):
         table = spark.read.format("delta").load(path)
         folded = catchup.latest(source, _current_keys(table, plan), plan)
-        merged = _scd1(target, folded, plan, written, changed=f"s.{catchup.APPLY}")
+        merged = _scd1(target, folded, plan, written, changed=f"s.{APPLY}")
     elif plan.scd2:
         merged = _scd2(spark, target, source.select(*written), path, plan)
     else:
@@ -237,6 +206,7 @@ def _scd1(
     `changed`: the condition under which a source row replaces its key's (default: the
     plan's); a catch-up's fold decides it for each key.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     updates: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in written}
@@ -265,6 +235,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
     versions and to find missing keys) and, with null keys that match nothing, the rows to
     insert: new keys, changed keys, keys that come back after a delete.
     """
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
@@ -308,6 +279,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
 
 def _current_keys(table: DataFrame, plan: MergePlan) -> DataFrame:
     """The keys, row hashes (and `sequence_by`) of the table's current rows."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     extra = [plan.sequence_by] if plan.sequence_by else []
@@ -325,15 +297,16 @@ def _history_parts(
 def _history_changes(
     spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan
 ) -> dict[str, int]:
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows, actions = _history_parts(spark, staged, path, plan)
-    counts = actions.groupBy(catchup.ACTION).count().collect()
-    by_action = {r[catchup.ACTION]: int(r["count"]) for r in counts}
+    counts = actions.groupBy(ACTION).count().collect()
+    by_action = {r[ACTION]: int(r["count"]) for r in counts}
     return {
         "inserted": rows.select(F.lit(1)).count(),
-        "updated": by_action.get(catchup.CLOSE, 0) + by_action.get(catchup.CLOSE_DELETED, 0),
-        "deleted": by_action.get(catchup.DELETE, 0),
+        "updated": by_action.get(CLOSE, 0) + by_action.get(CLOSE_DELETED, 0),
+        "deleted": by_action.get(DELETE, 0),
     }
 
 
@@ -348,13 +321,14 @@ def _scd2_history(
     """The MERGE of a catch-up's scd2 history: one source row per key acting on the table's
     rows (close the current one, or delete them all), and, with null keys that match
     nothing, the history rows to insert."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows, actions = _history_parts(spark, source, path, plan)
     marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
     keyed = actions.select(
-        F.col(catchup.ACTION),
-        F.col(catchup.CLOSE_AT),
+        F.col(ACTION),
+        F.col(CLOSE_AT),
         *[F.col(quote(k)).alias(m) for k, m in zip(plan.keys, marks, strict=True)],
     )
     fresh = rows.select(
@@ -364,19 +338,19 @@ def _scd2_history(
             for k, m in zip(plan.keys, marks, strict=True)
         ],
     )
-    action = f"s.{quote(catchup.ACTION)}"
-    close_at = F.col(f"s.{quote(catchup.CLOSE_AT)}")
+    action = f"s.{quote(ACTION)}"
+    close_at = F.col(f"s.{quote(CLOSE_AT)}")
     merged = (
         target.merge(fresh.unionByName(keyed, allowMissingColumns=True).alias("s"), plan.on(marks))
-        .whenMatchedDelete(condition=f"{action} = '{catchup.DELETE}'")
+        .whenMatchedDelete(condition=f"{action} = '{DELETE}'")
         .whenMatchedUpdate(
-            condition=f"{action} = '{catchup.CLOSE}' AND t.{IS_CURRENT}",
+            condition=f"{action} = '{CLOSE}' AND t.{IS_CURRENT}",
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at},
         )
     )
     if plan.delete_missing == DeleteMissing.SOFT:
         merged = merged.whenMatchedUpdate(
-            condition=f"{action} = '{catchup.CLOSE_DELETED}' AND t.{IS_CURRENT}",
+            condition=f"{action} = '{CLOSE_DELETED}' AND t.{IS_CURRENT}",
             set={IS_CURRENT: F.lit(False), VALID_TO: close_at, quote(DELETED_AT): close_at},
         )
     return merged.whenNotMatchedInsert(

@@ -17,7 +17,8 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
 from openlaketx.loads.content import DIGEST_COLUMN, row_digest
-from openlaketx.runner.inputs import LOADED_COL, RUN_COL, VERSION_COL
+from openlaketx.loads.merge_plan import MergePlan
+from openlaketx.runner.batch import LOADED_COL, RUN_COL, VERSION_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -28,9 +29,9 @@ def merge_keys(dataset: DatasetDef) -> list[str]:
     return list(dataset.business_keys or dataset.transform.refresh_keys or ())
 
 
-def merge_plan(dataset: DatasetDef, versions: tuple[int, ...] = ()) -> strategies.MergePlan:
+def merge_plan(dataset: DatasetDef, versions: tuple[int, ...] = ()) -> MergePlan:
     """How a merge or scd2 dataset publishes a batch (one spanning parent `versions`)."""
-    return strategies.MergePlan(
+    return MergePlan(
         load_type=LoadType(dataset.load_type),
         keys=merge_keys(dataset),
         sequence_by=dataset.sequence_by,
@@ -50,6 +51,7 @@ def publishable(
 ) -> DataFrame:
     """`frame` with every column the engine adds before staging it as data version `version`
     (the row digest also covers, as nulls, data columns the table has and the batch lacks)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     load_type = LoadType(dataset.load_type)
@@ -75,6 +77,7 @@ def publishable(
 def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
     """When a new scd2 version starts: its `sequence_by` time where that is a date or
     timestamp, else the load time (which a replay cannot reproduce)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     if starts_by_data(frame, dataset):

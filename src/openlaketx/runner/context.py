@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from deltalake import DeltaTable
+
 from lakeguard.errors import LakeTxError
 from lakeguard.gate import Gate
 from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
@@ -14,9 +16,9 @@ from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, LoadType
-from openlaketx.loads import strategies
+from openlaketx.loads.merge_plan import MergePlan
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
-from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
 from openlaketx.sources.files import CORRUPT_COLUMN
@@ -108,8 +110,6 @@ class Target:
         return self.load_type in (LoadType.MERGE, LoadType.SCD2)
 
     def exists(self) -> bool:
-        from deltalake import DeltaTable
-
         return bool(DeltaTable.is_deltatable(self.path))
 
     def merging(self, batch: InputBatch) -> bool:
@@ -117,7 +117,7 @@ class Target:
         table, or a catch-up of several parent versions (applied in order, even the first)."""
         return self.merges and (self.exists() or bool(batch.parent_versions))
 
-    def plan(self, batch: InputBatch) -> strategies.MergePlan:
+    def plan(self, batch: InputBatch) -> MergePlan:
         return merge_plan(self.dataset, batch.parent_versions)
 
     def result(self, run_id: str, status: AttemptStatus, **fields: Any) -> StepResult:

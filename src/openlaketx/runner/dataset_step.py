@@ -18,9 +18,10 @@ from lakeguard.store.runtime_rows import TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.context import RunContext, StepResult, Target, batch_inputs
 from openlaketx.runner.gating import gate
-from openlaketx.runner.inputs import InputBatch, dataset_input
+from openlaketx.runner.inputs import dataset_input
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.promotion import hold_back, promote
 from openlaketx.runner.recovery import Recovered, recover

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from deltalake import DeltaTable
+
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.schema.drift import (
     Change,
@@ -29,7 +31,7 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import Layer, is_data_column
-from openlaketx.runner.inputs import InputBatch
+from openlaketx.runner.batch import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
 
@@ -151,8 +153,6 @@ def batch_drift(
 
 def _table_types(path: str) -> dict[str, str] | None:
     """The dataset table's column types by lower-case name (None: no table yet)."""
-    from deltalake import DeltaTable
-
     if not DeltaTable.is_deltatable(path):
         return None
     fields = json.loads(DeltaTable(path).schema().to_json())["fields"]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 def failing_any(rule_ids: Sequence[str]) -> Column:
     """Whether a staged row failed any of `rule_ids`."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     ids = F.array(*[F.lit(r) for r in rule_ids])
@@ -26,6 +27,7 @@ def rows_failing(spark: SparkSession, staged: StagedBatch, rule_ids: Sequence[st
     """Parseable staged rows failing any of `rule_ids` (reads their flags only)."""
     if not rule_ids or not staged.good:
         return 0
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     rows = spark.read.parquet(staged.part_folder())
@@ -37,6 +39,7 @@ def rows_failing(spark: SparkSession, staged: StagedBatch, rule_ids: Sequence[st
 def rejected(malformed: bool, dropped: Sequence[str]) -> Column | None:
     """Which staged rows stay out: unparseable ones (when the batch had any) and those failing
     a dropped rule (None: every row is promoted)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     parts = [F.col(CORRUPT_COLUMN).isNotNull()] if malformed else []

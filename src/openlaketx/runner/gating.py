@@ -19,9 +19,9 @@ from lakeguard.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
 from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
 from openlaketx.runner import drift, dropping, evidence
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
 from openlaketx.runner.context import NOT_PUBLISHED, RunContext, Target
-from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.policies import policy_checks
 from openlaketx.runner.validation import evaluate_staged

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from functools import reduce
 from typing import TYPE_CHECKING
 
-from lakeguard.evidence import Check
 from lakeguard.progress import SourceProgress
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.sqlsafety import vetted_sql
@@ -20,10 +20,10 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer, LoadType, RuleType, Severity
-from openlaketx.loads.catchup import PARENT_VERSION
-from openlaketx.loads.content import DIGEST_COLUMN
+from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType, RuleType, Severity
 from openlaketx.loads.staging import landing_folder
+from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
+from openlaketx.runner.models import model_input
 from openlaketx.sources.base import ReadContext
 from openlaketx.sources.files import CORRUPT_COLUMN
 from openlaketx.sources.kinds import engine as source_engine
@@ -32,51 +32,6 @@ from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-VERSION_COL = "_laketx_version"
-RUN_COL = "_laketx_run_id"
-LOADED_COL = "_laketx_loaded_at"
-# The engine's bookkeeping on every row; derived datasets do not inherit it from parents.
-LINEAGE_COLUMNS = frozenset(
-    {
-        VERSION_COL,
-        RUN_COL,
-        LOADED_COL,
-        "_laketx_failed_rules",
-        "_laketx_row_hash",
-        DIGEST_COLUMN,
-    }
-)
-
-
-def without_lineage(frame: DataFrame) -> DataFrame:
-    """The frame without the engine's lineage columns (soft-delete markers stay)."""
-    return frame.drop(*[c for c in frame.columns if c in LINEAGE_COLUMNS])
-
-
-@dataclass
-class InputBatch:
-    frame: DataFrame | None  # None: nothing new to promote
-    fingerprint: str
-    from_layer: str
-    upstream_refs: dict[str, int] = field(default_factory=dict)
-    builtin_rules: list[CompiledRule] = field(default_factory=list)
-    note: str | None = None
-    has_corrupt_column: bool = False
-    checks: list[Check] = field(default_factory=list)
-    sources: list[SourceRead] = field(default_factory=list)
-    views: list[str] = field(default_factory=list)  # temporary views to drop after staging
-    # a derived batch that spans several parent versions: them, oldest first (else empty)
-    parent_versions: tuple[int, ...] = ()
-    # columns the batch is unique on within each parent version by construction (a merge's
-    # dedupe by sequence_by): a UNIQUE rule on them, or on more, cannot fail and is not run
-    unique_on: tuple[str, ...] = ()
-
-    @property
-    def empty_is_nothing_new(self) -> bool:
-        """An empty batch of watermark sources means no new rows (no version, no decision)."""
-        return bool(self.sources) and all(s.watermark_column for s in self.sources)
-
 
 def read_source(
     spark: SparkSession,
@@ -168,6 +123,7 @@ def derived_input(
         return InputBatch(
             None, "none", parent.layer, note=f"no new approved version of {parent_id}"
         )
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -241,8 +197,7 @@ def parent_rows(
     holds every version's rows as they were; any other parent (merge, scd2, full) may have
     rewritten or removed them since, so each version is read at its own snapshot.
     """
-    from functools import reduce
-
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     path = dataset_location(warehouse, parent.table_name)
@@ -284,8 +239,6 @@ def dataset_input(
     if parents is None:
         parents = {p: reader.approved(p) for p in dataset.parents}
     if dataset.transform.sql is not None:
-        from openlaketx.runner.models import model_input
-
         return model_input(spark, registry, dataset, dict(parents), own_latest, warehouse, run_id)
     parent = dataset.parents[0]
     upto = parents.get(parent)
@@ -307,6 +260,7 @@ def without_repeats(
     windows = [s.reread_from for s in batch.sources if s.reread_from is not None]
     if batch.frame is None or not windows or own_latest is None:
         return batch
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     column, lower, kind = windows[0]

@@ -18,7 +18,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer
-from openlaketx.runner.inputs import VERSION_COL, InputBatch, without_lineage
+from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ def _touched_keys(
     snapshots: dict[str, DataFrame], consumed: dict[str, int], keys: list[str], dataset_id: str
 ) -> DataFrame:
     """Distinct refresh keys of the parents' rows newer than the versions last consumed."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     touched = None

@@ -8,7 +8,7 @@ from datetime import datetime
 from lakeguard.gate import Check
 from lakeguard.policy.evaluate import applicable, checks
 from lakeguard.policy.kinds import BatchFacts
-from lakeguard.policy.pii import registered_raw_pii
+from lakeguard.policy.pii import Shape, raw_pii
 from lakeguard.schema.drift import ChangeKind
 from lakeguard.store import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef
@@ -41,3 +41,22 @@ def policy_checks(
         rows_written=lambda: [v.rows_written or 0 for v in reader.versions(dataset.dataset_id)],
     )
     return checks(policies, facts)
+
+
+def registered_raw_pii(registry: Registry) -> dict[str, set[str]]:
+    """`raw_pii` over the registered datasets and their source objects' pii tags."""
+    shapes = {
+        d.dataset_id: Shape(
+            dataset_id=d.dataset_id,
+            parents=d.parents,
+            columns=d.transform.columns,
+            sql=d.transform.sql,
+        )
+        for d in registry.datasets.values()
+    }
+    tagged: dict[str, set[str]] = {}
+    for obj in registry.objects:
+        tagged.setdefault(obj.dataset_id, set()).update(
+            c.column_name.lower() for c in obj.columns if c.is_pii
+        )
+    return raw_pii(shapes, tagged)

@@ -22,6 +22,7 @@ NUMERIC = frozenset({"integer", "long", "short", "byte", "double", "float"})
 
 def full_profile(frame: DataFrame, types: dict[str, str], top: int) -> list[ProfileMetric]:
     """approx_distinct, mean and stddev (numeric), top_values (strings) of `types`' columns."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 

@@ -12,6 +12,7 @@ from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.context import (
     NOT_PUBLISHED,
     RunContext,
@@ -20,7 +21,6 @@ from openlaketx.runner.context import (
     batch_inputs,
 )
 from openlaketx.runner.gating import GateOutcome
-from openlaketx.runner.inputs import InputBatch
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
 from openlaketx.sources.files import archive_files
@@ -193,6 +193,7 @@ def _highest(ctx: RunContext, target: Target, staged: staging.StagedBatch, colum
     """The highest value of `column` in the staged batch, as text (footers, else Spark)."""
     value = footers.highest([*staged.good, *staged.malformed], column)
     if value is None:
+        # start-up time: pyspark loads on first use, never in metadata-only commands
         from pyspark.sql import functions as F
 
         row = ctx.spark.read.parquet(staged.folder).agg(F.max(column)).first()

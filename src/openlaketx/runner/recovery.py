@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from deltalake import DeltaTable
+
 from lakeguard.errors import MetadataStoreError
 from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store.records import ApprovedVersion
@@ -90,8 +92,6 @@ def record_commit(
 
 
 def _table_schema_hash(path: str, commit_version: int) -> str:
-    from deltalake import DeltaTable
-
     fields = json.loads(DeltaTable(path, version=commit_version).schema().to_json())
     return schema_hash(from_fields(fields["fields"]))
 

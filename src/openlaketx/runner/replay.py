@@ -38,9 +38,10 @@ from openlaketx.loads.content import (
     version_rows,
 )
 from openlaketx.loads.publish import create_empty, fields_of
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.dropping import failing_any
-from openlaketx.runner.inputs import InputBatch, dataset_input
+from openlaketx.runner.inputs import dataset_input
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
@@ -239,6 +240,7 @@ def _rebuild(
 def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
     """`frame`'s data columns as the table stores them: its types, and a column the batch
     lacks (kept by the table from earlier versions) as null."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in stored.schema.fields}

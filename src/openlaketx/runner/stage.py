@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deltalake import DeltaTable
+
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.content import staged_hash
+from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
 from openlaketx.runner.context import RunContext, Target
-from openlaketx.runner.inputs import InputBatch
 
 
 def stage_batch(
@@ -20,8 +22,6 @@ def stage_batch(
 ) -> staging.StagedBatch:
     """Write the batch, as data version `version`, with each row's broken rules, digest and
     lineage columns, into a staged folder (a MERGE's input is scratch: never table files)."""
-    from deltalake import DeltaTable
-
     assert batch.frame is not None
     table = DeltaTable(target.path).schema().to_arrow().names if target.exists() else []
     frame = publishable(

@@ -3,6 +3,7 @@ reads it, whether it says its length or streams it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -54,8 +55,6 @@ class _TooLarge(Exception):
 
 
 async def _too_large(scope: Scope, send: Send, limit: int) -> None:
-    import json
-
     body: dict[str, Any] = {
         "type": "https://openlaketx.dev/problems/payloadtoolarge",
         "title": "PayloadTooLarge",

@@ -19,6 +19,7 @@ from lakeguard.errors import (
     ValidationError,
     WriteConflict,
 )
+from openlaketx.service.runs import ServiceStopping
 
 MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)
@@ -44,8 +45,6 @@ class BadRequest(LakeTxError):
 
 
 def _status(exc: LakeTxError) -> int:
-    from openlaketx.service.runs import ServiceStopping
-
     for kind, status in (
         (AuthError, 401),
         (ForbiddenError, 403),

@@ -24,7 +24,7 @@ from lakeguard.errors import LakeTxError, WriteConflict, describe
 from lakeguard.liveness import worker_instance
 from lakeguard.retries import backoff
 from lakeguard.store import RunWriter, StoreReader
-from lakeguard.store.requests import claim
+from lakeguard.store.requests import claim, find
 from lakeguard.store.runtime_rows import RunEventRow, RunRequestRow, new_id
 from lakeguard.store.store import utcnow
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
@@ -137,8 +137,6 @@ class RunService:
             if held is None:
                 continue
             if request_key is not None:  # a request sent again may name the run holding it
-                from lakeguard.store.requests import find
-
                 earlier = find(lh.store, held.run_id)
                 if earlier is not None and earlier.request_key == request_key:
                     return
@@ -227,8 +225,6 @@ class RunService:
     @staticmethod
     def _retry_number(lh: Lakehouse, request: RunRequestRow) -> int:
         """How many retries led to this run (following `retry_of` back)."""
-        from lakeguard.store.requests import find
-
         count, current = 0, request
         while current.retry_of is not None and count < 100:
             count += 1

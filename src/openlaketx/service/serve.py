@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import uvicorn
+
 from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.errors import describe
 from lakeguard.schedule import CatchUp
@@ -40,8 +42,6 @@ def serve(
 ) -> None:
     """Serve until a signal asks to stop; returns once drained. With `watch`, the YAML
     documents of that folder are kept applied to the served tenant (`laketx watch`)."""
-    import uvicorn
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     tenants = Tenants(config)
     runs = RunService(tenants, workers=workers)

@@ -14,7 +14,8 @@ import typer
 from lakeguard.errors import ConfigError
 from lakeguard.keys import Scope
 from lakeguard.schedule import CatchUp
-from openlaketx.cli import JsonFlag, _guard, _print_json, app, config_of, err, out
+from openlaketx.cli.shared import JsonFlag, app, config_of, err, guard, out, print_json
+from openlaketx.config import LakehouseConfig
 from openlaketx.render import rows_table
 
 keys_app = typer.Typer(help="API keys of the service: create, list, revoke, rotate.")
@@ -49,6 +50,8 @@ def _scopes(text: str) -> tuple[Scope, ...]:
 
 
 def _tenants(ctx: typer.Context) -> Any:
+    # start-up time: the service's modules (and serve's web stack: fastapi, uvicorn) load
+    # only for the commands that use them
     from openlaketx.service.tenants import Tenants
 
     return Tenants(config_of(ctx))
@@ -70,8 +73,6 @@ def keys_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create a key; its token is printed this once (only its hash is kept)."""
-    from openlaketx.config import LakehouseConfig
-
     def work() -> tuple[Any, str]:
         LakehouseConfig.check_tenant(tenant)
         return _tenants(ctx).keys.create(
@@ -82,9 +83,9 @@ def keys_create(
             created_by="cli",
         )
 
-    key, token = _guard(ctx, as_json, work)
+    key, token = guard(ctx, as_json, work)
     if as_json:
-        _print_json({**_key_row(key), "token": token})
+        print_json({**_key_row(key), "token": token})
     else:
         out.print(f"key {key.api_key_id} for tenant {key.tenant_id} ({', '.join(key.scopes)})")
         out.print(token, markup=False, highlight=False)
@@ -98,9 +99,9 @@ def keys_list(
     as_json: JsonFlag = False,
 ) -> None:
     """Keys with their tenant, scopes, expiry and last use (never a token or a hash)."""
-    rows = _guard(ctx, as_json, lambda: [_key_row(k) for k in _tenants(ctx).keys.list(tenant)])
+    rows = guard(ctx, as_json, lambda: [_key_row(k) for k in _tenants(ctx).keys.list(tenant)])
     if as_json:
-        _print_json(rows)
+        print_json(rows)
     else:
         out.print(rows_table(rows, title="API keys"))
 
@@ -108,9 +109,9 @@ def keys_list(
 @keys_app.command("revoke")
 def keys_revoke(ctx: typer.Context, key_id: str, as_json: JsonFlag = False) -> None:
     """Stop a key at once."""
-    key = _guard(ctx, as_json, lambda: _tenants(ctx).keys.revoke(key_id))
+    key = guard(ctx, as_json, lambda: _tenants(ctx).keys.revoke(key_id))
     if as_json:
-        _print_json(_key_row(key))
+        print_json(_key_row(key))
     else:
         out.print(f"revoked key {key.api_key_id} of tenant {key.tenant_id}")
 
@@ -123,11 +124,11 @@ def keys_rotate(
     as_json: JsonFlag = False,
 ) -> None:
     """A new key for the same tenant and scopes; the old one stops after the overlap."""
-    key, token = _guard(
+    key, token = guard(
         ctx, as_json, lambda: _tenants(ctx).keys.rotate(key_id, parse_duration(overlap))
     )
     if as_json:
-        _print_json({**_key_row(key), "token": token, "replaces": key_id})
+        print_json({**_key_row(key), "token": token, "replaces": key_id})
     else:
         out.print(f"key {key.api_key_id} replaces {key_id} (which stops in {overlap})")
         out.print(token, markup=False, highlight=False)
@@ -152,9 +153,9 @@ def serve(
     ),
 ) -> None:
     """Serve the HTTP API and run the scheduler, with one warm Spark session."""
-    from openlaketx.service.serve import serve as run_server
+    from openlaketx.service.serve import serve as run_server  # start-up time (see _tenants)
 
-    _guard(
+    guard(
         ctx,
         False,
         lambda: run_server(
@@ -183,6 +184,7 @@ def scheduler(
     as_json: JsonFlag = False,
 ) -> None:
     """Run due schedules and triggers (from cron or an orchestrator: `--once`)."""
+    # start-up time (see _tenants)
     from openlaketx.service.runs import RunService
     from openlaketx.service.scheduler import Scheduler
 
@@ -201,8 +203,8 @@ def scheduler(
         runs.drain(0)
         return [asdict(f) for f in fired]
 
-    rows = _guard(ctx, as_json, work)
+    rows = guard(ctx, as_json, work)
     if as_json:
-        _print_json(rows)
+        print_json(rows)
     else:
         out.print(rows_table(rows, title="scheduler pass"))

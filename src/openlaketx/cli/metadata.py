@@ -15,7 +15,19 @@ import typer
 from lakeguard.catalog.changes import parse_since
 from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ValidationError
-from openlaketx.cli import JsonFlag, _guard, _print_json, _with_lakehouse, app, config_of, err, out
+from lakeguard.store import MetadataStore
+from lakeguard.store.migrations import migrate as run_migrations
+from lakeguard.store.migrations import pending
+from openlaketx.cli.shared import (
+    JsonFlag,
+    app,
+    config_of,
+    err,
+    guard,
+    out,
+    print_json,
+    with_lakehouse,
+)
 from openlaketx.render import rows_table
 
 
@@ -28,7 +40,7 @@ def export(
 ) -> None:
     """Write the tenant's current definitions as one YAML document (direct SQL edits
     included). `validate` accepts it and `plan` on it finds nothing to change."""
-    text = _with_lakehouse(ctx, True, lambda lh, _: lh.export())
+    text = with_lakehouse(ctx, True, lambda lh, _: lh.export())
     if out_file is None:
         sys.stdout.write(text)
     else:
@@ -48,7 +60,7 @@ def export(
                 "exported document and apply it",
             ) from None
 
-    _guard(ctx, False, check)
+    guard(ctx, False, check)
     if out_file is not None:
         err.print(f"exported to {out_file}", highlight=False)
 
@@ -72,9 +84,9 @@ def changes(
         progress("reading the definition tables' history")
         return lh.changes(since=when, since_version=since_version)
 
-    report = _with_lakehouse(ctx, as_json, work)
+    report = with_lakehouse(ctx, as_json, work)
     if as_json:
-        _print_json(report.as_json())
+        print_json(report.as_json())
         return
     if not report.changes:
         out.print("no definition changed")
@@ -110,15 +122,15 @@ def watch(
     """Keep a folder of YAML documents applied: each new or changed document is validated,
     planned and applied once (an invalid one is refused whole); every sync is recorded in
     metadata_syncs. No JVM."""
-    lh = _with_lakehouse(ctx, as_json, lambda lh, _: lh)
-    watcher = _guard(
+    lh = with_lakehouse(ctx, as_json, lambda lh, _: lh)
+    watcher = guard(
         ctx, as_json, lambda: lh.watcher(folder, deactivate_missing=deactivate_missing)
     )
     if not as_json and not once:
         err.print(f"watching {watcher.folder} (Ctrl-C stops)", highlight=False)
     try:
         while True:
-            for result in _guard(ctx, as_json, watcher.sync):
+            for result in guard(ctx, as_json, watcher.sync):
                 _print_sync(result, as_json)
             if once:
                 return
@@ -149,9 +161,7 @@ def migrate(
 ) -> None:
     """Bring the metadata stores of the home (every tenant's) to this laketx's version, each
     numbered migration in order, keeping every row. No JVM."""
-    from lakeguard.store import MetadataStore
-    from lakeguard.store.migrations import migrate as run_migrations
-    from lakeguard.store.migrations import pending
+    # start-up time: the service's modules load only for the commands that use them
     from openlaketx.service.tenants import known_tenants
 
     base = config_of(ctx)
@@ -171,9 +181,9 @@ def migrate(
                 report[tenant] = run_migrations(store)
         return report
 
-    report = _guard(ctx, as_json, work)
+    report = guard(ctx, as_json, work)
     if as_json:
-        _print_json({"planned" if plan_only else "migrated": report})
+        print_json({"planned" if plan_only else "migrated": report})
         return
     for tenant, lines in report.items():
         out.print(f"[bold]{tenant}[/]: {'up to date' if not lines else ''}", highlight=False)
@@ -185,7 +195,7 @@ def migrate(
 def check(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Re-validate the stored definitions (direct SQL edits included) as a run would: each
     problem with its table, key, fix and what it blocks; exit 3 when there is any. No JVM."""
-    problems = _with_lakehouse(ctx, as_json, lambda lh, _: lh.definition_problems())
+    problems = with_lakehouse(ctx, as_json, lambda lh, _: lh.definition_problems())
     found = [
         {
             "where": p.where,
@@ -200,7 +210,7 @@ def check(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         for p in problems
     ]
     if as_json:
-        _print_json({"valid": not found, "problems": found})
+        print_json({"valid": not found, "problems": found})
     elif not found:
         out.print("[green]the stored definitions are valid[/]")
     else:

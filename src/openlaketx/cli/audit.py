@@ -11,16 +11,16 @@ import typer
 
 from lakeguard.errors import AuditFailed
 from openlaketx import render
-from openlaketx.cli import JsonFlag, _print_json, _with_lakehouse, app, out
+from openlaketx.cli.shared import JsonFlag, app, out, print_json, with_lakehouse
 
 
 @app.command()
 def verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Audit the store against every invariant (exit 0 only when all hold). No Spark."""
-    violations = _with_lakehouse(ctx, as_json, lambda lh, _: lh.verify())
+    violations = with_lakehouse(ctx, as_json, lambda lh, _: lh.verify())
     rows = [asdict(v) for v in violations]
     if as_json:
-        _print_json({"ok": not rows, "violations": rows})
+        print_json({"ok": not rows, "violations": rows})
     elif rows:
         out.print(render.rows_table(rows, title=f"{len(rows)} violation(s)"))
     else:
@@ -42,9 +42,9 @@ def replay(
         progress("starting Spark")
         return lh.replay(dataset, version)
 
-    report = _with_lakehouse(ctx, as_json, work)
+    report = with_lakehouse(ctx, as_json, work)
     if as_json:
-        _print_json({**asdict(report), "matches": report.matches})
+        print_json({**asdict(report), "matches": report.matches})
     else:
         out.print(render.replay_table(report))
     if not report.matches:
@@ -55,9 +55,9 @@ def replay(
 def reap(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Record runs whose process died in flight as FAILED. No Spark."""
 
-    reaped = _with_lakehouse(ctx, as_json, lambda lh, _: list(lh.reap()))
+    reaped = with_lakehouse(ctx, as_json, lambda lh, _: list(lh.reap()))
     if as_json:
-        _print_json({"reaped": reaped})
+        print_json({"reaped": reaped})
     else:
         out.print(f"{len(reaped)} abandoned run(s) recorded FAILED")
 
@@ -70,8 +70,8 @@ def optimize(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         progress("optimizing the metadata tables")
         return list(lh.optimize())
 
-    tables = _with_lakehouse(ctx, as_json, work)
+    tables = with_lakehouse(ctx, as_json, work)
     if as_json:
-        _print_json({"optimized": tables})
+        print_json({"optimized": tables})
     else:
         out.print(f"optimized {len(tables)} metadata tables")

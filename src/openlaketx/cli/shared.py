@@ -1,0 +1,149 @@
+"""The `laketx` app and what every command module shares: the global options, the `--json`
+flag, the error handler (one clean line and a documented exit code), the consoles and JSON
+printing. Command modules import this one; it imports none of them (`cli/__init__.py`
+assembles them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from lakeguard.errors import LakeTxError, first_line
+from openlaketx.config import LakehouseConfig, parse_conf_flags
+
+app = typer.Typer(
+    name="laketx",
+    help="OpenLakeTx + LakeGuard: governed ingestion on Spark and Delta Lake.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=True)  # never cut a line at the width: a pipe gets every id whole
+err = Console(stderr=True)
+T = TypeVar("T")
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+@dataclass
+class Options:
+    home: Path | None = None
+    namespace: str | None = None
+    tenant: str | None = None
+    master: str | None = None
+    conf: list[str] = field(default_factory=list)
+    debug: bool = False
+
+
+def options_of(ctx: typer.Context) -> Options:
+    """The global options given before the command."""
+    return ctx.obj if isinstance(ctx.obj, Options) else Options()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    home: Path | None = typer.Option(
+        None, help="Lakehouse folder (default $LAKETX_HOME or ./lakehouse)."
+    ),
+    namespace: str | None = typer.Option(None, help="Metadata namespace (default lakeguard)."),
+    tenant: str | None = typer.Option(None, help="Tenant id (default 'default')."),
+    master: str | None = typer.Option(
+        None, help="Spark master, e.g. local[*] or spark://host:7077."
+    ),
+    conf: list[str] = typer.Option([], "--conf", help="Spark conf key=value (repeatable)."),
+    debug: bool = typer.Option(False, help="Show tracebacks."),
+) -> None:
+    ctx.obj = Options(home, namespace, tenant, master, conf, debug)
+
+
+def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
+    if debug:
+        err.print_exception()
+    if isinstance(exc, LakeTxError):
+        payload, code = exc.to_dict(), exc.exit_code
+        text = exc.message
+    else:
+        first = first_line(exc)
+        payload = {"error": type(exc).__name__, "what": first}
+        text, code = f"{type(exc).__name__}: {first} (run with --debug for the traceback)", 1
+    if as_json:
+        out.print_json(json.dumps(payload, default=str))
+    else:
+        lines = text.splitlines()
+        err.print(f"[bold red]error:[/] {lines[0]}", highlight=False, soft_wrap=True)
+        for line in lines[1:]:
+            err.print(line, highlight=False, soft_wrap=True, markup=False)
+    raise typer.Exit(code)
+
+
+def guard(ctx: typer.Context, as_json: bool, action: Callable[[], T]) -> T:
+    """`action()`, any error ending the command as one clean line with its exit code."""
+    try:
+        return action()
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        err.print("[red]interrupted[/]")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        _fail(exc, as_json, options_of(ctx).debug)
+        raise  # unreachable: _fail exits
+
+
+@contextmanager
+def _spinner(message: str, quiet: bool) -> Iterator[Callable[[str], None]]:
+    if quiet:
+        yield lambda _m: None
+        return
+    if not err.is_terminal:  # logs and pipes get one plain line per step instead of a spinner
+        yield lambda m: err.print(f"… {m}", highlight=False, markup=False)
+        return
+    with err.status(message) as status:
+        yield lambda m: status.update(m)
+
+
+def config_of(ctx: typer.Context) -> LakehouseConfig:
+    """The lakehouse settings: defaults, `LAKETX_*`, then the global flags."""
+    opts = options_of(ctx)
+    return LakehouseConfig.from_env(
+        home=opts.home,
+        namespace=opts.namespace,
+        tenant=opts.tenant,
+        master=opts.master,
+        spark_conf=parse_conf_flags(opts.conf),
+    )
+
+
+def _open(ctx: typer.Context, progress: Callable[[str], None]) -> Any:
+    # start-up time: the facade loads the engine's modules, which validate, schema, keys and
+    # --help never need
+    from openlaketx.lakehouse import Lakehouse
+
+    cfg = config_of(ctx)
+    progress("opening the metadata store")
+    return Lakehouse.open(cfg)
+
+
+def with_lakehouse(
+    ctx: typer.Context, as_json: bool, work: Callable[[Any, Callable[[str], None]], T]
+) -> T:
+    """Open the lakehouse under a spinner and run `work(lakehouse, progress)`, errors handled."""
+
+    def action() -> T:
+        with _spinner("starting", as_json) as progress:
+            return work(_open(ctx, progress), progress)
+
+    return guard(ctx, as_json, action)
+
+
+def print_json(value: Any) -> None:
+    """A command's result as indented JSON on standard output."""
+    sys.stdout.write(json.dumps(value, default=str, indent=2) + "\n")

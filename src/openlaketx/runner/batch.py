@@ -1,0 +1,59 @@
+"""An input batch of a dataset step, and the engine's lineage columns on its rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lakeguard.evidence import Check
+from lakeguard.quality.compiled import CompiledRule
+from openlaketx.loads.content import DIGEST_COLUMN
+from openlaketx.loads.merge_plan import ROW_HASH
+from openlaketx.sources.reads import SourceRead
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+VERSION_COL = "_laketx_version"
+RUN_COL = "_laketx_run_id"
+LOADED_COL = "_laketx_loaded_at"
+# The engine's bookkeeping on every row; derived datasets do not inherit it from parents.
+LINEAGE_COLUMNS = frozenset(
+    {
+        VERSION_COL,
+        RUN_COL,
+        LOADED_COL,
+        "_laketx_failed_rules",
+        ROW_HASH,
+        DIGEST_COLUMN,
+    }
+)
+
+
+def without_lineage(frame: DataFrame) -> DataFrame:
+    """The frame without the engine's lineage columns (soft-delete markers stay)."""
+    return frame.drop(*[c for c in frame.columns if c in LINEAGE_COLUMNS])
+
+
+@dataclass
+class InputBatch:
+    frame: DataFrame | None  # None: nothing new to promote
+    fingerprint: str
+    from_layer: str
+    upstream_refs: dict[str, int] = field(default_factory=dict)
+    builtin_rules: list[CompiledRule] = field(default_factory=list)
+    note: str | None = None
+    has_corrupt_column: bool = False
+    checks: list[Check] = field(default_factory=list)
+    sources: list[SourceRead] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)  # temporary views to drop after staging
+    # a derived batch that spans several parent versions: them, oldest first (else empty)
+    parent_versions: tuple[int, ...] = ()
+    # columns the batch is unique on within each parent version by construction (a merge's
+    # dedupe by sequence_by): a UNIQUE rule on them, or on more, cannot fail and is not run
+    unique_on: tuple[str, ...] = ()
+
+    @property
+    def empty_is_nothing_new(self) -> bool:
+        """An empty batch of watermark sources means no new rows (no version, no decision)."""
+        return bool(self.sources) and all(s.watermark_column for s in self.sources)
