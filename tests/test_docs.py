@@ -119,3 +119,20 @@ def test_the_invariants_keep_their_numbers() -> None:
     assert [int(n) for n in table] == list(range(1, 11))
     for number in ("1", "2", "3", "4", "5", "5a", "6", "7"):
         _section(DESIGN.read_text(), number)  # raises when a cited section is gone
+
+
+def test_the_package_map_names_every_package_and_module() -> None:
+    """docs/architecture.md's map names each package (`store/`) and each module (`reader.py`);
+    the modules of a kinds package and the numbered migrations are named by their rule."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    missing = []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        rel = path.relative_to(ROOT / "src")
+        if path.name == "__init__.py":
+            if len(rel.parts) > 2 and f"`{rel.parts[-2]}/`" not in text:
+                missing.append(f"{rel.parent}/")
+            continue
+        one_per_kind = rel.parts[-2] in ("kinds", "source_kinds", "migrations")
+        if not one_per_kind and f"`{path.name}`" not in text and f"`{path.stem}.py`" not in text:
+            missing.append(str(rel))
+    assert not missing, "docs/architecture.md does not name: " + ", ".join(missing)
