@@ -93,7 +93,8 @@ class SourceKind(Generic[SysO, ObjO]):
     loads: ClassVar[tuple[SourceLoad, ...]]  # the first is the default
     system_options: type[SysO]
     object_options: type[ObjO]
-    credential: ClassVar[str | None] = None  # what credential_ref holds; None: takes none
+    # what credential_ref holds for this kind; None: its engine reads none
+    credential: ClassVar[str | None] = None
     marks: ClassVar[tuple[type[ProgressMark], ...]] = ()
     # incremental reads above a watermark column (watermark_column, lookback)
     watermarks: ClassVar[bool] = False
