@@ -49,8 +49,7 @@ def hooked(served: Served, tmp_path_factory: pytest.TempPathFactory) -> str:
     s = "_nokey"
     text = cells_yaml(s).replace(
         f"  - id: cells_job{s}\n",
-        f"  - id: cells_job{s}\n    triggers: [webhook]\n"
-        f"    webhook_secret_ref: file:{secret}\n",
+        f"  - id: cells_job{s}\n    triggers: [webhook]\n    webhook_secret_ref: file:{secret}\n",
     )
     served.tenants.get("default").apply(write(root / "project" / "cells.yaml", text))
     return HOOKED
