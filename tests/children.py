@@ -199,3 +199,29 @@ def lease_race(root: str, folder: Path, wants: Sequence[str]) -> Iterator[list[s
                 p.communicate("", timeout=60)
             if p.poll() is None:
                 p.kill()
+
+
+CLI_CHILD = """
+import sys
+from tests.children import watch_lease_decisions
+folder, name, hold_first, *args = sys.argv[1:]
+watch_lease_decisions(folder, name, hold_first=hold_first == "hold")
+from openlaketx.cli import main
+sys.argv = ["laketx", *args]
+main()
+"""
+
+
+def laketx_watched(
+    folder: Path, name: str, *args: str, hold_first: bool = False
+) -> subprocess.Popen[str]:
+    """`laketx ARGS` in a child whose lease decisions are logged to `folder/name` (see
+    `watch_lease_decisions`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI_CHILD, str(folder), name, "hold" if hold_first else "go", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

@@ -180,10 +180,14 @@ def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
     last = [time.perf_counter()]
 
     def traced(*args: Any, **kwargs: Any) -> Any:
+        inner = kwargs.get("progress")
+
         def progress(message: str) -> None:
             now = time.perf_counter()
             print(f"  +{now - last[0]:6.2f}s {message}", flush=True)
             last[0] = now
+            if inner is not None:  # a test's own hook still runs
+                inner(message)
 
         kwargs["progress"] = progress
         return real(*args, **kwargs)
