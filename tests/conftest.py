@@ -1,6 +1,8 @@
 """Shared fixtures: one SparkSession per test process (never stopped by a test), temp homes.
 
-Most tests need no Spark at all; those that do take the `lakehouse` fixture (or `spark`).
+Most tests need no Spark at all; those that do take the `lakehouse` fixture (or `spark`). Under
+pytest-xdist each worker is a process of its own, with its own SparkSession, template store and
+servers (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -24,6 +26,22 @@ TEST_CONF = {
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.driver.memory": "2g",
 }
+
+
+# Fixtures that start a server: a test that uses one is marked `server`.
+SERVER_FIXTURES = {"postgres", "served", "collector"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what a test's fixtures start (`spark`, `server`), whatever its module says; tests
+    that start child processes carry `subprocess` themselves."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "spark" in names:
+            item.add_marker(pytest.mark.spark)
+        if names & SERVER_FIXTURES:
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+@pytest.mark.subprocess
 def test_import_linter_contract_lakeguard_never_imports_openlaketx() -> None:
     exe = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(exe)], capture_output=True, text=True, cwd=SRC.parent, check=False)
@@ -95,6 +98,7 @@ def test_every_runtime_row_type_matches_its_table() -> None:
         assert {f.name for f in fields(row_type)} == {c.name for c in table.writable_columns}
 
 
+@pytest.mark.subprocess
 def test_every_pure_module_imports_without_spark() -> None:
     """Every module of the control plane but its one Spark edge loads without pyspark."""
     import pkgutil

@@ -67,6 +67,7 @@ def test_the_fold_keeps_one_live_lease_per_dataset(store: MetadataStore) -> None
     assert live_leases(events, max(lease.expires_at for lease in second)) == {}
 
 
+@pytest.mark.subprocess
 def test_two_processes_wanting_overlapping_datasets_never_both_win(
     store: MetadataStore, tmp_path: Path
 ) -> None:

@@ -203,6 +203,7 @@ def test_a_missing_metadata_table_is_named(store: MetadataStore) -> None:
     assert store.ensure() == ["created lg.run_history"]  # init recreates it
 
 
+@pytest.mark.subprocess
 def test_compare_and_set_appends_never_both_win(store: MetadataStore, tmp_path: Path) -> None:
     """Three processes try to take the same lease at the same moment: exactly one gets it.
     They start from one line, each having read the table and chosen to take the lease before
@@ -235,6 +236,7 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
     assert live_lease(events, store.now(), is_dead=lambda holder: True) is None  # holder died
 
 
+@pytest.mark.subprocess
 def test_store_and_reader_need_no_spark() -> None:
     code = (
         "import sys\n"

@@ -132,6 +132,7 @@ def test_a_tick_is_skipped_while_the_previous_run_is_in_flight(
     assert Scheduler(runs, clock=lambda: now).tick() == []  # skipped is claimed: never run later
 
 
+@pytest.mark.subprocess
 def test_two_scheduler_processes_over_the_same_ticks_give_one_run_per_tick(
     tmp_path: Path, runs: RunService, home: Path
 ) -> None:

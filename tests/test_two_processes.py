@@ -14,7 +14,7 @@ from lakeguard.store import StoreReader
 from tests.children import HELD, decisions, laketx_watched, release, wait_for_decisions
 from tests.conftest import Project, assert_sound
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 
 
 def test_a_new_process_queries_metadata_while_a_run_is_in_progress(
