@@ -42,6 +42,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
+        if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
+            item.add_marker(pytest.mark.xdist_group("postgres"))
 
 
 @pytest.fixture(scope="session")
