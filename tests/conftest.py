@@ -30,12 +30,31 @@ TEST_CONF = {
 
 # Fixtures that start a server: a test that uses one is marked `server`.
 SERVER_FIXTURES = {"postgres", "served", "collector"}
+# The modules whose tests take longest, longest first: xdist workers take tests in this order,
+# so the long ones start early and the short ones fill the end.
+SLOW_FIRST = (
+    "test_batch_boundaries.py",
+    "test_sigkill.py",
+    "test_two_processes.py",
+    "test_replay.py",
+    "test_apply_and_cli.py",
+    "test_rule_counts.py",
+    "test_scheduler.py",
+    "test_metadata_store.py",
+    "test_crash_recovery.py",
+    "test_governed_run.py",
+    "test_seed_vocabulary.py",
+    "test_audit.py",
+    "test_sql_models.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what a test's fixtures start (`spark`, `server`), whatever its module says; tests
-    that start child processes carry `subprocess` themselves."""
+    """Mark what a test's fixtures start (`spark`, `server`), whatever its module says (tests
+    that start child processes carry `subprocess` themselves); the slow modules first."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if "spark" in names:
