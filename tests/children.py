@@ -110,7 +110,7 @@ def decisions(folder: Path, name: str) -> list[str]:
     log = folder / name
     if not log.exists():
         return []
-    return [line for line in log.read_text(encoding="utf-8").split("\n")[:-1]]
+    return log.read_text(encoding="utf-8").split("\n")[:-1]  # whole lines only
 
 
 def wait_for_decisions(
