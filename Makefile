@@ -1,12 +1,17 @@
 # Two commands do all set-up on a fresh machine (only Java 17+ and Python 3.11+ needed):
 #   make demo   create .venv if missing, install, resolve the Delta jars, run the demo pipeline
-#   make test   same set-up, then the test suite
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-JARS   := $(HOME)/.cache/laketx/ivy
+#   make test   same set-up, then the whole test suite (parallel workers, docs/testing.md)
+# Also: make check (lint and the tests that need no JVM), make test-deep (more random cases).
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+JARS    := $(HOME)/.cache/laketx/ivy
+# pytest-xdist workers: each is a process with its own SparkSession (2g of driver memory)
+WORKERS ?= auto
+# random batch-boundary scripts per family in `make test-deep`
+DEEP_EXAMPLES ?= 25
 
-.PHONY: demo test lint bench setup clean
+.PHONY: demo test check test-deep lint bench setup clean
 
 setup: $(STAMP)
 
@@ -24,7 +29,19 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
+
+# Lint and the tests that need no JVM, side by side.
+check: $(STAMP)
+	@log=$$(mktemp); $(MAKE) --no-print-directory lint > $$log 2>&1 & lint=$$!; \
+	  $(PY) -m pytest -q -m "not spark"; tests=$$?; \
+	  wait $$lint; linted=$$?; cat $$log; rm -f $$log; \
+	  [ $$tests -eq 0 ] && [ $$linted -eq 0 ]
+
+test-deep: $(STAMP)
+	@scripts/check_prereqs.sh >/dev/null || exit 2
+	LAKETX_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) $(PY) -m pytest -q -n $(WORKERS) --dist loadgroup \
+	  tests/test_batch_boundaries.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -1,6 +1,8 @@
 """Shared fixtures: one SparkSession per test process (never stopped by a test), temp homes.
 
-Most tests need no Spark at all; those that do take the `lakehouse` fixture (or `spark`).
+Most tests need no Spark at all; those that do take the `lakehouse` fixture (or `spark`). Under
+pytest-xdist each worker is a process of its own, with its own SparkSession, template store and
+servers (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -24,6 +26,43 @@ TEST_CONF = {
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.driver.memory": "2g",
 }
+
+
+# Fixtures that start a server: a test that uses one is marked `server`.
+SERVER_FIXTURES = {"postgres", "served", "collector"}
+# The modules whose tests take longest, longest first: xdist workers take tests in this order,
+# so the long ones start early and the short ones fill the end.
+SLOW_FIRST = (
+    "test_batch_boundaries.py",
+    "test_sigkill.py",
+    "test_two_processes.py",
+    "test_replay.py",
+    "test_apply_and_cli.py",
+    "test_rule_counts.py",
+    "test_scheduler.py",
+    "test_metadata_store.py",
+    "test_crash_recovery.py",
+    "test_governed_run.py",
+    "test_seed_vocabulary.py",
+    "test_audit.py",
+    "test_sql_models.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what a test's fixtures start (`spark`, `server`), whatever its module says (tests
+    that start child processes carry `subprocess` themselves); the slow modules first."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "spark" in names:
+            item.add_marker(pytest.mark.spark)
+        if names & SERVER_FIXTURES:
+            item.add_marker(pytest.mark.server)
+        if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
+            item.add_marker(pytest.mark.xdist_group("postgres"))
 
 
 @pytest.fixture(scope="session")
@@ -180,10 +219,14 @@ def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
     last = [time.perf_counter()]
 
     def traced(*args: Any, **kwargs: Any) -> Any:
+        inner = kwargs.get("progress")
+
         def progress(message: str) -> None:
             now = time.perf_counter()
             print(f"  +{now - last[0]:6.2f}s {message}", flush=True)
             last[0] = now
+            if inner is not None:  # a test's own hook still runs
+                inner(message)
 
         kwargs["progress"] = progress
         return real(*args, **kwargs)

@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import grimp
+import pytest
 
 from tests.import_cycles import import_map, module_cycles
 
@@ -23,7 +24,7 @@ CONTRACTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["import
 ]
 
 
-
+@pytest.mark.subprocess
 def test_import_linter_contracts_are_kept() -> None:
     """The package boundary, the layers inside each package and no import cycle (pyproject)."""
     exe = Path(sys.executable).with_name("lint-imports")
@@ -183,6 +184,7 @@ def test_the_writer_refuses_the_gate_tables_whatever_it_is_handed(tmp_path: Path
     assert store.rows("promotion_status") == []
 
 
+@pytest.mark.subprocess
 def test_every_pure_module_imports_without_spark() -> None:
     """Every module of the control plane but its one Spark edge loads without pyspark."""
     import pkgutil

@@ -6,12 +6,19 @@ load type: append, full, merge (with `sequence_by`, snapshots with hard and soft
 (with `sequence_by`, snapshots with soft and hard deletes) and SQL models (full refresh and by
 key). Deliveries, skipped runs, blocked batches and runs killed between publishing and
 recording are drawn at random; `verify` holds and the catch-up's versions replay.
+
+Every drawn script has a blocked delivery, a kill that fires (a run that raises in place of
+recording its version, in this process) and a catch-up run that takes more than one parent
+version at once; the test asserts that the kill fired and that the catch-up did span versions.
+`LAKETX_PROPERTY_EXAMPLES=N` draws N scripts per family (default 1, besides the scripted one),
+from the seed printed at the start (`LAKETX_PROPERTY_SEED=<seed>` replays it).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from lakeguard.gate import Gate
@@ -30,6 +37,10 @@ from tests.conftest import assert_sound
 pytestmark = pytest.mark.spark
 
 EXAMPLES = int(os.environ.get("LAKETX_PROPERTY_EXAMPLES", "1"))  # random ones, besides SCRIPTED
+SEED = int(os.environ.get("LAKETX_PROPERTY_SEED", random.randrange(2**32)))
+# A failure is printed with its script and seed; the deeper lane also shrinks it (each
+# example takes a minute: shrinking takes many).
+PHASES = (Phase.generate,) + ((Phase.shrink,) if "LAKETX_PROPERTY_EXAMPLES" in os.environ else ())
 FAMILIES = {
     "append_full_models": (("append", "full", "merge"), ("model_full", "model_keys")),
     "merge": (("full", "merge_seq", "merge_hard", "merge_soft"), ()),
@@ -53,18 +64,48 @@ class Turn:
     kill: str | None  # a dataset whose run dies after publishing, before recording
 
 
-def turns(kinds: tuple[str, ...]) -> st.SearchStrategy[list[Turn]]:
-    names = [f"{k}_{side}" for k in kinds for side in ("one", "all")]
-    victims = st.sampled_from([None, None, None, "bronze", *names])
-    bad = st.sampled_from([False, False, True])
-    turn = st.builds(Turn, snapshot, bad, st.booleans(), victims)
-    return st.lists(turn, min_size=2, max_size=3)
+@st.composite
+def scripts(draw: st.DrawFn, kinds: tuple[str, ...]) -> list[Turn]:
+    """Two or three turns with, whatever is drawn: consecutive deliveries that differ, a
+    blocked delivery, a kill on a turn where its victim runs, and a catch-up on at least two
+    parent versions: on turn `j`, with no catch-up and no kill on turn `j - 1` and, on turn
+    `j` itself, kills only of the catch-up's own runs (any other would hold a version back)."""
+    ones = [f"{k}_one" for k in kinds]
+    alls = [f"{k}_all" for k in kinds]
+    n = draw(st.integers(2, 3))
+    deliveries: list[dict[int, tuple[str, int, int]]] = []
+    for _ in range(n):
+        rows = draw(snapshot)
+        if deliveries and rows == deliveries[-1]:  # a correction of the first code
+            code = min(rows)
+            name, amount, day = rows[code]
+            rows = {**rows, code: (name, (amount + 1) % 3, day)}
+        deliveries.append(rows)
+    bad = [draw(st.sampled_from([False, False, True])) for _ in range(n)]
+    bad[draw(st.integers(0, n - 1))] = True
+    j = draw(st.integers(1, n - 1))
+    catch_up = [draw(st.booleans()) for _ in range(n)]
+    catch_up[j], catch_up[j - 1] = True, False
+
+    def victims_on(turn: int) -> list[str]:
+        if turn == j - 1:
+            return []
+        if turn == j:
+            return alls
+        return ["bronze", *ones, *(alls if catch_up[turn] else [])]
+
+    kills: list[str | None] = [
+        draw(st.sampled_from([None, None, None, *victims_on(t)])) for t in range(n)
+    ]
+    k = draw(st.sampled_from([t for t in range(n) if victims_on(t)]))
+    kills[k] = draw(st.sampled_from(victims_on(k)))
+    return [Turn(*turn) for turn in zip(deliveries, bad, catch_up, kills, strict=True)]
 
 
 @contextmanager
-def killed(dataset_id: str | None) -> Iterator[None]:
+def killed(dataset_id: str | None, fired: list[str]) -> Iterator[None]:
     """The run of `dataset_id` dies after its commit, before its version is recorded (the
-    next run adopts the commit)."""
+    next run adopts the commit); `fired` gets its id when it does."""
     if dataset_id is None:
         yield
         return
@@ -72,6 +113,7 @@ def killed(dataset_id: str | None) -> Iterator[None]:
 
     def die(self: Gate, **kw: Any) -> None:
         if kw["dataset_id"] == dataset_id:
+            fired.append(dataset_id)
             raise RuntimeError("killed after publishing")
         real(self, **kw)
 
@@ -83,7 +125,8 @@ def killed(dataset_id: str | None) -> Iterator[None]:
 
 
 def play(lh: Any, pairs: Pairs, script: list[Turn]) -> None:
-    """Deliver each turn, run the one-by-one job, and the catch-up job when the turn says."""
+    """Deliver each turn, run the one-by-one job, and the catch-up job when the turn says;
+    every kill the script asks for fires on its turn."""
     for turn in script:
         rows = [(code, *values) for code, values in sorted(turn.rows.items())]
         if turn.bad:
@@ -94,14 +137,31 @@ def play(lh: Any, pairs: Pairs, script: list[Turn]) -> None:
         victim = None
         if turn.kill is not None:
             victim = pairs.bronze if turn.kill == "bronze" else pairs.ds(*turn.kill.rsplit("_", 1))
-        with killed(victim):
+        fired: list[str] = []
+        with killed(victim, fired):
             lh.run(pairs.job_one)
             if turn.catch_up:
                 lh.run(pairs.job_all)
+        assert fired == ([victim] if victim else []), (turn, fired)
     # recover what was killed (its commit is adopted), then catch up on the rest
     for _ in range(2 if any(t.kill for t in script) else 1):
         assert lh.run(pairs.job_one).status == "COMPLETED"
         assert lh.run(pairs.job_all).status == "COMPLETED"
+
+
+def parent_of(lh: Any, dataset_id: str) -> str:
+    (parent,) = lh.reader.registry().dataset(dataset_id).parents
+    return str(parent)
+
+
+def assert_caught_up_on_several_versions(lh: Any, pairs: Pairs) -> None:
+    """Some run of each catch-up dataset took more than one new parent version at once."""
+    reader = StoreReader(lh.store)
+    for kind, _, caught_up in pairs.pairs():
+        parent = parent_of(lh, caught_up)
+        seen = [0] + [v.upstream_refs[parent] for v in reader.versions(caught_up)]
+        steps = [b - a for a, b in itertools.pairwise(seen)]
+        assert max(steps) > 1, (kind, seen)
 
 
 def assert_same(lh: Any, pairs: Pairs) -> None:
@@ -126,34 +186,54 @@ def new_pairs(root: Path, family: str) -> Pairs:
     return pairs
 
 
-# Corrections under the same keys, a key that goes missing and comes back, a late row whose
-# `seen` is older than the one already held, a blocked delivery, a kill: every case at once.
-SCRIPTED = [
-    Turn({1: ("a", 1, 1), 2: ("b", 2, 1), 3: ("a", 0, 1)}, False, True, None),
-    Turn({1: ("a", 2, 2), 2: ("b", 2, 2), 4: ("b", 1, 2)}, True, False, "merge_seq_all"),
-    Turn({1: ("b", 1, 1), 3: ("a", 2, 3), 4: ("b", 1, 3), 2: ("a", 0, 3)}, False, False, None),
-]
+def scripted(family: str) -> list[Turn]:
+    """Corrections under the same keys, a key that goes missing and comes back, a late row
+    whose `seen` is older than the one already held, a blocked delivery, a catch-up on two
+    parent versions whose run is killed: every case at once."""
+    victim = f"{FAMILIES[family][0][-1]}_all"  # a snapshot or sequenced kind of the family
+    return [
+        Turn({1: ("a", 1, 1), 2: ("b", 2, 1), 3: ("a", 0, 1)}, False, False, None),
+        Turn({1: ("a", 2, 2), 2: ("b", 2, 2), 4: ("b", 1, 2)}, True, True, victim),
+        Turn({1: ("b", 1, 1), 3: ("a", 2, 3), 4: ("b", 1, 3), 2: ("a", 0, 3)}, False, False, None),
+    ]
 
 
+def check_script(lh: Any, root: Path, family: str, script: list[Turn]) -> None:
+    pairs = new_pairs(root, family)
+    lh.apply(pairs.yaml)
+    play(lh, pairs, script)
+    assert_caught_up_on_several_versions(lh, pairs)
+    assert_same(lh, pairs)
+
+
+# The scripted case and the drawn ones are separate tests, so that workers share them out.
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_a_catch_up_equals_one_run_per_parent_version(
     shared_lakehouse: Any, tmp_path_factory: pytest.TempPathFactory, family: str
 ) -> None:
+    """The scripted case of each family."""
+    check_script(shared_lakehouse, tmp_path_factory.mktemp("boundaries"), family, scripted(family))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_catch_up_equals_one_run_per_parent_version_on_drawn_scripts(
+    shared_lakehouse: Any, tmp_path_factory: pytest.TempPathFactory, family: str
+) -> None:
     lh = shared_lakehouse
     root = tmp_path_factory.mktemp("boundaries")
+    print(f"LAKETX_PROPERTY_SEED={SEED}")  # shown with a failure: the same scripts again
 
     @settings(
         max_examples=EXAMPLES,
         deadline=None,
         database=None,
+        print_blob=True,
+        phases=PHASES,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
-    @given(script=turns(FAMILIES[family][0]))
-    @example(script=SCRIPTED)
+    @seed(SEED)
+    @given(script=scripts(FAMILIES[family][0]))
     def check(script: list[Turn]) -> None:
-        pairs = new_pairs(root, family)
-        lh.apply(pairs.yaml)
-        play(lh, pairs, script)
-        assert_same(lh, pairs)
+        check_script(lh, root, family, script)
 
     check()

@@ -19,7 +19,7 @@ from openlaketx.tables import dataset_location
 from tests.conftest import Project, assert_sound
 from tests.killing import kill_during_run
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 
 ROWS = ["GSM,1,10.5,100", "LTE,2,20.5,100", "LTE,3,-30.0,100", "UMTS,4,1.0,100"]
 

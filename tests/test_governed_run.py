@@ -291,6 +291,7 @@ def test_unregistered_targets_do_not_exist(shared_lakehouse: Any) -> None:
     assert len(lh.store.rows("run_events")) == before
 
 
+@pytest.mark.subprocess
 def test_a_run_whose_process_died_is_reaped_as_failed(shared_lakehouse: Any) -> None:
     """Invariant 4: a run left RUNNING by a dead worker is found and recorded FAILED."""
     lh = shared_lakehouse

@@ -183,6 +183,7 @@ def test_a_watermark_of_the_wrong_type_is_refused_at_validate(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("point", KILL_POINTS)
+@pytest.mark.subprocess
 def test_a_killed_incremental_run_then_a_rerun_load_each_row_once(
     shared_lakehouse: Any, postgres: Any, crm: Any, point: str
 ) -> None:

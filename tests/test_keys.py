@@ -78,18 +78,33 @@ def test_rotation_gives_a_new_key_and_the_old_one_an_overlap(keys: KeyStore) -> 
         keys.authenticate(fresh)  # no overlap: the rotated key stops at once
 
 
-def test_last_used_at_is_written_at_most_once_per_interval(keys: KeyStore) -> None:
+def test_last_used_at_is_written_at_most_once_per_interval(
+    keys: KeyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from deltalake import DeltaTable
+
+    from lakeguard.keys import TOUCH_EVERY
 
     _, token = keys.create("acme", READ)
     location = keys._store.location("api_keys")
+    start = keys._store.now()
+    clock = {"now": start}
+    monkeypatch.setattr(keys._store, "now", lambda: clock["now"])
     keys.authenticate(token)
     after_first = DeltaTable(location).version()
-    for _ in range(5):
-        keys.authenticate(token)
-    assert DeltaTable(location).version() == after_first  # no commit per request
     (listed,) = keys.list("acme")
-    assert listed.last_used_at is not None
+    assert listed.last_used_at == start
+    for step in range(5):  # within the interval: no commit per request
+        clock["now"] = start + TOUCH_EVERY * step / 5
+        keys.authenticate(token)
+    assert DeltaTable(location).version() == after_first
+    # the interval has passed: the next request records its use once more, and only once
+    clock["now"] = start + TOUCH_EVERY
+    keys.authenticate(token)
+    keys.authenticate(token)
+    assert DeltaTable(location).version() == after_first + 1
+    (listed,) = keys.list("acme")
+    assert listed.last_used_at == start + TOUCH_EVERY
 
 
 def test_recording_a_use_never_writes_back_a_revocation_made_meanwhile(

@@ -3,8 +3,6 @@ never two runs on one dataset, and runs that share no dataset side by side."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.leases import live_leases
 from lakeguard.store.runtime_rows import LeaseEventRow
+from tests.children import lease_race
 
 TTL = timedelta(minutes=5)
 
@@ -69,40 +68,18 @@ def test_the_fold_keeps_one_live_lease_per_dataset(store: MetadataStore) -> None
     assert live_leases(events, max(lease.expires_at for lease in second)) == {}
 
 
+@pytest.mark.subprocess
 def test_two_processes_wanting_overlapping_datasets_never_both_win(
-    store: MetadataStore,
+    store: MetadataStore, tmp_path: Path
 ) -> None:
     """Three processes at once, each wanting two of three datasets (every pair overlaps):
-    exactly one gets its leases; no process ends up holding a part of what it asked for."""
-    code = (
-        "import sys\n"
-        "from datetime import timedelta\n"
-        "from lakeguard.store import MetadataStore, RunWriter\n"
-        "from lakeguard.errors import WriteConflict\n"
-        f"s = MetadataStore('lg', {store.root!r}, 'default'); s.ensure()\n"
-        "wanted = sys.argv[2].split(',')\n"
-        "try:\n"
-        "    RunWriter(s).acquire_leases(wanted, sys.argv[1], ttl=timedelta(minutes=5))\n"
-        "    print('won', flush=True)\n"
-        "except WriteConflict:\n"
-        "    print('lost', flush=True)\n"
-        "sys.stdin.read()  # a winner stays alive (a dead holder's lease is free)\n"
-    )
+    exactly one gets its leases; no process ends up holding a part of what it asked for.
+    They start from one line: each has read the table and chosen to take its two before any
+    of them commits (tests/children.py asserts it)."""
     wants = ["a,b", "b,c", "c,a"]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, f"job{i}", want],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i, want in enumerate(wants)
-    ]
-    outcomes = [p.stdout.readline().strip() if p.stdout else "" for p in procs]
-    live = live_leases(store.read(LeaseEventRow), store.now())
-    for p in procs:
-        p.communicate("", timeout=60)
+    with lease_race(store.root, tmp_path / "race", wants) as outcomes:
+        live = live_leases(store.read(LeaseEventRow), store.now())
     assert sorted(outcomes) == ["lost", "lost", "won"]
-    winner = f"job{outcomes.index('won')}"
+    winner = f"run{outcomes.index('won')}"
     assert {lease.run_id for lease in live.values()} == {winner}
     assert sorted(live) == sorted(wants[outcomes.index("won")].split(","))

@@ -112,6 +112,7 @@ def test_lineage_reaches_an_http_endpoint(
     check_step_events(received, p)
 
 
+@pytest.mark.subprocess
 def test_a_run_with_nothing_new_needs_no_java_and_a_reaped_run_keeps_its_trigger(
     shared_lakehouse: Any, project: Project
 ) -> None:

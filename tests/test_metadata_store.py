@@ -20,6 +20,7 @@ from lakeguard.store.definitions import TableKind
 from lakeguard.store.migrations import migrate
 from lakeguard.store.store import utcnow
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY, StoreVersionError
+from tests.children import lease_race
 
 
 @pytest.fixture
@@ -202,34 +203,13 @@ def test_a_missing_metadata_table_is_named(store: MetadataStore) -> None:
     assert store.ensure() == ["created lg.run_history"]  # init recreates it
 
 
-def test_compare_and_set_appends_never_both_win(store: MetadataStore) -> None:
-    """Two processes try to take the same lease at the same moment: exactly one gets it."""
-    code = (
-        "import sys, json\n"
-        "from datetime import timedelta\n"
-        "from lakeguard.store import MetadataStore, RunWriter\n"
-        "from lakeguard.errors import WriteConflict\n"
-        f"s = MetadataStore('lg', {store.root!r}, 'default'); s.ensure()\n"
-        "try:\n"
-        "    RunWriter(s).acquire_lease('ds', sys.argv[1], ttl=timedelta(minutes=5))\n"
-        "    print('won', flush=True)\n"
-        "except WriteConflict:\n"
-        "    print('lost', flush=True)\n"
-        "sys.stdin.read()  # a winner stays alive (a dead holder's lease is free)\n"
-    )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, f"run{i}"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(3)
-    ]
-    outcomes = sorted(p.stdout.readline().strip() for p in procs if p.stdout)
-    for p in procs:
-        p.communicate("", timeout=60)
-    assert outcomes == ["lost", "lost", "won"]
+@pytest.mark.subprocess
+def test_compare_and_set_appends_never_both_win(store: MetadataStore, tmp_path: Path) -> None:
+    """Three processes try to take the same lease at the same moment: exactly one gets it.
+    They start from one line, each having read the table and chosen to take the lease before
+    any of them commits (tests/children.py asserts it)."""
+    with lease_race(store.root, tmp_path / "race", ["ds"] * 3) as outcomes:
+        assert sorted(outcomes) == ["lost", "lost", "won"]
 
 
 def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: MetadataStore) -> None:
@@ -257,6 +237,7 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
     assert live_lease(events, store.now(), is_dead=lambda holder: True) is None  # holder died
 
 
+@pytest.mark.subprocess
 def test_store_and_reader_need_no_spark() -> None:
     code = (
         "import sys\n"

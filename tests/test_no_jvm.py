@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import Project
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 
 BIN = Path(sys.executable).parent
 

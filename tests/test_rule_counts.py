@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = ["books", "games", "toys"]

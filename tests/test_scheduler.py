@@ -76,13 +76,16 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     assert scheduler.tick() == []  # the same tick is never run twice
     runs.wait_idle(120)
     clock["now"] += timedelta(minutes=10)
-    assert len(scheduler.tick()) == 1
+    (second,) = scheduler.tick()
     runs.wait_idle(120)
     claimed = scheduler_runs(runs, p.job)
     assert [r["scheduled_for"] for r in claimed] == [
         base + timedelta(minutes=30),  # the latest of the ticks missed since the job exists
         base + timedelta(minutes=40),
     ]
+    tick_of = {r["run_id"]: r["scheduled_for"] for r in claimed}
+    assert tick_of[first[0].run_id] == base + timedelta(minutes=30)  # which tick each fired
+    assert tick_of[second.run_id] == base + timedelta(minutes=40)
     lh = runs.tenants.get("default")
     ended = {r.pipeline_logging_id: r for r in lh.reader.job_runs(20)}
     for row in claimed:
@@ -92,8 +95,13 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     every = Scheduler(
         runs, clock=lambda: clock["now"] + timedelta(minutes=30), catch_up=CatchUp.ALL
     )
-    assert len(every.tick()) == 3
+    caught_up = every.tick()
+    assert len(caught_up) == 3
     runs.wait_idle(120)
+    tick_of = {r["run_id"]: r["scheduled_for"] for r in scheduler_runs(runs, p.job)}
+    assert sorted(tick_of[f.run_id] for f in caught_up if f.run_id) == [
+        base + timedelta(minutes=m) for m in (50, 60, 70)
+    ]
     assert_sound(lh, p.bronze, p.silver)
 
 
@@ -124,6 +132,7 @@ def test_a_tick_is_skipped_while_the_previous_run_is_in_flight(
     assert Scheduler(runs, clock=lambda: now).tick() == []  # skipped is claimed: never run later
 
 
+@pytest.mark.subprocess
 def test_two_scheduler_processes_over_the_same_ticks_give_one_run_per_tick(
     tmp_path: Path, runs: RunService, home: Path
 ) -> None:

@@ -42,6 +42,7 @@ def ids(store: MetadataStore) -> list[str]:
     return sorted(r["event_id"] for r in store.rows("run_events"))
 
 
+@pytest.mark.subprocess
 def test_a_commit_by_another_process_is_seen_on_the_next_read(store: MetadataStore) -> None:
     store.append("run_events", [event("a")])
     assert ids(store) == ["a"]

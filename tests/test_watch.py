@@ -108,6 +108,7 @@ def test_a_removed_document_deactivates_only_when_asked(
     assert len(store.rows("dataset_registry")) == 4
 
 
+@pytest.mark.subprocess
 def test_watchers_started_together_apply_each_version_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
     folder = tmp_path / "metadata"
@@ -130,6 +131,8 @@ def test_watchers_started_together_apply_each_version_once(tmp_path: Path) -> No
     assert len(active(store, "jobs")) == 3
 
 
+@pytest.mark.subprocess
+@pytest.mark.server
 def test_serve_keeps_a_watched_folder_applied(tmp_path: Path) -> None:
     home, folder = tmp_path / "home", tmp_path / "metadata"
     write(folder / "cells.yaml", cells_yaml("_s"))
