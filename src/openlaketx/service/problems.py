@@ -19,29 +19,29 @@ from lakeguard.errors import (
     ValidationError,
     WriteConflict,
 )
-from openlaketx.service.runs import ServiceStopping
+from openlaketx.service.refusals import (
+    BadRequest,
+    IdempotencyKeyReused,
+    PayloadTooLarge,
+    ServiceStopping,
+    TooManyFailures,
+    TooManyRequests,
+    TooManyRuns,
+    UnsupportedMediaType,
+)
+
+__all__ = [
+    "BadRequest",
+    "PayloadTooLarge",
+    "TooManyFailures",
+    "TooManyRequests",
+    "TooManyRuns",
+    "install",
+    "problem",
+]
 
 MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)
-
-
-class TooManyFailures(LakeTxError):
-    """Too many failed authentications from one client (HTTP 429)."""
-
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(
-            "too many failed authentications from this client",
-            fix=f"wait {retry_after} s, then send a valid key",
-        )
-        self.retry_after = retry_after
-
-
-class PayloadTooLarge(LakeTxError):
-    """A request body over the limit (HTTP 413)."""
-
-
-class BadRequest(LakeTxError):
-    """A request the API refuses as it is (HTTP 400)."""
 
 
 def _status(exc: LakeTxError) -> int:
@@ -51,8 +51,10 @@ def _status(exc: LakeTxError) -> int:
         (NotRegisteredError, 404),
         (WriteConflict, 409),
         (PayloadTooLarge, 413),
+        (UnsupportedMediaType, 415),
         (ValidationError, 422),
-        (TooManyFailures, 429),
+        (IdempotencyKeyReused, 422),
+        (TooManyRequests, 429),
         (ServiceStopping, 503),
         (BadRequest, 400),
     ):
@@ -90,7 +92,7 @@ def install(app: FastAPI) -> None:
         headers = {}
         if status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, TooManyFailures):
+        if isinstance(exc, TooManyRequests):
             headers["Retry-After"] = str(exc.retry_after)
         if status == 503:
             headers["Retry-After"] = "30"
