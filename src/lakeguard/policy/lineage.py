@@ -56,9 +56,9 @@ def _model(sql: str, parents: Mapping[str, list[str]]) -> Derivation | None:
         derived: Derivation = {}
         for select in tree.selects:
             name = select.alias_or_name
-            node = lineage(name, tree, schema=schema, dialect="spark")
+            node = lineage(name, sql, schema=schema, dialect="spark")
             leaves = {
-                ColumnRef(leaf.source.name, leaf.name.rsplit(".", 1)[-1])
+                ColumnRef(leaf.source.name, exp.to_column(leaf.name).name)
                 for leaf in node.walk()
                 if not leaf.downstream and isinstance(leaf.source, exp.Table)
             }
