@@ -91,6 +91,7 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     for row in claimed:
         assert ended[row["run_id"]].status == "COMPLETED"
         assert ended[row["run_id"]].trigger_type == "scheduler"
+        assert ended[row["run_id"]].scheduled_for == row["scheduled_for"]  # `runs --json` too
     # catching up on every missed tick, when asked
     every = Scheduler(
         runs, clock=lambda: clock["now"] + timedelta(minutes=30), catch_up=CatchUp.ALL

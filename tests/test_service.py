@@ -98,6 +98,11 @@ def test_a_run_triggered_over_http_is_visible_from_accepted_to_its_end(
         assert decision["run_id"] == attempt and decision["evidence"]["upstream"] == {p.bronze: 1}
         rows = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 1}).json()
         assert rows["version"] == 1 and len(rows["rows"]) == 1
+        assert set(rows["rows"][0]) == {"radio", "cell", "lat", "updated"}  # no engine columns
+        engine = http.get(
+            f"{API}/datasets/{p.silver}/rows", params={"limit": 1, "engine_columns": "true"}
+        ).json()
+        assert {"_laketx_version", "_laketx_run_id", "_laketx_row_digest"} <= set(engine["rows"][0])
         page2 = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 5, "offset": 1})
         assert len(page2.json()["rows"]) == 1
         verified = http.post(f"{API}/verify").json()
@@ -431,6 +436,12 @@ def test_a_transient_failure_is_retried_as_a_linked_run_and_a_block_never_is(
     assert retry["not_before"] > retry["requested_at"]  # after a backoff
     done = served.wait_for(token, retry["run_id"])
     assert done["status"] == "COMPLETED" and done["retry_of"] == first.run_id
+    with served.client(token) as http:  # the list says it too
+        listed = {
+            r["run_id"]: r for r in http.get(f"{API}/runs", params={"limit": 50}).json()["runs"]
+        }
+    assert listed[retry["run_id"]]["retry_of"] == first.run_id
+    assert listed[first.run_id]["retry_of"] is None and "scheduled_for" in listed[first.run_id]
     # a blocked decision is an outcome: never retried
     p.deliver("bad.csv", ["GSM,9,999.0,1"])
     blocked = served.runs.submit("default", p.job, trigger_type=TriggerType.API, triggered_by="t")

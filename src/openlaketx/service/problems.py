@@ -19,6 +19,7 @@ from lakeguard.errors import (
     ValidationError,
     WriteConflict,
 )
+from openlaketx.service.headers import SECURITY_HEADERS
 from openlaketx.service.refusals import (
     BadRequest,
     IdempotencyKeyReused,
@@ -80,7 +81,11 @@ def problem(
         "instance": instance,
         **(extra or {}),
     }
-    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    # also here: a 500 is answered outside the middleware that adds them to every answer
+    secure = {name.decode(): value.decode() for name, value in SECURITY_HEADERS}
+    return JSONResponse(
+        body, status_code=status, media_type=MEDIA_TYPE, headers={**secure, **(headers or {})}
+    )
 
 
 def install(app: FastAPI) -> None:
