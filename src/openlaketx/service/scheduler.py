@@ -11,9 +11,10 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **file_arrival**: a job whose file source lists what a run would ingest (a new file, or a
   changed one under `on_changed_file: reload`; a local listing, no Spark) starts, once per
   situation: the files a run would read (a changed file that blocks included) and the job's
-  definitions. A run that blocked or failed on a situation is not repeated while it lasts;
-  once it changes (the blocking file removed, a rule fixed, another file come), the files
-  still waiting start a run again, whatever key an earlier situation used.
+  definitions. A run that blocked on a situation is not repeated while it lasts; once it
+  changes (the blocking file removed, a rule fixed, another file come), the files still
+  waiting start a run again, whatever key an earlier situation used. A run that failed is
+  tried again on the same situation after a backoff.
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
@@ -29,19 +30,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from lakeguard.errors import LakeTxError, WriteConflict, describe
 from lakeguard.liveness import known_dead
+from lakeguard.retries import backoff
 from lakeguard.schedule import CatchUp, due
 from lakeguard.store.records import JobDef
 from lakeguard.store.requests import claim
 from lakeguard.store.runtime_rows import RunRequestRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import Layer, TriggerType
+from lakeguard.vocabulary import EventStatus, Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.refusals import TooManyRuns
 from openlaketx.service.runs import RunService
@@ -49,6 +52,9 @@ from openlaketx.sources.kinds import engine
 
 _log = logging.getLogger(__name__)
 SKIPPED = "skipped"  # the run id a skipped tick is claimed under
+# A file-arrival situation whose run failed is tried again after this, doubled each failure
+# (the job's retry_delay_seconds when it has one), capped at an hour.
+FILE_RETRY_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ class Scheduler:
                 if job.schedule:
                     fired += self._schedule(tenant, lh, job, now, in_flight)
                 if "file_arrival" in job.triggers:
-                    fired += self._files(tenant, lh, job, in_flight)
+                    fired += self._files(tenant, lh, job, now, in_flight)
                 if "upstream" in job.triggers:
                     fired += self._upstream(tenant, lh, job)
             except LakeTxError as exc:  # one job's bad definitions stop only that job
@@ -185,7 +191,7 @@ class Scheduler:
         return Fired(tenant, job.job_id, TriggerType.SCHEDULER, None, f"skipped: {why}")
 
     def _files(
-        self, tenant: str, lh: Lakehouse, job: JobDef, in_flight: dict[str, str]
+        self, tenant: str, lh: Lakehouse, job: JobDef, now: datetime, in_flight: dict[str, str]
     ) -> list[Fired]:
         if job.job_id in in_flight:
             return []  # that run may take the files: the next pass sees what is left
@@ -205,8 +211,15 @@ class Scheduler:
             return []
         text = "\n".join(sorted(waiting) + sorted(situation))
         prefix = f"files:{job.job_id}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
-        latest = self._latest_request(lh, job.job_id, TriggerType.FILE_ARRIVAL)
-        if latest is not None and latest.request_key.partition("@")[0] == prefix:
+        recent = lh.store.read(
+            RunRequestRow,
+            filters=[("job_id", "=", job.job_id), ("trigger_type", "=", TriggerType.FILE_ARRIVAL)],
+            newest_first="requested_at",
+            limit=20,
+        )
+        latest = recent[0] if recent else None
+        seen = latest is not None and latest.request_key.partition("@")[0] == prefix
+        if seen and not self._again_after_failures(lh, job, recent, prefix, now):
             return []  # this situation had its run; it is not repeated while nothing changes
         # the key names the request it follows: a situation seen before, then left, is new again
         key = f"{prefix}@{latest.run_id if latest else 'first'}"
@@ -214,14 +227,25 @@ class Scheduler:
         return self._start(tenant, job, TriggerType.FILE_ARRIVAL, key, detail)
 
     @staticmethod
-    def _latest_request(lh: Lakehouse, job_id: str, trigger: TriggerType) -> RunRequestRow | None:
-        found = lh.store.read(
-            RunRequestRow,
-            filters=[("job_id", "=", job_id), ("trigger_type", "=", trigger)],
-            newest_first="requested_at",
-            limit=1,
-        )
-        return found[0] if found else None
+    def _again_after_failures(
+        lh: Lakehouse, job: JobDef, recent: list[RunRequestRow], prefix: str, now: datetime
+    ) -> bool:
+        """Whether a situation whose runs failed is due another: its failures (a run the
+        service stopped before it started, a lease lost to a race, a crash) have a cause the
+        listing cannot see, so it is tried again after a backoff that doubles each time."""
+        failed: list[datetime] = []  # when each ended, newest first
+        for request in recent:
+            if request.request_key.partition("@")[0] != prefix:
+                break
+            run = lh.reader.job_run(request.run_id)
+            if run is None or run.status != EventStatus.FAILED:
+                break  # completed or blocked (an outcome), or not ended yet
+            failed.append(run.end_time or request.requested_at)
+        if not failed:
+            return False
+        base = job.retry_delay_seconds or FILE_RETRY_SECONDS
+        wait = backoff(len(failed), base, random.Random(recent[0].run_id))
+        return now >= failed[0] + timedelta(seconds=wait)
 
     def _upstream(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
         registry = lh.reader.registry()
