@@ -267,6 +267,13 @@ def test_another_tenants_ids_are_not_found_on_every_endpoint(
         ("GET", f"{API}/keys"),
         ("POST", f"{API}/keys/0123456789ab/revoke"),
         ("POST", f"{API}/hooks/{HOOKED}"),  # a key is no signature
+        ("GET", f"{API}/jobs"),
+        ("GET", f"{API}/jobs/a_job"),
+        ("GET", f"{API}/definitions"),
+        ("POST", f"{API}/definitions/plan"),
+        ("POST", f"{API}/definitions/apply"),
+        ("GET", f"{API}/changes"),
+        ("GET", f"{API}/lineage"),
     ],
 )
 def test_every_endpoint_refuses_a_request_without_a_usable_key(

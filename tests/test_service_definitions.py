@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ValidationError
+from lakeguard.errors import ConfigError, ValidationError
 from lakeguard.keys import Scope
 from lakeguard.schedule import next_tick
+from openlaketx.service.settings import load_settings
 from tests.service import Served, serving
 
 API = "/api/v1"
@@ -218,3 +219,22 @@ def test_export_changes_jobs_and_lineage_describe_the_tenants_definitions(
         "total": ([("dataset:silver_orders", "amount_cents")], False),
         "orders": ([], False),
     }
+
+
+def test_service_settings_are_validated_field_by_field(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        "trusted_proxies: [10.0.0.0/8]\ntenants:\n  acme: {requests: 5, concurrent_runs: 1}\n"
+    )
+    settings = load_settings(good)
+    assert [str(n) for n in settings.trusted_proxies] == ["10.0.0.0/8"]
+    assert (
+        settings.limits_of("acme").requests == 5 and settings.limits_of("acme").window_seconds == 60
+    )
+    assert settings.limits_of("other") == settings.limits
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("trusted_proxies: [everyone]\nlimits: {requests: 0}\ncolour: red\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(bad)
+    for path in ("trusted_proxies.0", "limits.requests", "colour"):
+        assert path in refused.value.what
