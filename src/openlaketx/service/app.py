@@ -1,5 +1,7 @@
 """The HTTP API under /api/v1 (FastAPI): runs, datasets, decisions, approved rows, verify,
-webhooks and the tenant's keys.
+signed webhooks and the tenant's keys (the definitions routes: `catalog_routes.py`), behind
+the body cap, the trusted-proxy setting, the security headers, the failure brake and each
+key's request budget.
 
 Every route goes through the `Lakehouse` facade of the caller's tenant: the tenant comes from
 the API key (or, for a webhook, from the signed request), so another tenant's job, run or

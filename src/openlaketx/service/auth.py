@@ -18,8 +18,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from lakeguard.errors import AuthError, ForbiddenError
 from lakeguard.keys import ApiKey, KeyStore, Scope, key_id_of
-from openlaketx.service.problems import BadRequest, TooManyFailures
 from openlaketx.service.rates import RateLimiter
+from openlaketx.service.refusals import BadRequest, TooManyFailures
 
 # Query parameters a client might put a key in: refused, so keys never land in access logs.
 KEY_PARAMETERS = frozenset({"access_token", "api_key", "apikey", "key", "token"})

@@ -25,21 +25,9 @@ from openlaketx.service.refusals import (
     IdempotencyKeyReused,
     PayloadTooLarge,
     ServiceStopping,
-    TooManyFailures,
     TooManyRequests,
-    TooManyRuns,
     UnsupportedMediaType,
 )
-
-__all__ = [
-    "BadRequest",
-    "PayloadTooLarge",
-    "TooManyFailures",
-    "TooManyRequests",
-    "TooManyRuns",
-    "install",
-    "problem",
-]
 
 MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)

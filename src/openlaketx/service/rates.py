@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lakeguard.keys import ApiKey
-from openlaketx.service.problems import TooManyRequests
+from openlaketx.service.refusals import TooManyRequests
 from openlaketx.service.settings import TenantLimits
 
 
