@@ -428,13 +428,13 @@ def test_the_contract_declares_bearer_and_answers_carry_no_banner_and_no_cache(
         spec = http.get(f"{API}/openapi.json").json()
         answers = [http.get(f"{API}/runs"), http.get(f"{API}/runs/{'0' * 32}")]
     schemes = spec["components"]["securitySchemes"]
-    assert schemes["apiKey"] == {
+    assert schemes["bearer"] == {
         "type": "http",
         "scheme": "bearer",
-        "description": schemes["apiKey"]["description"],
+        "description": schemes["bearer"]["description"],
     }
     assert schemes["webhookSignature"]["in"] == "header"
-    assert {"apiKey": []} in spec["paths"][f"{API}/runs"]["get"]["security"]
+    assert {"bearer": []} in spec["paths"][f"{API}/runs"]["get"]["security"]
     assert {"webhookSignature": []} in spec["paths"][f"{API}/hooks/{{job_id}}"]["post"]["security"]
     with fresh.client() as http:
         answers += [http.get(f"{API}/runs"), http.get(f"{API}/health")]

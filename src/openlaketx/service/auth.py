@@ -26,7 +26,7 @@ KEY_PARAMETERS = frozenset({"access_token", "api_key", "apikey", "key", "token"}
 # Declares the scheme in the OpenAPI document; the header is read below, whatever it holds.
 BEARER = HTTPBearer(
     auto_error=False,
-    scheme_name="apiKey",
+    scheme_name="bearer",
     description="An API key (`laketx keys create`): `Authorization: Bearer ltx_...`",
 )
 
