@@ -8,9 +8,9 @@ STAMP   := $(VENV)/.installed
 JARS    := $(HOME)/.cache/laketx/ivy
 # pytest-xdist workers: each is a process with its own SparkSession (2g of driver memory)
 WORKERS ?= auto
-# The JVM's class-data archive (openlaketx/class_archive.py): built once per Java build, it
+# The JVM's class-data archive (openlaketx/class_archive*.py): built once per Java build, it
 # halves a Spark driver's cold start. Without it Spark still starts, only slower.
-ARCHIVE := $(PY) -m openlaketx.class_archive || echo "class archive not built: Spark starts without it"
+ARCHIVE := $(PY) -m openlaketx.class_archive_build || echo "class archive not built: Spark starts without it"
 # random batch-boundary scripts per family in `make test-deep`
 DEEP_EXAMPLES ?= 25
 

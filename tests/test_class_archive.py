@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lakeguard.errors import ConfigError
-from openlaketx import class_archive
+from openlaketx import class_archive, class_archive_build
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import DRIVER_JAVA_OPTIONS, session_conf
 
@@ -64,9 +64,9 @@ def test_an_archive_that_does_not_load_is_never_put_in_place(
             return subprocess.CompletedProcess(args, 0)
         return subprocess.CompletedProcess(args, 134, b"", b"A fatal error has been detected")
 
-    monkeypatch.setattr(class_archive.subprocess, "run", fake_run)
+    monkeypatch.setattr(class_archive_build.subprocess, "run", fake_run)
     with pytest.raises(ConfigError, match="does not load"):
-        class_archive.build(cache)
+        class_archive_build.build(cache)
     final = class_archive.archive_path(cache)
     assert not final.exists()
     assert list(final.parent.iterdir()) == []
@@ -85,11 +85,11 @@ def test_a_checked_archive_is_renamed_into_place_and_not_built_twice(
             Path(dumps[-1]).write_bytes(b"complete")
         return subprocess.CompletedProcess(args, 0, b"", b"")
 
-    monkeypatch.setattr(class_archive.subprocess, "run", fake_run)
-    path = class_archive.build(cache)
+    monkeypatch.setattr(class_archive_build.subprocess, "run", fake_run)
+    path = class_archive_build.build(cache)
     assert path.read_bytes() == b"complete"
     assert not Path(dumps[0]).exists()  # renamed, not copied
-    assert class_archive.build(cache) == path
+    assert class_archive_build.build(cache) == path
     assert len(dumps) == 1
 
 
