@@ -177,7 +177,7 @@ class Lakehouse:
                         run_id=run_id,
                     )
                 return job_runner.run(
-                    self.spark,
+                    lambda: self.spark,
                     self.store,
                     self.warehouse,
                     target,

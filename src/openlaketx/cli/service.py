@@ -73,6 +73,7 @@ def keys_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create a key; its token is printed this once (only its hash is kept)."""
+
     def work() -> tuple[Any, str]:
         LakehouseConfig.check_tenant(tenant)
         return _tenants(ctx).keys.create(
