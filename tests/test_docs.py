@@ -19,7 +19,9 @@ DESIGN = ROOT / "docs" / "design.md"
 
 # What points outside the repository: this machine's work tree, or the design document that
 # used to live beside the repository instead of in it (it is docs/design.md now).
-OUTSIDE = re.compile(r"/wor[k]/|shared[/]DESIGN|DESIGN[.]md")  # brackets keep it from matching itself
+OUTSIDE = re.compile(
+    r"/wor[k]/|shared[/]DESIGN|DESIGN[.]md"
+)  # brackets keep it from matching itself
 # A relative path that climbs (`../x`, read from the folder of the file naming it, as a link is);
 # a `..` inside a path (`a/../b`) is a value under test, not a reference.
 CLIMBING = re.compile(r"(?<![\w./-])((?:\.\./)+[\w.-]*)")

@@ -84,3 +84,24 @@ def test_metadata_commands_run_without_a_jvm(
     # and what needs data says clearly that it needs Java
     sql = laketx(used, "sql", "SELECT 1")
     assert sql.returncode == 2 and "Java" in sql.stderr
+
+
+def test_a_run_refused_its_datasets_starts_no_jvm(shared_lakehouse: Any, project: Project) -> None:
+    """Another run holds the dataset: the refused run ends FAILED, exit 9, and never needed
+    Java (its leases are taken before Spark starts)."""
+    from datetime import timedelta
+
+    from lakeguard.store import RunWriter, StoreReader
+
+    lh, p = shared_lakehouse, project
+    lh.apply(p.yaml)
+    p.deliver("d1.csv", ["GSM,1,10.0,1"])
+    held = RunWriter(lh.store).acquire_lease(p.bronze, "someone_else", ttl=timedelta(minutes=5))
+    try:
+        refused = laketx(lh.config.home, "run", p.bronze, "--json")
+    finally:
+        RunWriter(lh.store).release_lease(held)
+    assert refused.returncode == 9, refused.stderr
+    assert "Java" not in refused.stderr
+    (job_run,) = [r for r in StoreReader(lh.store).job_runs(50) if r.pipeline_id == p.bronze]
+    assert job_run.status == "FAILED"

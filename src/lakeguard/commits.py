@@ -9,7 +9,9 @@ to find a commit a crashed run published, and to audit that every version has it
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from deltalake import DeltaTable
 
@@ -111,11 +113,30 @@ def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
                 run_id=str(tag.get("run_id")),
                 data_version=int(tag.get("data_version", -1)),
                 batch_fingerprint=str(tag.get("batch")),
-                metrics={str(k): str(v) for k, v in (entry.get("operationMetrics") or {}).items()},
+                metrics=spark_metrics(entry.get("operationMetrics") or {}),
                 upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
                 rows=int(tag["rows"]) if tag.get("rows") is not None else None,
             )
         )
+    return found
+
+
+# delta-rs names a MERGE's metrics in snake case; Spark (and everything reading them here)
+# in camel case
+_DELTA_RS_METRICS = {
+    "num_target_rows_inserted": "numTargetRowsInserted",
+    "num_target_rows_updated": "numTargetRowsUpdated",
+    "num_target_rows_deleted": "numTargetRowsDeleted",
+    "num_output_rows": "numOutputRows",
+}
+
+
+def spark_metrics(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """A commit's operation metrics under Spark's names, whichever engine committed it."""
+    found = {str(k): str(v) for k, v in metrics.items()}
+    for snake, camel in _DELTA_RS_METRICS.items():
+        if snake in found and camel not in found:
+            found[camel] = found[snake]
     return found
 
 

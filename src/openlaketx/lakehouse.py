@@ -187,7 +187,7 @@ class Lakehouse:
                 if not self.spark_started:
                     progress("starting Spark")  # only now: a run with nothing new never does
                 return job_runner.run(
-                    self.spark,
+                    lambda: self.spark,
                     self.store,
                     self.warehouse,
                     target,

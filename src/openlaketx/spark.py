@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import ConfigError, first_line
 from lakeguard.hashing import digest
+from openlaketx import class_archive
 from openlaketx.config import SPARK_PACKAGES, LakehouseConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MIN_JAVA = 17
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def java_major_version() -> int:
@@ -97,11 +99,17 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.driver.memory": "4g",
     }
+    java_options = []
     if cfg.quiet:
         conf["spark.ui.enabled"] = "false"
         log_conf = Path(__file__).with_name("log4j2.properties")
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"
+        java_options.append(f"-Dlog4j2.configurationFile=file:{log_conf}")
     conf.update(cfg.spark_conf)
+    # the user's JVM options come last, so theirs win where both set one
+    java_options.append(cfg.spark_conf.get(DRIVER_JAVA_OPTIONS, ""))
+    conf[DRIVER_JAVA_OPTIONS] = " ".join(filter(None, java_options))
+    if not conf[DRIVER_JAVA_OPTIONS]:
+        del conf[DRIVER_JAVA_OPTIONS]
     return conf
 
 
@@ -116,6 +124,9 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
         return active
 
     conf = session_conf(cfg)
+    archive = class_archive.driver_options(cfg.jar_cache)
+    if archive:
+        conf[DRIVER_JAVA_OPTIONS] = " ".join([*archive, conf.get(DRIVER_JAVA_OPTIONS, "")]).strip()
     jars = cached_jars(cfg.jar_cache)
     resolving = jars is None
     if jars is not None:

@@ -50,9 +50,7 @@ def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     lh = with_lakehouse(ctx, as_json, lambda lh, _: lh)
     tables = lh.store.tables()
     if as_json:
-        print_json(
-            {"namespace": lh.store.namespace, "home": str(lh.config.home), "tables": tables}
-        )
+        print_json({"namespace": lh.store.namespace, "home": str(lh.config.home), "tables": tables})
     else:
         out.print(
             f"metadata store [bold]{lh.store.namespace}[/] ready at {lh.config.home} "

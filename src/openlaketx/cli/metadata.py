@@ -123,9 +123,7 @@ def watch(
     planned and applied once (an invalid one is refused whole); every sync is recorded in
     metadata_syncs. No JVM."""
     lh = with_lakehouse(ctx, as_json, lambda lh, _: lh)
-    watcher = guard(
-        ctx, as_json, lambda: lh.watcher(folder, deactivate_missing=deactivate_missing)
-    )
+    watcher = guard(ctx, as_json, lambda: lh.watcher(folder, deactivate_missing=deactivate_missing))
     if not as_json and not once:
         err.print(f"watching {watcher.folder} (Ctrl-C stops)", highlight=False)
     try:

@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from deltalake import DeltaTable, QueryBuilder
 
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import CORRUPT_RECORD, is_bookkeeping
@@ -99,16 +101,20 @@ def version_hash(
 
 def recorded_digests_hash(spark: SparkSession, path: str, version: int, commit: int) -> str:
     """The content hash of what version `version` wrote, from the digests its rows carry (two
-    columns read); recomputed from the data if any of them lacks one."""
-    # start-up time: pyspark loads on first use, never in metadata-only commands
-    from pyspark.sql import functions as F
-
-    rows = version_rows(spark, path, version, commit)
-    if DIGEST_COLUMN not in rows.columns:
-        return frame_hash(rows)
-    digests = rows.select(F.col(DIGEST_COLUMN).alias("d"))
-    missing = digests.where(F.col("d").isNull()).limit(1).count()
-    return frame_hash(rows) if missing else _summed(digests, F.col("d"))
+    columns read by delta-rs, the files pruned by the version column's statistics: no Spark
+    job); recomputed from the data by Spark if any of them lacks one."""
+    table = DeltaTable(path, version=commit)
+    names = {f.name for f in table.schema().fields}
+    if DIGEST_COLUMN in names and VERSION_COLUMN in names:
+        sql = (
+            f'SELECT count(*) AS n, count("{DIGEST_COLUMN}") AS digests, '
+            f'sum(CAST("{DIGEST_COLUMN}" AS DECIMAL(38, 0))) AS s '
+            f'FROM t WHERE "{VERSION_COLUMN}" = {int(version)}'
+        )
+        found = pa.table(QueryBuilder().register("t", table).execute(sql).read_all()).to_pylist()[0]
+        if found["digests"] == found["n"]:
+            return f"{found['n']}:{found['s'] or 0}"
+    return frame_hash(version_rows(spark, path, version, commit))
 
 
 def _summed(digests: DataFrame, digest: Column) -> str:

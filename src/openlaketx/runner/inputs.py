@@ -33,6 +33,7 @@ from openlaketx.tables import dataset_location
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+
 def read_source(
     spark: SparkSession,
     registry: Registry,

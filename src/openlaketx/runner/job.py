@@ -112,7 +112,7 @@ def plan(registry: Registry, target: str) -> JobPlan:
 
 
 def run(
-    spark: SparkSession,
+    spark: Callable[[], SparkSession],
     store: MetadataStore,
     warehouse: str,
     target: str,
@@ -127,7 +127,8 @@ def run(
     observer: StepObserver | None = None,
 ) -> JobResult:
     """Run `target` (as job run `run_id` when it was accepted under one); every attempt
-    leaves its terminal rows whatever happens."""
+    leaves its terminal rows whatever happens. `spark` gives the session once the run holds
+    its datasets: a run refused its leases never starts a JVM."""
     begun = _begin(
         store,
         target,
@@ -141,9 +142,14 @@ def run(
     if begun.hold is None:
         return begun.result
     with begun.hold:
+        try:
+            session = spark()
+        except BaseException as exc:  # no JVM: the announced run still ends, FAILED
+            begun.job.finish(JobStatus.FAILED, describe(exc))
+            raise
         return _run_tasks(
             RunContext(
-                spark=spark,
+                spark=session,
                 gate=Gate(store),
                 writer=begun.writer,
                 registry=begun.registry,

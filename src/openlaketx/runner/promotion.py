@@ -7,7 +7,7 @@ from lakeguard.errors import SourceError
 from lakeguard.progress import WatermarkMark
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType
-from openlaketx.loads import footers, staging, strategies
+from openlaketx.loads import footers, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
@@ -103,15 +103,21 @@ def promote(
         if merging:
             if not target.exists():
                 create_empty(target.path, fields_of(staged.schema, NOT_PUBLISHED))
-            commit = strategies.merge(
-                ctx.spark,
-                staged.part_folder(),
-                target.path,
-                tag,
-                target.plan(batch),
-                drop=NOT_PUBLISHED,
-                may_add=evolves,
-            )
+            plan = target.plan(batch)
+            if small_merge.applies(plan, staged, target.path):
+                commit = small_merge.merge(
+                    staged, target.path, tag, plan, drop=NOT_PUBLISHED, may_add=evolves
+                )
+            else:
+                commit = strategies.merge(
+                    ctx.spark,
+                    staged.part_folder(),
+                    target.path,
+                    tag,
+                    plan,
+                    drop=NOT_PUBLISHED,
+                    may_add=evolves,
+                )
             staging.discard(staged)
         else:
             commit = publish(

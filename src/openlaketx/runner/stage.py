@@ -10,7 +10,7 @@ from deltalake import DeltaTable
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
-from openlaketx.loads import staging, strategies
+from openlaketx.loads import small_merge, staging, strategies
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
@@ -66,6 +66,10 @@ def novelty(
         return Novelty("no row would change" if same else None, content)
     if not target.merges or not staged.good or not target.exists():
         return Novelty(None)
-    rows = ctx.spark.read.parquet(staged.part_folder())
-    counts = strategies.changes(ctx.spark, rows, target.path, target.plan(batch))
+    plan = target.plan(batch)
+    if small_merge.applies(plan, staged, target.path):
+        counts = small_merge.changes(staged, target.path, plan)
+    else:
+        rows = ctx.spark.read.parquet(staged.part_folder())
+        counts = strategies.changes(ctx.spark, rows, target.path, plan)
     return Novelty(None if any(counts.values()) else "no row would change")

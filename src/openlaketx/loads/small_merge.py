@@ -1,0 +1,173 @@
+"""A small batch merged by delta-rs, without a Spark job: the novelty check and the MERGE.
+
+A Spark MERGE of a few rows costs seconds on a warm session: a Delta snapshot to reconstruct,
+a source to materialize, files to scan, each a Spark job. For a small batch into a table that
+is not large, delta-rs (DataFusion, in this process) does the same MERGE in milliseconds, with
+the same conditions: `MergePlan.on()` and `changed()` are written once, in Spark's SQL, and
+rendered for DataFusion by sqlglot. The commit carries the same tag and application
+transaction as any other promotion commit.
+
+It applies to an upsert (`merge`) whose batch does not span parent versions (a catch-up's fold
+runs in Spark) and whose missing keys are kept or deleted (a soft delete stamps Spark's
+`current_timestamp()`); scd2 history and everything larger stay with Spark's MERGE
+(`strategies.py`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import sqlglot
+from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
+from deltalake.exceptions import CommitFailedError
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from lakeguard.store.ddl import quote
+from lakeguard.vocabulary import PARENT_VERSION, DeleteMissing, is_staged_only
+from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
+from openlaketx.loads.merge_plan import ROW_HASH, MergePlan
+from openlaketx.loads.publish import ensure_columns, fields_of
+from openlaketx.loads.staging import StagedBatch
+
+# Batches and tables small enough that one process merges them faster than a Spark job starts.
+SMALL_BATCH_ROWS = 100_000
+SMALL_TABLE_ROWS = 1_000_000
+
+
+class _DataFusion(Postgres):
+    """PostgreSQL's SQL as DataFusion parses it: NOT and IS [NOT] DISTINCT FROM bind more
+    loosely there than in PostgreSQL (`NOT x IS NULL` reads `(NOT x) IS NULL`, and
+    `a IS NOT DISTINCT FROM b AND c` takes `b AND c` as its right side), so they are
+    parenthesised."""
+
+    class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
+        def not_sql(self, expression: exp.Not) -> str:
+            inner = expression.this
+            if isinstance(inner, exp.Is):
+                return f"({self.sql(inner, 'this')} IS NOT {self.sql(inner, 'expression')})"
+            return f"NOT ({self.sql(expression, 'this')})"
+
+        def nullsafeeq_sql(self, expression: exp.NullSafeEQ) -> str:
+            return f"({self.binary(expression, 'IS NOT DISTINCT FROM')})"
+
+        def nullsafeneq_sql(self, expression: exp.NullSafeNEQ) -> str:
+            return f"({self.binary(expression, 'IS DISTINCT FROM')})"
+
+
+def datafusion(spark_sql: str) -> str:
+    """SQL written in Spark's dialect, as DataFusion reads it (`<=>` becomes
+    `IS NOT DISTINCT FROM`, backquoted names double-quoted)."""
+    return sqlglot.transpile(spark_sql, read="spark", write=_DataFusion)[0]
+
+
+def _table_rows(path: str) -> int | None:
+    """Rows in the table from its add actions' statistics (None: a file has none)."""
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return 0
+    counts = actions.column("num_records")
+    return None if counts.null_count else int(pa.compute.sum(counts).as_py() or 0)
+
+
+def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
+    """Whether this batch is merged by delta-rs (see the module's docstring)."""
+    if plan.scd2 or plan.versions or plan.delete_missing == DeleteMissing.SOFT:
+        return False
+    if any(f["name"] == PARENT_VERSION for f in staged.schema["fields"]):
+        return False
+    if staged.good_rows > SMALL_BATCH_ROWS:
+        return False
+    rows = _table_rows(path) if DeltaTable.is_deltatable(path) else 0
+    return rows is not None and rows <= SMALL_TABLE_ROWS
+
+
+def _written(staged: StagedBatch, drop: frozenset[str]) -> list[str]:
+    return [f["name"] for f in fields_of(staged.schema, drop)]
+
+
+def _source(staged: StagedBatch, columns: Sequence[str], schema: pa.Schema) -> pa.Table:
+    """The batch's good rows, its `columns` cast to the table's types (Spark writes
+    timestamps as INT96, which pyarrow reads in nanoseconds)."""
+    parts = [pq.read_table(f.path, columns=list(columns)) for f in staged.good]
+    table = pa.concat_tables(parts) if parts else pa.table({c: [] for c in columns})
+    want = pa.schema([schema.field(c) for c in columns])
+    return table.select(list(columns)).cast(want)
+
+
+def _target_schema(path: str) -> pa.Schema:
+    return pa.schema(DeltaTable(path).schema().to_arrow())
+
+
+def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
+    """What the MERGE would insert, update and delete: keys, row hashes (and `sequence_by`)
+    of both sides joined by DataFusion with the plan's own conditions."""
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    kept = [*plan.keys, ROW_HASH, *extra]
+    schema = _target_schema(path)
+    scratch = tempfile.mkdtemp(prefix="laketx-novelty-")
+    try:
+        # DataFusion joins registered Delta tables: the batch's keys become a scratch one
+        write_deltalake(scratch, _source(staged, kept, schema))
+        first = quote(plan.keys[0])
+        sql = datafusion(
+            f"SELECT "
+            f"sum(CASE WHEN t.{first} IS NULL THEN 1 ELSE 0 END) AS inserted, "
+            f"sum(CASE WHEN s.{first} IS NOT NULL AND t.{first} IS NOT NULL "
+            f"AND ({plan.changed()}) THEN 1 ELSE 0 END) AS updated, "
+            f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
+            f"FROM s FULL OUTER JOIN t ON {plan.on()}"
+        )
+        query = QueryBuilder().register("s", DeltaTable(scratch)).register("t", DeltaTable(path))
+        found = pa.table(query.execute(sql).read_all()).to_pylist()[0]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    deleted = int(found["missing"] or 0) if plan.delete_missing != DeleteMissing.NONE else 0
+    return {
+        "inserted": int(found["inserted"] or 0),
+        "updated": int(found["updated"] or 0),
+        "deleted": deleted,
+    }
+
+
+def merge(
+    staged: StagedBatch,
+    path: str,
+    tag: CommitTag,
+    plan: MergePlan,
+    *,
+    drop: frozenset[str],
+    may_add: bool,
+) -> TaggedCommit:
+    """The batch merged into the table by `plan` in one tagged, idempotent delta-rs commit."""
+    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
+    written = [c for c in _written(staged, drop) if not is_staged_only(c)]
+    source = _source(staged, written, _target_schema(path))
+    values = {c: f's."{c}"' for c in written}  # names are plain identifiers (ColumnName)
+    props = CommitProperties(
+        custom_metadata={"userMetadata": tag.user_metadata()},
+        app_transactions=[Transaction(tag.app_id, tag.data_version)],
+    )
+    merger = (
+        DeltaTable(path)
+        .merge(
+            source,
+            predicate=datafusion(plan.on()),
+            source_alias="s",
+            target_alias="t",
+            commit_properties=props,
+        )
+        .when_matched_update(values, predicate=datafusion(plan.changed()))
+        .when_not_matched_insert(values)
+    )
+    if plan.delete_missing == DeleteMissing.HARD:
+        merger = merger.when_not_matched_by_source_delete()
+    try:
+        merger.execute()
+    except CommitFailedError as exc:
+        raise conflict(tag, path) from exc
+    return committed(path, tag)
