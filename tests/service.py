@@ -21,10 +21,29 @@ from lakeguard.keys import Scope
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
+from openlaketx.service.serve import server_config
+from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.tenants import Tenants
 from tests.conftest import TEST_CONF
 
-ALL = (Scope.RUNS_TRIGGER, Scope.RUNS_READ, Scope.KEYS_ADMIN)
+ALL = (Scope.RUNS_TRIGGER, Scope.RUNS_READ, Scope.KEYS_ADMIN, Scope.DEFINITIONS_WRITE)
+
+
+class ManualClock:
+    """A clock the tests move by hand: the brakes' and budgets' monotonic time, and the wall
+    clock a webhook's timestamp is compared with."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset
+
+    def wall(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
 
 
 @dataclass
@@ -34,6 +53,8 @@ class Served:
     tenants: Tenants
     runs: RunService
     brake: Any  # the app's FailureBrake: every test client is 127.0.0.1
+    rates: Any  # the app's RateLimiter
+    clock: ManualClock
 
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -56,19 +77,25 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(home: Path, *, workers: int = 2) -> Iterator[Served]:
+def serving(
+    home: Path, *, workers: int = 2, settings: ServiceSettings | None = None
+) -> Iterator[Served]:
     import uvicorn
 
+    settings = settings or ServiceSettings(body_limit=4096)
     config = LakehouseConfig.from_env(home=home, master="local[2]", spark_conf=TEST_CONF)
     tenants = Tenants(config)
-    runs = RunService(tenants, workers=workers)
-    app = create_app(runs, body_limit=4096)
+    runs = RunService(
+        tenants,
+        workers=workers,
+        concurrent_runs=lambda tenant: settings.limits_of(tenant).concurrent_runs,
+    )
+    clock = ManualClock()
+    app = create_app(runs, settings, clock=clock.monotonic, wall_clock=clock.wall)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    )
+    server = uvicorn.Server(server_config(app))  # as `laketx serve` configures it
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -76,7 +103,15 @@ def serving(home: Path, *, workers: int = 2) -> Iterator[Served]:
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
-        yield Served(f"http://127.0.0.1:{port}", home, tenants, runs, app.state.brake)
+        yield Served(
+            f"http://127.0.0.1:{port}",
+            home,
+            tenants,
+            runs,
+            app.state.brake,
+            app.state.rates,
+            clock,
+        )
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -3,6 +3,7 @@ checks, expiry, revocation, rotation with an overlap, and a throttled last_used_
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -142,3 +143,19 @@ def test_many_requests_at_once_with_a_new_key_all_get_in_and_record_one_use(
         found = list(pool.map(lambda _: keys.authenticate(token), range(32)))
     assert {k.tenant_id for k in found} == {"acme"}
     assert DeltaTable(location).version() == before + 1  # one use recorded, no conflicts
+
+
+def test_exists_tells_a_created_key_id_whatever_its_state(keys: KeyStore) -> None:
+    record, _ = keys.create("acme", READ)
+    keys.revoke(record.api_key_id)
+    assert keys.exists(record.api_key_id)  # the failure brake still checks its tokens
+    assert not keys.exists(new_token()[0])
+
+
+def test_the_worked_webhook_example_in_the_docs_signs_as_the_service_checks() -> None:
+    from openlaketx.service.hooks import sign
+
+    text = (Path(__file__).parents[1] / "docs" / "service.md").read_text()
+    (shown,) = re.findall(r"X-LakeTx-Signature: (sha256=[0-9a-f]{64})", text)
+    body = b'{"file": "orders_2026-01-01.csv"}'
+    assert sign("whsec-example", "1767225600", "evt-0001", body) == shown

@@ -137,6 +137,23 @@ def test_a_run_with_nothing_new_needs_no_java_and_a_reaped_run_keeps_its_trigger
         f"no new file at {p.incoming}/*.csv",
         f"no new approved version of {p.bronze}",
     ]
+    # what a person sees (stderr piped: one line per step) never says Spark starts when it
+    # does not; `runs --json` says for each run whether it retries one or is a tick's
+    laketx = [str(BIN / "laketx"), "--home", str(lh.config.home)]
+    said = subprocess.run(
+        [*laketx, "run", p.job], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert said.returncode == 0 and "starting Spark" not in said.stderr, said.stderr
+    listed = subprocess.run(
+        [*laketx, "runs", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    runs = json.loads(listed.stdout)
+    assert runs and all({"retry_of", "scheduled_for"} <= set(r) for r in runs)
     # a run that died in flight is reaped FAILED with the trigger it started with
     RunWriter(lh.store).append(
         [

@@ -91,6 +91,7 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     for row in claimed:
         assert ended[row["run_id"]].status == "COMPLETED"
         assert ended[row["run_id"]].trigger_type == "scheduler"
+        assert ended[row["run_id"]].scheduled_for == row["scheduled_for"]  # `runs --json` too
     # catching up on every missed tick, when asked
     every = Scheduler(
         runs, clock=lambda: clock["now"] + timedelta(minutes=30), catch_up=CatchUp.ALL
@@ -190,4 +191,33 @@ def test_a_new_file_and_an_upstream_promotion_start_their_jobs(
     triggers = {r.pipeline_id: r.trigger_type for r in lh.reader.job_runs(20)}
     assert triggers[f"ingest_job{s}"] == "file_arrival"
     assert triggers[f"clean_job{s}"] == "upstream"
+    assert_sound(lh, p.bronze, p.silver)
+
+
+def test_a_file_whose_run_never_started_is_tried_again_after_a_backoff(
+    tmp_path: Path, runs: RunService
+) -> None:
+    """A run accepted as the service began to stop is recorded FAILED without starting: its
+    file still waits, and the same situation is tried again once a backoff has passed."""
+    p = scheduled(tmp_path, runs, "_again", "    triggers: [file_arrival]\n")
+    p.deliver("d1.csv", ["GSM,1,10.0,1"])
+    lh = runs.tenants.get("default")
+    clock = {"now": lh.store.now()}
+    stopping = RunService(runs.tenants, workers=1)
+    stopping._stop.set()  # drain's first step: what is accepted now never starts
+    (first,) = Scheduler(stopping, clock=lambda: clock["now"]).tick()
+    stopping.wait_idle(120)
+    stopping.drain(0)
+    assert first.run_id is not None
+    failed = lh.reader.job_run(first.run_id)
+    assert failed is not None and failed.status == "FAILED"
+    scheduler = Scheduler(runs, clock=lambda: clock["now"])
+    assert scheduler.tick() == []  # the same situation, within its backoff
+    clock["now"] += timedelta(minutes=2)  # the first backoff is 30 to 60 s
+    (again,) = scheduler.tick()
+    assert again.trigger == TriggerType.FILE_ARRIVAL and again.run_id is not None
+    runs.wait_idle(600)
+    done = lh.reader.job_run(again.run_id)
+    assert done is not None and done.status == "COMPLETED"
+    assert scheduler.tick() == []
     assert_sound(lh, p.bronze, p.silver)

@@ -98,6 +98,11 @@ def test_a_run_triggered_over_http_is_visible_from_accepted_to_its_end(
         assert decision["run_id"] == attempt and decision["evidence"]["upstream"] == {p.bronze: 1}
         rows = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 1}).json()
         assert rows["version"] == 1 and len(rows["rows"]) == 1
+        assert set(rows["rows"][0]) == {"radio", "cell", "lat", "updated"}  # no engine columns
+        engine = http.get(
+            f"{API}/datasets/{p.silver}/rows", params={"limit": 1, "engine_columns": "true"}
+        ).json()
+        assert {"_laketx_version", "_laketx_run_id", "_laketx_row_digest"} <= set(engine["rows"][0])
         page2 = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 5, "offset": 1})
         assert len(page2.json()["rows"]) == 1
         verified = http.post(f"{API}/verify").json()
@@ -190,6 +195,7 @@ def test_another_tenants_ids_are_not_found_on_every_endpoint(
         ("GET", f"{API}/datasets/{p.silver}/decisions/{attempt}"),
         ("GET", f"{API}/datasets/{p.silver}/rows"),
         ("POST", f"{API}/keys/{own_key}/revoke"),
+        ("GET", f"{API}/jobs/{p.job}"),
     ]
     with served.client(other) as http:
         for method, path in requests:
@@ -200,8 +206,24 @@ def test_another_tenants_ids_are_not_found_on_every_endpoint(
         assert p.silver not in str(http.get(f"{API}/datasets").json())
         assert own_key not in str(http.get(f"{API}/keys").json())
         assert http.post(f"{API}/verify").json()["holds"] is True  # its own, empty store
+        # the definitions routes read the caller's tenant only
+        assert p.job not in http.get(f"{API}/jobs").text
+        assert p.job not in http.get(f"{API}/definitions").text
+        assert p.silver not in http.get(f"{API}/definitions", params={"format": "json"}).text
+        assert p.silver not in http.get(f"{API}/changes", params={"since": "7d"}).text
+        assert p.silver not in http.get(f"{API}/lineage").text
+        planned = http.post(
+            f"{API}/definitions/plan",
+            content=p.yaml.read_text(),
+            headers={"Content-Type": "application/yaml"},
+        ).json()
+        assert {c["action"] for c in planned["changes"]} == {"create"}  # new to acme
         hook = http.post(f"{API}/hooks/{p.job}", headers={"X-LakeTx-Tenant": "acme"})
-        assert hook.status_code == 404
+        assert hook.status_code == 401  # no webhook there: the same answer as a bad signature
+    with served.client(owner) as http:
+        assert p.job in [j["job_id"] for j in http.get(f"{API}/jobs").json()]
+        assert http.get(f"{API}/jobs/{p.job}").status_code == 200
+        assert p.silver in http.get(f"{API}/lineage").text
     assert served.tenants.keys.authenticate(owner).tenant_id == "default"  # not revoked
     # verify reads the caller's store and no other: a violation planted in acme's store only
     # (a run left RUNNING long ago) is what acme's key sees, and the owner's key does not
@@ -245,6 +267,13 @@ def test_another_tenants_ids_are_not_found_on_every_endpoint(
         ("GET", f"{API}/keys"),
         ("POST", f"{API}/keys/0123456789ab/revoke"),
         ("POST", f"{API}/hooks/{HOOKED}"),  # a key is no signature
+        ("GET", f"{API}/jobs"),
+        ("GET", f"{API}/jobs/a_job"),
+        ("GET", f"{API}/definitions"),
+        ("POST", f"{API}/definitions/plan"),
+        ("POST", f"{API}/definitions/apply"),
+        ("GET", f"{API}/changes"),
+        ("GET", f"{API}/lineage"),
     ],
 )
 def test_every_endpoint_refuses_a_request_without_a_usable_key(
@@ -285,8 +314,13 @@ def test_scopes_the_query_string_and_the_brake_on_failures(served: Served) -> No
             for _ in range(12)
         ]
         assert answers[:10] == [401] * 10 and answers[10:] == [429, 429]
-        braked = http.get(f"{API}/runs", headers={"Authorization": f"Bearer {reader}"})
+        braked = http.get(f"{API}/runs", headers={"Authorization": f"Bearer {reader}x"})
         assert braked.status_code == 429 and int(braked.headers["Retry-After"]) >= 1
+        # a key that exists is still checked: the failing client locks out only itself
+        assert http.get(f"{API}/runs", headers={"Authorization": f"Bearer {reader}"}).is_success
+        served.clock.advance(61)  # the window passes
+        again = http.get(f"{API}/runs", headers={"Authorization": f"Bearer {reader}x"})
+        assert again.status_code == 401
     served.brake.clear()
 
 
@@ -322,38 +356,52 @@ def test_hostile_requests_get_a_clean_4xx_and_write_nothing(served: Served, tmp_
     assert (len(lh.store.rows("run_requests")), len(lh.store.rows("pipeline_runs"))) == before
 
 
-def test_a_signed_webhook_starts_a_run_and_a_forged_one_is_refused(
-    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    s = "_hook"
+def signed(
+    secret: str, body: bytes, delivery: str, timestamp: float, tenant: str | None = None
+) -> dict[str, str]:
+    """A delivery's headers, signed as docs/service.md says (computed here, not by the
+    service's own code): HMAC-SHA256 over `<timestamp>.<delivery id>.<body>`."""
+    stamp = str(int(timestamp))
+    content = f"{stamp}.{delivery}.".encode() + body
+    digest = hmac.new(secret.encode(), content, hashlib.sha256).hexdigest()
+    headers = {
+        "X-LakeTx-Timestamp": stamp,
+        "X-LakeTx-Delivery": delivery,
+        "X-LakeTx-Signature": f"sha256={digest}",
+    }
+    return headers | ({"X-LakeTx-Tenant": tenant} if tenant else {})
+
+
+def hooked_project(served: Served, tmp_path: Path, s: str, secret_ref: str) -> Project:
     text = cells_yaml(s).replace(
         f"  - id: cells_job{s}\n",
-        f"  - id: cells_job{s}\n    triggers: [webhook]\n    webhook_secret_ref: LAKETX_TEST_HOOK\n",
+        f"  - id: cells_job{s}\n    triggers: [webhook]\n    webhook_secret_ref: {secret_ref}\n",
     )
     p = Project(write(tmp_path / "project" / "cells.yaml", text), s)
     served.tenants.get("default").apply(p.yaml)
+    return p
+
+
+def test_a_signed_webhook_starts_a_run_and_a_forged_one_is_refused(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served.brake.clear()
+    p = hooked_project(served, tmp_path, "_hook", "LAKETX_TEST_HOOK")
     monkeypatch.setenv("LAKETX_TEST_HOOK", "s3cret")
     body = json.dumps({"delivered": "d1.csv"}).encode()
-    good = "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    good = signed("s3cret", body, "evt-1", served.clock.wall())
     with served.client() as http:
         forged = http.post(
-            f"{API}/hooks/{p.job}", content=body, headers={"X-LakeTx-Signature": "sha256=00"}
+            f"{API}/hooks/{p.job}",
+            content=body,
+            headers={**good, "X-LakeTx-Signature": "sha256=00"},
         )
         assert forged.status_code == 401 and "s3cret" not in forged.text
-        unsigned_job = http.post(f"{API}/hooks/no_such_job", content=body)
-        assert unsigned_job.status_code == 404
-        accepted = http.post(
-            f"{API}/hooks/{p.job}",
-            content=body,
-            headers={"X-LakeTx-Signature": good, "X-LakeTx-Delivery": "evt-1"},
-        )
+        unsigned_job = http.post(f"{API}/hooks/no_such_job", content=body, headers=good)
+        assert unsigned_job.status_code == 401
+        accepted = http.post(f"{API}/hooks/{p.job}", content=body, headers=good)
         assert accepted.status_code == 202, accepted.text
-        again = http.post(
-            f"{API}/hooks/{p.job}",
-            content=body,
-            headers={"X-LakeTx-Signature": good, "X-LakeTx-Delivery": "evt-1"},
-        )
-        assert again.json()["run_id"] == accepted.json()["run_id"]  # one run per delivery
+        assert accepted.json()["new"] is True
     detail = served.wait_for(served.key(), accepted.json()["run_id"])
     assert detail["trigger_type"] == "webhook" and detail["triggered_by"] == "webhook evt-1"
 
@@ -395,6 +443,12 @@ def test_a_transient_failure_is_retried_as_a_linked_run_and_a_block_never_is(
     assert retry["not_before"] > retry["requested_at"]  # after a backoff
     done = served.wait_for(token, retry["run_id"])
     assert done["status"] == "COMPLETED" and done["retry_of"] == first.run_id
+    with served.client(token) as http:  # the list says it too
+        listed = {
+            r["run_id"]: r for r in http.get(f"{API}/runs", params={"limit": 50}).json()["runs"]
+        }
+    assert listed[retry["run_id"]]["retry_of"] == first.run_id
+    assert listed[first.run_id]["retry_of"] is None and "scheduled_for" in listed[first.run_id]
     # a blocked decision is an outcome: never retried
     p.deliver("bad.csv", ["GSM,9,999.0,1"])
     blocked = served.runs.submit("default", p.job, trigger_type=TriggerType.API, triggered_by="t")

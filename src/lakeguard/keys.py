@@ -45,6 +45,7 @@ class Scope(StrEnum):
     RUNS_TRIGGER = "runs:trigger"  # start runs of the tenant's jobs
     RUNS_READ = "runs:read"  # read runs, datasets, decisions and approved rows
     KEYS_ADMIN = "keys:admin"  # list and revoke the tenant's keys, verify its store
+    DEFINITIONS_WRITE = "definitions:write"  # plan and apply metadata documents
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,6 +212,10 @@ class KeyStore:
             description=before.description,
             created_by=f"rotation of {key_id}",
         )
+
+    def exists(self, key_id: str) -> bool:
+        """Whether a key with this id was ever created (whatever its state)."""
+        return bool(self._rows(api_key_id=key_id))
 
     def authenticate(self, token: str) -> ApiKey:
         """The usable key behind a presented token; AuthError (never naming the token) when

@@ -117,6 +117,14 @@ class Lakehouse:
     def apply(self, path: str | Path) -> Plan:
         return apply_file(self.store, path, self.warehouse)
 
+    def plan_text(self, text: str, *, source: str, apply: bool = False) -> Plan:
+        """Plan (or apply) a document sent as text, e.g. over the API: errors name `source`;
+        relative paths in it are taken from the tenant's home."""
+        home = self.config.tenant_home
+        if apply:
+            return apply_file(self.store, source, self.warehouse, text=text, base_dir=home)
+        return plan_file(self.store, source, self.warehouse, text=text, base_dir=home)[0]
+
     def export(self) -> str:
         """The tenant's active definitions as one YAML document (direct SQL edits included);
         `plan` on it finds nothing to change."""
@@ -176,6 +184,8 @@ class Lakehouse:
                         lease_wait=timedelta(seconds=wait),
                         run_id=run_id,
                     )
+                if not self.spark_started:
+                    progress("starting Spark")  # only now: a run with nothing new never does
                 return job_runner.run(
                     lambda: self.spark,
                     self.store,

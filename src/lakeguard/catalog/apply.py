@@ -17,25 +17,37 @@ if TYPE_CHECKING:
 
 
 def plan_file(
-    store: MetadataStore, path: str | Path, warehouse: str, *, text: str | None = None
+    store: MetadataStore,
+    path: str | Path,
+    warehouse: str,
+    *,
+    text: str | None = None,
+    base_dir: Path | None = None,
 ) -> tuple[Plan, Rows]:
-    """Validate `path` (or `text`, read from it earlier) and compare it with what is stored;
-    writes nothing."""
+    """Validate `path` (or `text`, read from it earlier or sent under that name) and compare
+    it with what is stored; writes nothing. Relative paths in it are taken from `base_dir`
+    (default: the file's folder)."""
     file = Path(path)
     doc = load_file(file) if text is None else validate_text(text, str(file))
-    rows = document_rows(doc, base_dir=file.resolve().parent, warehouse=warehouse)
+    folder = base_dir if base_dir is not None else file.resolve().parent
+    rows = document_rows(doc, base_dir=folder, warehouse=warehouse)
     plan = plan_changes(rows, StoreReader(store).stored_definitions(list(rows)))
     return plan, rows
 
 
 def apply_file(
-    store: MetadataStore, path: str | Path, warehouse: str, *, text: str | None = None
+    store: MetadataStore,
+    path: str | Path,
+    warehouse: str,
+    *,
+    text: str | None = None,
+    base_dir: Path | None = None,
 ) -> Plan:
     """Validate, plan, refuse conflicts, then upsert only the changed rows.
 
     Applying the same document twice makes no commit the second time.
     """
-    plan, rows = plan_file(store, path, warehouse, text=text)
+    plan, rows = plan_file(store, path, warehouse, text=text, base_dir=base_dir)
     if plan.conflicts:
         raise ValidationError(
             f"{path} conflicts with registered metadata",

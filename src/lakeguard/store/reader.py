@@ -47,6 +47,7 @@ from lakeguard.store.runtime_rows import (
     RuleResultRow,
     RunEventRow,
     RunHistoryRow,
+    RunRequestRow,
     SchemaChangeRow,
     SchemaSnapshotRow,
     SourceProgressRow,
@@ -323,17 +324,35 @@ class StoreReader:
             limit=max(0, limit - max(0, len(live) - offset)),
             offset=ended_offset,
         )
-        return (live[offset:] + [JobRunRecord.from_row(r) for r in ended])[:limit]
+        return self._requested((live[offset:] + [JobRunRecord.from_row(r) for r in ended])[:limit])
 
     def job_run(self, run_id: str) -> JobRunRecord | None:
         """One job run, whatever its state (None: no such run of this tenant)."""
         ended = self._store.read(PipelineRunRow, filters=[("pipeline_logging_id", "=", run_id)])
         if ended:
-            return JobRunRecord.from_row(ended[0])
+            return self._requested([JobRunRecord.from_row(ended[0])])[0]
         flying = [r for r in self.in_flight() if r.run_id == run_id and r.dataset_id is None]
         if not flying:
             return None
-        return JobRunRecord.in_flight(flying[0], self._current_steps([run_id]).get(run_id))
+        run = JobRunRecord.in_flight(flying[0], self._current_steps([run_id]).get(run_id))
+        return self._requested([run])[0]
+
+    def _requested(self, runs: list[JobRunRecord]) -> list[JobRunRecord]:
+        """The runs with what their run requests say (a retry's run, a tick's time)."""
+        if not runs:
+            return runs
+        requests = self._store.read(
+            RunRequestRow, filters=[("run_id", "in", [r.pipeline_logging_id for r in runs])]
+        )
+        first: dict[str, RunRequestRow] = {}
+        for request in sorted(requests, key=lambda r: r.requested_at, reverse=True):
+            first[request.run_id] = request
+        return [
+            replace(run, retry_of=found.retry_of, scheduled_for=found.scheduled_for)
+            if (found := first.get(run.pipeline_logging_id)) is not None
+            else run
+            for run in runs
+        ]
 
     def _current_steps(self, run_ids: list[str]) -> dict[str, str]:
         """The dataset each run in flight is working on (its newest RUNNING attempt)."""

@@ -366,6 +366,8 @@ class JobRunRecord:
     error_message: str | None
     triggered_by: str | None = None
     current_step: str | None = None  # a run in flight: the phase it is in
+    retry_of: str | None = None  # a retry: the run it retries (its run request says)
+    scheduled_for: datetime | None = None  # a schedule tick's run: the tick
 
     @classmethod
     def from_row(cls, row: PipelineRunRow) -> JobRunRecord:

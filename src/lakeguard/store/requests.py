@@ -44,6 +44,12 @@ def claim(store: MetadataStore, request: RunRequestRow) -> tuple[RunRequestRow, 
     return request, True
 
 
+def recorded(store: MetadataStore, key: str) -> RunRequestRow | None:
+    """The request claimed under `key` (within REMEMBERED), if any."""
+    rows = store.read(RunRequestRow, filters=_filters(store, key))
+    return min(rows, key=lambda r: r.requested_at) if rows else None
+
+
 def find(store: MetadataStore, run_id: str) -> RunRequestRow | None:
     """The request a run was accepted under, if it was accepted (not started at a terminal)."""
     rows = store.read(RunRequestRow, filters=[("run_id", "=", run_id)])

@@ -516,6 +516,13 @@ class RunRequestRow(RuntimeRow):
         datetime | None, Comment("A schedule tick's time (UTC): the tick this run is for")
     ] = None
     requested_at: datetime
+    fingerprint: Annotated[
+        str | None,
+        Comment(
+            "An Idempotency-Key's request (sha256 of method, path and body): the same key "
+            "with another request is refused"
+        ),
+    ] = None
 
 
 @dataclass(frozen=True, kw_only=True)

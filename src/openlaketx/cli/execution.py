@@ -30,7 +30,6 @@ def run(
     """Run a job (or one dataset) through the governed write path."""
 
     def work(lh: Any, progress: Callable[[str], None]) -> Any:
-        progress("starting Spark")
         return lh.run(
             target, trigger_type="manual", triggered_by=triggered_by, progress=progress, wait=wait
         )

@@ -67,7 +67,9 @@ def _key_row(key: Any) -> dict[str, Any]:
 def keys_create(
     ctx: typer.Context,
     tenant: str = typer.Option(..., help="The tenant the key belongs to."),
-    scopes: str = typer.Option(..., help="runs:trigger, runs:read, keys:admin (comma-separated)."),
+    scopes: str = typer.Option(
+        ..., help="runs:trigger, runs:read, keys:admin, definitions:write (comma-separated)."
+    ),
     expires_in: str | None = typer.Option(None, help="e.g. 90d; default: never expires."),
     description: str | None = typer.Option(None),
     as_json: JsonFlag = False,
@@ -152,9 +154,16 @@ def serve(
     watch_deactivate_missing: bool = typer.Option(
         False, help="With --watch: a removed document deactivates what it defined."
     ),
+    settings: Path | None = typer.Option(
+        None,
+        help="A YAML file of service settings: trusted proxies, limits per tenant, the webhook "
+        "window (docs/service.md).",
+    ),
 ) -> None:
     """Serve the HTTP API and run the scheduler, with one warm Spark session."""
-    from openlaketx.service.serve import serve as run_server  # start-up time (see _tenants)
+    # start-up time (see _tenants)
+    from openlaketx.service.serve import serve as run_server
+    from openlaketx.service.settings import ServiceSettings, load_settings
 
     guard(
         ctx,
@@ -169,6 +178,7 @@ def serve(
             drain_timeout=drain_timeout,
             watch=watch,
             watch_deactivate_missing=watch_deactivate_missing,
+            settings=load_settings(settings) if settings else ServiceSettings(),
             announce=lambda m: err.print(m, highlight=False, markup=False),
         ),
     )

@@ -1,5 +1,7 @@
 """The HTTP API under /api/v1 (FastAPI): runs, datasets, decisions, approved rows, verify,
-webhooks and the tenant's keys.
+signed webhooks and the tenant's keys (the definitions routes: `catalog_routes.py`), behind
+the body cap, the trusted-proxy setting, the security headers, the failure brake and each
+key's request budget.
 
 Every route goes through the `Lakehouse` facade of the caller's tenant: the tenant comes from
 the API key (or, for a webhook, from the signed request), so another tenant's job, run or
@@ -10,33 +12,50 @@ dataset is simply not there (404, never 403). Arbitrary SQL is never accepted.
 # dependencies local to `create_app`.
 
 import hashlib
-import hmac
-import re
+import json
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
+from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response, Security
+from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from lakeguard.errors import AuthError, NotRegisteredError
 from lakeguard.keys import ApiKey, Scope
 from lakeguard.shapes import JsonObject
-from lakeguard.store.requests import find
 from lakeguard.vocabulary import TriggerType
-from openlaketx.config import DEFAULT_TENANT
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import problems
-from openlaketx.service.auth import Authenticator, FailureBrake
+from openlaketx.service.auth import Authenticator, FailureBrake, client_address
+from openlaketx.service.catalog_routes import install_catalog_routes
+from openlaketx.service.headers import SecurityHeaders
+from openlaketx.service.hooks import HookVerifier, Refused
 from openlaketx.service.limits import BodyLimit
+from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
-from openlaketx.sources.credentials import resolve
+from openlaketx.service.settings import ServiceSettings
 
+_log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
 ID = r"^[a-z][a-z0-9_]{0,62}$"
 RUN_ID = r"^[0-9a-f]{32}$"
 MAX_ROWS = 1000
 MAX_RUNS = 100
+ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns
+# Declares the webhook's scheme in the OpenAPI document; the route checks the signature itself.
+SIGNED = APIKeyHeader(
+    name="X-LakeTx-Signature",
+    auto_error=False,
+    scheme_name="webhookSignature",
+    description="sha256=<HMAC-SHA256 of `<timestamp>.<delivery id>.<body>`> with "
+    "X-LakeTx-Timestamp and X-LakeTx-Delivery (docs/service.md)",
+)
 
 
 class Model(BaseModel):
@@ -70,6 +89,8 @@ class RunSummary(Model):
     duration_ms: int | None
     error: str | None
     current_step: str | None = Field(description="A run in flight: the dataset it is on")
+    retry_of: str | None = Field(description="A retry: the run it retries")
+    scheduled_for: datetime | None = Field(description="A schedule's run: its tick (UTC)")
 
 
 class RunPage(Model):
@@ -80,8 +101,6 @@ class RunPage(Model):
 
 
 class RunDetail(RunSummary):
-    retry_of: str | None
-    scheduled_for: datetime | None
     attempts: list[JsonObject]
     steps: list[JsonObject]
     decisions: list[JsonObject]
@@ -107,7 +126,17 @@ def _summary(record: Any) -> RunSummary:
         duration_ms=record.duration_ms,
         error=record.error_message,
         current_step=record.current_step,
+        retry_of=record.retry_of,
+        scheduled_for=record.scheduled_for,
     )
+
+
+def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
+    """What an Idempotency-Key is bound to: the method, the path and the body (as JSON with
+    sorted keys, the fields sent)."""
+    sent = body.model_dump(mode="json", exclude_unset=True) if body is not None else {}
+    text = f"{method}\n{path}\n{json.dumps(sent, sort_keys=True, separators=(',', ':'))}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _plain(value: Any) -> Any:
@@ -125,10 +154,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
-    """The API app over a home's tenants (their lakehouses open in `runs.tenants`)."""
+def create_app(
+    runs: RunService,
+    settings: ServiceSettings | None = None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    wall_clock: Callable[[], float] = time.time,
+) -> FastAPI:
+    """The API app over a home's tenants (their lakehouses open in `runs.tenants`). `clock`
+    times the brakes and budgets; `wall_clock` is what a webhook's timestamp is compared with
+    (tests pass their own)."""
+    settings = settings or ServiceSettings()
     tenants = runs.tenants
-    auth = Authenticator(tenants.keys, FailureBrake())
+    brake = FailureBrake(settings.failed_auth_limit, settings.failed_auth_window_seconds, clock)
+    rates = RateLimiter(settings.limits_of, clock)
+    auth = Authenticator(tenants.keys, brake, rates)
+    hooks = HookVerifier(tenants, settings.webhook_tolerance_seconds, wall_clock)
     app = FastAPI(
         title="OpenLakeTx + LakeGuard",
         version="1",
@@ -136,10 +177,22 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
         docs_url=None,  # the interactive pages load scripts from a CDN: not served
         redoc_url=None,
     )
+
+    def body_limit(path: str) -> int:
+        if path.startswith(f"{PREFIX}/definitions/"):
+            return settings.definitions_body_limit
+        return settings.body_limit
+
     app.add_middleware(BodyLimit, limit=body_limit)
+    if settings.trusted_proxies:  # otherwise X-Forwarded-For is nobody's word
+        trusted = [str(n) for n in settings.trusted_proxies]
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted)
+    app.add_middleware(SecurityHeaders)
     problems.install(app)
     app.state.runs = runs
-    app.state.brake = auth.brake
+    app.state.brake = brake
+    app.state.rates = rates
+    app.state.settings = settings
 
     def lakehouse(key: ApiKey) -> Lakehouse:
         return tenants.get(key.tenant_id)
@@ -159,6 +212,7 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
 
     @app.post(f"{PREFIX}/jobs/{{job_id}}/runs", status_code=202, response_model=RunAccepted)
     def trigger(
+        request: Request,
         response: Response,
         job_id: Annotated[str, job_path],
         key: Annotated[ApiKey, triggering],
@@ -173,6 +227,7 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
             trigger_type=TriggerType.API,
             triggered_by=f"api key {key.api_key_id}",
             request_key=f"idem:{idempotency_key}" if idempotency_key else None,
+            fingerprint=fingerprint(request.method, request.url.path, body),
             wait=body.wait if body else 0.0,
         )
         response.headers["Location"] = f"{PREFIX}/runs/{accepted.run_id}"
@@ -198,13 +253,10 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
         record = lh.reader.job_run(run_id)
         if record is None:
             raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
-        request = find(lh.store, run_id)
         attempts = lh.reader.attempts(run_id)
         decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
         return RunDetail(
             **_summary(record).model_dump(),
-            retry_of=request.retry_of if request else None,
-            scheduled_for=request.scheduled_for if request else None,
             attempts=[_plain(a.as_row()) for a in attempts],
             steps=[_plain(s.as_row()) for s in lh.reader.steps(run_id)],
             decisions=[_plain(d.to_json()) for d in decisions],
@@ -247,11 +299,16 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
         version: Annotated[int | None, Query(ge=1)] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_ROWS)] = 100,
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        engine_columns: Annotated[
+            bool, Query(description="Also the engine's _laketx_* lineage columns")
+        ] = False,
     ) -> RowsPage:
         lh = lakehouse(key)
         approved = lh.gate.latest(dataset_id, version) if lh.dataset(dataset_id) else None
         frame = lh.read(dataset_id, version)
         assert approved is not None
+        if not engine_columns:
+            frame = frame.select(*[c for c in frame.columns if not c.startswith(ENGINE_PREFIX)])
         rows = [r.asDict(recursive=True) for r in frame.offset(offset).limit(limit).collect()]
         return RowsPage(
             dataset_id=dataset_id,
@@ -271,34 +328,31 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
         request: Request,
         response: Response,
         job_id: Annotated[str, job_path],
-        signature: Annotated[str | None, Header(alias="X-LakeTx-Signature")] = None,
-        tenant: Annotated[
-            str, Header(alias="X-LakeTx-Tenant", pattern=r"^[a-z][a-z0-9_-]{0,62}$")
-        ] = DEFAULT_TENANT,
-        delivery: Annotated[str | None, Header(alias="X-LakeTx-Delivery", max_length=200)] = None,
+        _declared: Annotated[str | None, Security(SIGNED)] = None,
     ) -> RunAccepted:
         body = await request.body()
-        if tenant not in tenants.known():  # never creates a tenant
-            raise NotRegisteredError(f"no webhook for job {job_id}", where="jobs")
-        lh = tenants.get(tenant)
-        job = lh.reader.registry().job(job_id)
-        if job is None or "webhook" not in job.triggers or not job.webhook_secret_ref:
-            raise NotRegisteredError(f"no webhook for job {job_id}", where="jobs")
-        secret = resolve(job.webhook_secret_ref, where=f"jobs[{job_id}].webhook_secret_ref")
-        expected = hmac.new((secret or "").encode(), body, hashlib.sha256).hexdigest()
-        given = re.sub(r"^sha256=", "", signature or "")
-        if not hmac.compare_digest(expected, given):
+        address, target = client_address(request), hooks.target(request.headers, job_id)
+        brake.check(address, target)
+        try:
+            delivery = await run_in_threadpool(hooks.verify, request.headers, job_id, body)
+        except Refused as refused:
+            # one answer for every refusal: the caller learns nothing of tenants, jobs or
+            # secrets; the operator reads why here
+            _log.warning("webhook for %s from %s refused: %s", target, address, refused.detail)
+            brake.failed(address, target)
             raise AuthError(
-                "the webhook's signature does not match its body",
-                fix="sign the raw body with HMAC-SHA256 and the job's secret, sent as "
-                "`X-LakeTx-Signature: sha256=<hex>`",
-            )
-        accepted = runs.submit(
-            tenant,
-            job_id,
+                "the webhook delivery is not authenticated",
+                fix="sign `<timestamp>.<delivery id>.<body>` with HMAC-SHA256 and the job's "
+                "secret; send X-LakeTx-Timestamp, X-LakeTx-Delivery and "
+                "X-LakeTx-Signature: sha256=<hex> (docs/service.md)",
+            ) from None
+        accepted = await run_in_threadpool(
+            runs.submit,
+            delivery.tenant,
+            delivery.job_id,
             trigger_type=TriggerType.WEBHOOK,
-            triggered_by=f"webhook {delivery}" if delivery else "webhook",
-            request_key=f"hook:{job_id}:{delivery}" if delivery else None,
+            triggered_by=f"webhook {delivery.delivery_id}",
+            request_key=f"hook:{delivery.job_id}:{delivery.delivery_id}",
         )
         response.headers["Location"] = f"{PREFIX}/runs/{accepted.run_id}"
         return RunAccepted(run_id=accepted.run_id, job_id=accepted.job_id, new=accepted.new)
@@ -314,4 +368,5 @@ def create_app(runs: RunService, *, body_limit: int = 65536) -> FastAPI:
     ) -> JsonObject:
         return _plain(asdict(tenants.keys.revoke(key_id, key.tenant_id)))
 
+    install_catalog_routes(app, PREFIX, tenants, auth)
     return app

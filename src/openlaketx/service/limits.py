@@ -1,9 +1,14 @@
 """A cap on request bodies (ASGI middleware): a body over the limit gets 413 before a route
-reads it, whether it says its length or streams it."""
+sees any of it, whether it says its length or streams it in chunks.
+
+The body is read here, up to the limit, and handed to the app whole: a route's own body
+parsing never meets a body cut short (FastAPI would call that a malformed body, 400).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -12,46 +17,40 @@ from openlaketx.service.problems import MEDIA_TYPE
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int | Callable[[str], int]) -> None:
         self.app = app
-        self.limit = limit
+        self.limit_of = limit if callable(limit) else (lambda _path, n=limit: n)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit_of(scope.get("path", ""))
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await _too_large(scope, send, self.limit)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await _too_large(scope, send, limit)
             return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
+        body = bytearray()
+        more = True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
+            if message["type"] == "http.disconnect":
+                return  # the client left: nobody to answer
+            body += message.get("body", b"")
+            if len(body) > limit:
+                await _too_large(scope, send, limit)
+                return
+            more = bool(message.get("more_body", False))
+        whole: Message | None = {"type": "http.request", "body": bytes(body), "more_body": False}
 
-        started = False
+        async def replay() -> Message:
+            nonlocal whole
+            if whole is not None:
+                message, whole = whole, None
+                return message
+            return await receive()  # after the body: only a disconnect comes
 
-        async def tracking(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited, tracking)
-        except _TooLarge:
-            if not started:
-                await _too_large(scope, send, self.limit)
-
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 async def _too_large(scope: Scope, send: Send, limit: int) -> None:
@@ -71,6 +70,7 @@ async def _too_large(scope: Scope, send: Send, limit: int) -> None:
             "headers": [
                 (b"content-type", MEDIA_TYPE.encode()),
                 (b"content-length", str(len(data)).encode()),
+                (b"connection", b"close"),  # the rest of the body is not read
             ],
         }
     )

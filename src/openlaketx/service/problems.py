@@ -19,29 +19,18 @@ from lakeguard.errors import (
     ValidationError,
     WriteConflict,
 )
-from openlaketx.service.runs import ServiceStopping
+from openlaketx.service.headers import SECURITY_HEADERS
+from openlaketx.service.refusals import (
+    BadRequest,
+    IdempotencyKeyReused,
+    PayloadTooLarge,
+    ServiceStopping,
+    TooManyRequests,
+    UnsupportedMediaType,
+)
 
 MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)
-
-
-class TooManyFailures(LakeTxError):
-    """Too many failed authentications from one client (HTTP 429)."""
-
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(
-            "too many failed authentications from this client",
-            fix=f"wait {retry_after} s, then send a valid key",
-        )
-        self.retry_after = retry_after
-
-
-class PayloadTooLarge(LakeTxError):
-    """A request body over the limit (HTTP 413)."""
-
-
-class BadRequest(LakeTxError):
-    """A request the API refuses as it is (HTTP 400)."""
 
 
 def _status(exc: LakeTxError) -> int:
@@ -51,8 +40,10 @@ def _status(exc: LakeTxError) -> int:
         (NotRegisteredError, 404),
         (WriteConflict, 409),
         (PayloadTooLarge, 413),
+        (UnsupportedMediaType, 415),
         (ValidationError, 422),
-        (TooManyFailures, 429),
+        (IdempotencyKeyReused, 422),
+        (TooManyRequests, 429),
         (ServiceStopping, 503),
         (BadRequest, 400),
     ):
@@ -78,7 +69,11 @@ def problem(
         "instance": instance,
         **(extra or {}),
     }
-    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    # also here: a 500 is answered outside the middleware that adds them to every answer
+    secure = {name.decode(): value.decode() for name, value in SECURITY_HEADERS}
+    return JSONResponse(
+        body, status_code=status, media_type=MEDIA_TYPE, headers={**secure, **(headers or {})}
+    )
 
 
 def install(app: FastAPI) -> None:
@@ -90,7 +85,7 @@ def install(app: FastAPI) -> None:
         headers = {}
         if status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, TooManyFailures):
+        if isinstance(exc, TooManyRequests):
             headers["Retry-After"] = str(exc.retry_after)
         if status == 503:
             headers["Retry-After"] = "30"

@@ -15,32 +15,29 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.errors import LakeTxError, WriteConflict, describe
-from lakeguard.liveness import worker_instance
+from lakeguard.errors import WriteConflict, describe
+from lakeguard.liveness import known_dead, worker_instance
 from lakeguard.retries import backoff
 from lakeguard.store import RunWriter, StoreReader
-from lakeguard.store.requests import claim, find
+from lakeguard.store.requests import claim, find, recorded
 from lakeguard.store.runtime_rows import RunEventRow, RunRequestRow, new_id
 from lakeguard.store.store import utcnow
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult, plan
 from openlaketx.runner.lifecycle import JobRun
+from openlaketx.service.refusals import IdempotencyKeyReused, ServiceStopping, TooManyRuns
 from openlaketx.service.tenants import Tenants
 
+__all__ = ["Accepted", "RunService", "ServiceStopping", "transient_failure"]
+
 _log = logging.getLogger(__name__)
-
-
-class ServiceStopping(LakeTxError):
-    """The service is draining: it accepts no new run (HTTP 503)."""
-
-    transient = True
-    exit_code = 12
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,9 @@ def transient_failure(result: JobResult) -> bool:
 
 
 class RunService:
-    """Accepts runs for any tenant and runs them on `workers` threads."""
+    """Accepts runs for any tenant and runs them on `workers` threads; a tenant has at most
+    `concurrent_runs(tenant)` runs accepted or in flight at once (counted in its store, so
+    every process serving it counts the same runs)."""
 
     def __init__(
         self,
@@ -70,12 +69,15 @@ class RunService:
         *,
         workers: int = 2,
         rng: random.Random | None = None,
+        concurrent_runs: Callable[[str], int] = lambda _tenant: 1_000_000,
     ) -> None:
         self.tenants = tenants
+        self.concurrent_runs = concurrent_runs
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laketx-run")
         self._accepting = True
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._admitting = threading.Lock()
         self._futures: dict[str, Future[None]] = {}
         self._rng = rng or random.Random()
 
@@ -91,15 +93,18 @@ class RunService:
         trigger_type: TriggerType,
         triggered_by: str,
         request_key: str | None = None,
+        fingerprint: str | None = None,
         wait: float = 0.0,
         retry_of: str | None = None,
         not_before: datetime | None = None,
         scheduled_for: datetime | None = None,
     ) -> Accepted:
         """Accept a run of `job_id` (a job or a dataset) for `tenant`: answers with its id at
-        once; the same `request_key` gives the same run. WriteConflict when another run holds
-        one of its datasets and the request does not wait; NotRegisteredError when the job
-        is not the tenant's."""
+        once. The same `request_key` gives the run first accepted under it, whatever that run
+        is doing, unless its `fingerprint` says it was another request (IdempotencyKeyReused).
+        WriteConflict when another run holds one of its datasets and the request does not
+        wait; TooManyRuns when the tenant is at its limit; NotRegisteredError when the job is
+        not the tenant's."""
         if not self._accepting:
             raise ServiceStopping(
                 "the service is stopping and accepts no new run",
@@ -107,6 +112,8 @@ class RunService:
             )
         lh = self.tenants.get(tenant)
         job_plan = plan(lh.reader.registry(), job_id)
+        if request_key is not None and (earlier := recorded(lh.store, request_key)) is not None:
+            return self._again(tenant, earlier, fingerprint)
         run_id = new_id()
         request = RunRequestRow(
             request_key=request_key or run_id,
@@ -119,27 +126,54 @@ class RunService:
             not_before=not_before,
             scheduled_for=scheduled_for,
             requested_at=lh.store.now(),
+            fingerprint=fingerprint,
         )
         if wait <= 0 and not_before is None:
-            self._refuse_if_held(lh, job_plan.datasets, request_key)
-        found, fresh = claim(lh.store, request)
-        if not fresh:
-            return Accepted(found.run_id, tenant, found.job_id, new=False)
-        RunWriter(lh.store).append([self._pending(lh, request)])
+            self._refuse_if_held(lh, job_plan.datasets)
+        with self._admitting:  # one process never admits past the limit
+            if retry_of is None:  # a retry replaces the run that just ended
+                self._refuse_if_full(tenant, lh)
+            found, fresh = claim(lh.store, request)
+            if not fresh:
+                return self._again(tenant, found, fingerprint)
+            RunWriter(lh.store).append([self._pending(lh, request)])
         with self._lock:
             self._futures[run_id] = self._pool.submit(self._execute, tenant, request, wait)
         return Accepted(run_id, tenant, request.job_id, new=True)
 
-    def _refuse_if_held(self, lh: Lakehouse, datasets: list[str], request_key: str | None) -> None:
+    @staticmethod
+    def _again(tenant: str, earlier: RunRequestRow, fingerprint: str | None) -> Accepted:
+        """The answer to a request key seen before: its first run, if it was this request."""
+        if fingerprint is not None and earlier.fingerprint not in (None, fingerprint):
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was sent before with another request (method, path or "
+                f"body), which became run {earlier.run_id}",
+                where="Idempotency-Key",
+                fix="use a new Idempotency-Key for a new request; send the same request to "
+                "get its run",
+            )
+        return Accepted(earlier.run_id, tenant, earlier.job_id, new=False)
+
+    def _refuse_if_full(self, tenant: str, lh: Lakehouse) -> None:
+        limit = self.concurrent_runs(tenant)
+        active = [
+            r
+            for r in StoreReader(lh.store).in_flight()
+            if r.dataset_id is None and not known_dead(r.worker_instance)  # reaped later
+        ]
+        if len(active) >= limit:
+            raise TooManyRuns(
+                f"tenant {tenant} has {len(active)} runs accepted or in flight, its limit",
+                retry_after=10,
+                fix="wait for a run to end (GET /runs), then send the request again",
+            )
+
+    def _refuse_if_held(self, lh: Lakehouse, datasets: list[str]) -> None:
         reader = StoreReader(lh.store)
         for dataset in datasets:
             held = reader.lease(dataset)
             if held is None:
                 continue
-            if request_key is not None:  # a request sent again may name the run holding it
-                earlier = find(lh.store, held.run_id)
-                if earlier is not None and earlier.request_key == request_key:
-                    return
             raise WriteConflict(
                 f"dataset {dataset} is being written by run {held.run_id}",
                 where=f"dataset_leases[{dataset}]",

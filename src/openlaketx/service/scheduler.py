@@ -8,8 +8,13 @@ One pass (`tick`) looks at every tenant's enabled jobs:
   with catch-up `all`, one after another). A tick that comes while a run of the job started
   before the pass is still in flight, or while another job holds its datasets, is claimed as
   skipped: it does not run later. Each tick thus has one outcome: one run, or a skip.
-- **file_arrival**: a job whose file source lists a file its dataset has not taken (a local
-  listing, no Spark) starts, once per set of new files.
+- **file_arrival**: a job whose file source lists what a run would ingest (a new file, or a
+  changed one under `on_changed_file: reload`; a local listing, no Spark) starts, once per
+  situation: the files a run would read (a changed file that blocks included) and the job's
+  definitions. A run that blocked on a situation is not repeated while it lasts; once it
+  changes (the blocking file removed, a rule fixed, another file come), the files still
+  waiting start a run again, whatever key an earlier situation used. A run that failed is
+  tried again on the same situation after a backoff.
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
@@ -25,24 +30,31 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from lakeguard.errors import LakeTxError, WriteConflict, describe
+from lakeguard.liveness import known_dead
+from lakeguard.retries import backoff
 from lakeguard.schedule import CatchUp, due
 from lakeguard.store.records import JobDef
 from lakeguard.store.requests import claim
 from lakeguard.store.runtime_rows import RunRequestRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import Layer, TriggerType
+from lakeguard.vocabulary import EventStatus, Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
+from openlaketx.service.refusals import TooManyRuns
 from openlaketx.service.runs import RunService
 from openlaketx.sources.kinds import engine
 
 _log = logging.getLogger(__name__)
 SKIPPED = "skipped"  # the run id a skipped tick is claimed under
+# A file-arrival situation whose run failed is tried again after this, doubled each failure
+# (the job's retry_delay_seconds when it has one), capped at an hour.
+FILE_RETRY_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,11 @@ class Scheduler:
     def _tenant(self, tenant: str, now: datetime) -> list[Fired]:
         lh = self.runs.tenants.get(tenant)
         registry = lh.reader.registry()
-        in_flight = {r.pipeline_id: r.run_id for r in lh.reader.in_flight() if not r.dataset_id}
+        in_flight = {
+            r.pipeline_id: r.run_id
+            for r in lh.reader.in_flight()
+            if not r.dataset_id and not known_dead(r.worker_instance)  # the dead are reaped
+        }
         fired: list[Fired] = []
         for job in sorted(registry.jobs.values(), key=lambda j: j.job_id):
             if not job.enabled:
@@ -95,7 +111,7 @@ class Scheduler:
                 if job.schedule:
                     fired += self._schedule(tenant, lh, job, now, in_flight)
                 if "file_arrival" in job.triggers:
-                    fired += self._files(tenant, lh, job)
+                    fired += self._files(tenant, lh, job, now, in_flight)
                 if "upstream" in job.triggers:
                     fired += self._upstream(tenant, lh, job)
             except LakeTxError as exc:  # one job's bad definitions stop only that job
@@ -139,7 +155,7 @@ class Scheduler:
                     scheduled_for=tick,
                     wait=lh.config.lease_ttl_seconds if queue else 0.0,
                 )
-            except WriteConflict as exc:
+            except (WriteConflict, TooManyRuns) as exc:
                 fired.append(self._skip(tenant, lh, job, key, tick, by, exc.what))
                 continue
             if not accepted.new:
@@ -174,24 +190,62 @@ class Scheduler:
         )
         return Fired(tenant, job.job_id, TriggerType.SCHEDULER, None, f"skipped: {why}")
 
-    def _files(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
+    def _files(
+        self, tenant: str, lh: Lakehouse, job: JobDef, now: datetime, in_flight: dict[str, str]
+    ) -> list[Fired]:
+        if job.job_id in in_flight:
+            return []  # that run may take the files: the next pass sees what is left
         registry = lh.reader.registry()
-        arrived: list[str] = []
+        waiting: list[str] = []
+        situation: list[str] = []
         for task in job.tasks:
             dataset = registry.dataset(task.dataset_id)
+            situation.append(f"{dataset.dataset_id}:{registry.definition_hash(dataset.dataset_id)}")
             if dataset.layer != Layer.BRONZE:
                 continue
             progress = lh.reader.source_progress(dataset.dataset_id)
             for obj in registry.source_objects(dataset.dataset_id):
                 system = registry.system(obj.source_system_id)
-                arrived += engine(system.kind).arrivals(system, obj, progress) or []
-        if not arrived:
+                waiting += engine(system.kind).arrivals(system, obj, progress) or []
+        if not waiting:
             return []
-        batch = hashlib.sha256("\n".join(sorted(arrived)).encode()).hexdigest()[:16]
-        detail = f"{len(arrived)} new file(s)"
-        return self._start(
-            tenant, job, TriggerType.FILE_ARRIVAL, f"files:{job.job_id}:{batch}", detail
+        text = "\n".join(sorted(waiting) + sorted(situation))
+        prefix = f"files:{job.job_id}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        recent = lh.store.read(
+            RunRequestRow,
+            filters=[("job_id", "=", job.job_id), ("trigger_type", "=", TriggerType.FILE_ARRIVAL)],
+            newest_first="requested_at",
+            limit=20,
         )
+        latest = recent[0] if recent else None
+        seen = latest is not None and latest.request_key.partition("@")[0] == prefix
+        if seen and not self._again_after_failures(lh, job, recent, prefix, now):
+            return []  # this situation had its run; it is not repeated while nothing changes
+        # the key names the request it follows: a situation seen before, then left, is new again
+        key = f"{prefix}@{latest.run_id if latest else 'first'}"
+        detail = f"{len(waiting)} file(s) to read"
+        return self._start(tenant, job, TriggerType.FILE_ARRIVAL, key, detail)
+
+    @staticmethod
+    def _again_after_failures(
+        lh: Lakehouse, job: JobDef, recent: list[RunRequestRow], prefix: str, now: datetime
+    ) -> bool:
+        """Whether a situation whose runs failed is due another: its failures (a run the
+        service stopped before it started, a lease lost to a race, a crash) have a cause the
+        listing cannot see, so it is tried again after a backoff that doubles each time."""
+        failed: list[datetime] = []  # when each ended, newest first
+        for request in recent:
+            if request.request_key.partition("@")[0] != prefix:
+                break
+            run = lh.reader.job_run(request.run_id)
+            if run is None or run.status != EventStatus.FAILED:
+                break  # completed or blocked (an outcome), or not ended yet
+            failed.append(run.end_time or request.requested_at)
+        if not failed:
+            return False
+        base = job.retry_delay_seconds or FILE_RETRY_SECONDS
+        wait = backoff(len(failed), base, random.Random(recent[0].run_id))
+        return now >= failed[0] + timedelta(seconds=wait)
 
     def _upstream(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
         registry = lh.reader.registry()
@@ -217,8 +271,8 @@ class Scheduler:
             accepted = self.runs.submit(
                 tenant, job.job_id, trigger_type=trigger, triggered_by=detail, request_key=key
             )
-        except WriteConflict:
-            return []  # the job is running: the next pass sees what is still new
+        except (WriteConflict, TooManyRuns):
+            return []  # the job is running, or the tenant is full: the next pass sees again
         if not accepted.new:
             return []
         return [Fired(tenant, job.job_id, trigger, accepted.run_id, detail)]

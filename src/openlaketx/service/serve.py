@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
+from fastapi import FastAPI
 
 from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.errors import describe
@@ -24,6 +25,7 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import Scheduler
+from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.tenants import Tenants
 
 
@@ -38,14 +40,20 @@ def serve(
     drain_timeout: float = 300.0,
     watch: Path | None = None,
     watch_deactivate_missing: bool = False,
+    settings: ServiceSettings | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve until a signal asks to stop; returns once drained. With `watch`, the YAML
     documents of that folder are kept applied to the served tenant (`laketx watch`)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = settings or ServiceSettings()
     tenants = Tenants(config)
-    runs = RunService(tenants, workers=workers)
-    app = create_app(runs)
+    runs = RunService(
+        tenants,
+        workers=workers,
+        concurrent_runs=lambda tenant: settings.limits_of(tenant).concurrent_runs,
+    )
+    app = create_app(runs, settings)
     scheduler = Scheduler(runs, catch_up=catch_up)
     if scheduler_every > 0:
         threading.Thread(
@@ -69,10 +77,7 @@ def serve(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound = sock.getsockname()[1]
-    # no access log: a request line could carry what a client should never have sent
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    )
+    server = uvicorn.Server(server_config(app))
     # uvicorn re-raises the stopping signal once it has shut down, which would end the process
     # before the drain: this process handles SIGTERM and SIGINT itself
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
@@ -91,6 +96,20 @@ def serve(
         stopping.set()
         runs.drain(drain_timeout)
         announce("laketx serve: stopped")
+
+
+def server_config(app: FastAPI) -> uvicorn.Config:
+    """How uvicorn serves the app: no access log (a request line could carry what a client
+    should never have sent), no `Server` banner, and no X-Forwarded-For believed by uvicorn
+    itself (the app believes it from its configured trusted proxies only)."""
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+        proxy_headers=False,
+    )
 
 
 def _watch_loop(watcher: FolderWatcher, every: float, stopping: threading.Event) -> None:

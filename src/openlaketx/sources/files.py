@@ -380,10 +380,13 @@ class FileSource(SourceEngine):
         if found is None:
             return None
         chosen, _ = found
-        waiting = list(chosen.new)
-        if file_options(obj).on_changed_file == "reload":
-            waiting += chosen.changed  # a run would ingest them again
-        return [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in waiting]
+        reload = file_options(obj).on_changed_file == "reload"
+        ingested = [*chosen.new, *(chosen.changed if reload else [])]
+        if not ingested:
+            return []  # a changed file alone, under block, would only block a run
+        # what the run would read: under block a changed file is read too, and blocks it
+        read = ingested if reload else [*ingested, *chosen.changed]
+        return [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in read]
 
     def classify(
         self, message: str, system: SourceSystemDef, obj: SourceObjectDef

@@ -1,0 +1,83 @@
+"""The service's own settings: trusted proxies, the webhook window, body caps, the brake on
+failed authentications, and each tenant's limits (`laketx serve --settings FILE`, YAML).
+
+Every field has a default, so a service without a settings file is fully configured.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network, IPv6Network
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+
+from lakeguard.catalog.loader import parse_yaml
+from lakeguard.errors import ConfigError
+
+
+class TenantLimits(BaseModel):
+    """What one tenant may use: a request budget per API key and runs at once."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests: int = Field(
+        default=600, ge=1, description="Requests each API key may send per window"
+    )
+    window_seconds: int = Field(default=60, ge=1, le=86_400, description="The budget's window")
+    concurrent_runs: int = Field(
+        default=8, ge=1, le=10_000, description="Runs of the tenant accepted or in flight at once"
+    )
+
+
+class ServiceSettings(BaseModel):
+    """`laketx serve`'s settings (docs/service.md, "Settings")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = Field(
+        default=(),
+        description="Proxies (CIDRs) whose X-Forwarded-For is believed; none: the peer address "
+        "is the client",
+    )
+    webhook_tolerance_seconds: int = Field(
+        default=300, ge=1, le=86_400, description="How far a webhook's timestamp may be from now"
+    )
+    body_limit: int = Field(default=65_536, ge=1024, description="Bytes a request body may have")
+    definitions_body_limit: int = Field(
+        default=1 << 20, ge=1024, description="Bytes a document sent to /definitions may have"
+    )
+    failed_auth_limit: int = Field(
+        default=10, ge=1, description="Failed authentications per window"
+    )
+    failed_auth_window_seconds: int = Field(default=60, ge=1, le=86_400)
+    limits: TenantLimits = Field(
+        default_factory=lambda: TenantLimits(),
+        description="Every tenant's limits unless it has its own",
+    )
+    tenants: dict[str, TenantLimits] = Field(
+        default_factory=dict, description="Limits of named tenants"
+    )
+
+    def limits_of(self, tenant: str) -> TenantLimits:
+        return self.tenants.get(tenant, self.limits)
+
+
+def load_settings(path: str | Path) -> ServiceSettings:
+    """Read and validate a settings file; every problem with its path."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"settings file {file} does not exist", where=str(file))
+    data, _ = parse_yaml(file.read_text(encoding="utf-8"), str(file))
+    try:
+        return ServiceSettings.model_validate(data or {})
+    except PydanticValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(document)'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise ConfigError(
+            f"{file} is not valid service settings: {problems}",
+            where=str(file),
+            fix="correct each field; docs/service.md lists the settings",
+        ) from None
