@@ -108,7 +108,7 @@ def record_runs(store: MetadataStore, runs: int) -> None:
                 tenant_id=store.tenant,
                 status=JobStatus.COMPLETED,
                 trigger_type="bench",
-                triggered_by="bench",
+                trigger_by="bench",
                 start_time=start,
                 end_time=utcnow(),
                 duration_ms=1,
