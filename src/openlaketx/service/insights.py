@@ -172,7 +172,7 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     if not DeltaTable.is_deltatable(location):
         return QuarantineSample(dataset_id=dataset_id, rows=0, sample=[])
     table = DeltaTable(location)
-    files = pa.record_batch(table.get_add_actions(flatten=True))
+    files = pa.table(table.get_add_actions(flatten=True))
     rows = sum(int(n or 0) for n in files.column("num_records").to_pylist())
     query = QueryBuilder().register("q", table)
     sample = pa.table(query.execute(f"SELECT * FROM q LIMIT {int(limit)}").read_all())
