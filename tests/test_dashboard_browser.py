@@ -234,3 +234,48 @@ def test_a_key_without_the_trigger_scope_gets_no_button_and_is_refused(
 
 def _runs(dashboard: Dashboard) -> list[Any]:
     return dashboard.served.tenants.get("default").reader.job_runs(100)
+
+
+def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_tenant(
+    dashboard: Dashboard,
+) -> None:
+    bronze = dashboard.project.bronze
+    with dashboard.served.client(dashboard.token) as http:
+        trends = http.get(f"/api/v1/datasets/{bronze}/rules", params={"batches": 5}).json()
+        quarantined = http.get(f"/api/v1/datasets/{bronze}/quarantine").json()
+        changes = http.get(f"/api/v1/datasets/{bronze}/schema-changes")
+        fresh = {f["dataset_id"]: f for f in http.get("/api/v1/freshness").json()}
+    lat = next(r for r in trends["rules"] if r["rule_id"] == f"lat_range{S}")
+    assert lat["threshold"] == 0.0
+    assert [p["outcome"] for p in lat["points"]] == ["PASS", "FAIL"]
+    assert lat["points"][1]["failed_share"] == 0.5  # one of the two rows delivered
+    assert quarantined["rows"] == 2 and len(quarantined["sample"]) == 2
+    assert changes.status_code == 200 and changes.json() == []
+    assert fresh[dashboard.project.silver]["fresh"] is True
+    other = dashboard.served.key("other")
+    with dashboard.served.client(other) as http:
+        for path in ("rules", "quarantine", "schema-changes"):
+            answer = http.get(f"/api/v1/datasets/{bronze}/{path}")
+            assert answer.status_code == 404, (path, answer.text)
+            assert answer.headers["content-type"].startswith("application/problem+json")
+        assert bronze not in http.get("/api/v1/freshness").text
+
+
+def test_lineage_colours_each_node_by_its_outcome_and_focuses_on_one(
+    page: Any, dashboard: Dashboard
+) -> None:
+    page.click("a.nav[href='/lineage']")
+    bronze, silver = f"dataset:bronze_cells{S}", f"dataset:silver_cells{S}"
+    assert page.locator(f"a[data-node='{bronze}']").get_attribute("data-outcome") == "HELD"
+    assert page.locator(f"a[data-node='{silver}']").get_attribute("data-outcome") == "PROMOTED"
+    assert page.locator(f"a[data-node='source:cells{S}_csv']").count() == 1
+    assert page.locator("a[data-node*='_other']").count() == 0  # another tenant's
+    shot(page, "lineage")
+    page.click(f"a[data-node='{silver}']")
+    page.wait_for_url(re.compile(r".*/lineage\?focus=.*"))
+    page.fill("#depth", "1")
+    page.click("form.controls button")
+    shown = {n.get_attribute("data-node") for n in page.locator("a[data-node]").all()}
+    assert shown == {bronze, silver}  # one edge from silver: its parent, not the source
+    columns = page.locator("[data-testid=columns]").inner_text()
+    assert "lat" in columns and f"{bronze}.lat" in columns

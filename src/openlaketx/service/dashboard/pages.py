@@ -26,7 +26,9 @@ from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import insights
 from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
+from openlaketx.service.dashboard.layout import NODE_H, NODE_W, layout, within
 from openlaketx.service.dashboard.sessions import COOKIE, Session, Sessions
+from openlaketx.service.graph import lineage_graph
 from openlaketx.service.problems import status_of
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
@@ -34,6 +36,7 @@ from openlaketx.service.runs import RunService
 HERE = resources.files("openlaketx.service.dashboard")
 TREND_BATCHES = 20
 RECENT_RUNS = 30
+MAX_DEPTH = 10
 # Pages load nothing from elsewhere and run no inline script (the SVG uses attributes only).
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -251,6 +254,40 @@ def install_dashboard(
             decisions=decisions,
             running=str(record.status) in ("PENDING", "RUNNING"),
             refresh=str(record.status) in ("PENDING", "RUNNING"),
+        )
+
+    @app.get("/lineage", include_in_schema=False)
+    def lineage(request: Request, focus: str | None = None, depth: int = 2) -> Response:
+        try:
+            return _lineage(viewer(request), focus, max(1, min(depth, MAX_DEPTH)))
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    def _lineage(v: Viewer, focus: str | None, depth: int) -> Response:
+        lh = v.lakehouse
+        graph = lineage_graph(lh.reader.registry())
+        ids = {n.id for n in graph.nodes}
+        if focus is not None and focus not in ids:
+            raise NotRegisteredError(f"no lineage node {focus}", where="lineage")
+        statuses = lh.status()
+        placed = layout(
+            graph,
+            {s.dataset_id: insights.last_outcome(s.last_status) for s in statuses},
+            {s.dataset_id: s.trust for s in statuses},
+            None if focus is None else within(graph, focus, depth),
+            focus,
+        )
+        focused = next((n for n in graph.nodes if n.id == focus), None)
+        return page(
+            "lineage.html",
+            viewer=v,
+            graph=placed,
+            nodes=sorted(graph.nodes, key=lambda n: n.id),
+            focus=focus,
+            focused=focused,
+            depth=depth,
+            node_w=NODE_W,
+            node_h=NODE_H,
         )
 
     @app.post("/jobs/{job_id}/runs", include_in_schema=False)
