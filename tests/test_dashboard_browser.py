@@ -247,7 +247,8 @@ def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_ten
         fresh = {f["dataset_id"]: f for f in http.get("/api/v1/freshness").json()}
     lat = next(r for r in trends["rules"] if r["rule_id"] == f"lat_range{S}")
     assert lat["threshold"] == 0.0
-    assert [p["outcome"] for p in lat["points"]] == ["PASS", "FAIL"]
+    # the fixture's two batches (a run triggered by another test may follow)
+    assert [p["outcome"] for p in lat["points"][:2]] == ["PASS", "FAIL"]
     assert lat["points"][1]["failed_share"] == 0.5  # one of the two rows delivered
     assert quarantined["rows"] == 2 and len(quarantined["sample"]) == 2
     assert changes.status_code == 200 and changes.json() == []
