@@ -48,6 +48,7 @@ def test_every_page_renders_from_metadata_alone_and_loads_nothing_from_elsewhere
         f"/datasets/bronze_cells{S}",
         f"/datasets/silver_cells{S}",
         "/lineage",
+        "/lineage?focus=&depth=2",
         f"/lineage?focus=dataset:silver_cells{S}&depth=1",
     ]
     for path in pages:

@@ -259,7 +259,7 @@ def install_dashboard(
     @app.get("/lineage", include_in_schema=False)
     def lineage(request: Request, focus: str | None = None, depth: int = 2) -> Response:
         try:
-            return _lineage(viewer(request), focus, max(1, min(depth, MAX_DEPTH)))
+            return _lineage(viewer(request), focus or None, max(1, min(depth, MAX_DEPTH)))
         except LakeTxError as exc:
             return failure(request, exc)
 
