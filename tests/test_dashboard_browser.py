@@ -265,6 +265,17 @@ def test_lineage_colours_each_node_by_its_outcome_and_focuses_on_one(
     assert "lat" in columns and f"{bronze}.lat" in columns
 
 
+def test_the_rows_of_an_approved_version_are_shown_as_of_that_version(
+    page: Any, dashboard: Dashboard
+) -> None:
+    page.click(f"a[href='/datasets/silver_cells{S}']")
+    page.click(f"a[href='/datasets/silver_cells{S}/versions/1']")
+    rows = page.locator("[data-testid=rows] tbody tr")
+    assert rows.count() == 3  # the first delivery's three rows
+    assert "_laketx_" not in page.locator("[data-testid=rows] thead").inner_text()
+    shot(page, "rows")
+
+
 # last: it adds a batch to the fixture's history, which the tests above read as it was
 def test_a_run_triggered_from_the_page_finishes_and_a_forged_form_starts_none(
     page: Any, dashboard: Dashboard

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.kinds import stored_rule
-from lakeguard.store.records import RuleDef
-from lakeguard.store.runtime_rows import SchemaChangeRow
+from lakeguard.store.records import DecisionRecord, RuleDef
+from lakeguard.store.runtime_rows import DecisionRow, SchemaChangeRow
 from lakeguard.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.tables import dataset_location, quarantine_name
@@ -79,7 +79,7 @@ class QuarantineSample(_Model):
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
     """Each rule's failing share on the dataset's last `batches` judged batches, oldest first."""
     lh.dataset(dataset_id)  # NotRegisteredError (404) when it is not this tenant's
-    decisions = lh.reader.decisions(dataset_id=dataset_id)[-batches:]
+    decisions = recent_decisions(lh, dataset_id, batches)
     defined = _rule_defs(lh, dataset_id)
     trends: dict[str, RuleTrend] = {}
     for decision in decisions:
@@ -108,6 +108,15 @@ def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
                 )
             )
     return RuleTrends(dataset_id=dataset_id, batches=batches, rules=list(trends.values()))
+
+
+def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
+    """The dataset's newest `count` gate decisions, oldest first, with their rule results
+    (only theirs are read: a long history costs one scan of the decisions)."""
+    rows = lh.store.read(DecisionRow, filters=[("dataset_id", "=", dataset_id)])
+    newest = sorted(rows, key=lambda r: r.evaluated_at)[-count:]
+    results = lh.reader.rule_results([r.run_id for r in newest])
+    return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in newest]
 
 
 def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:

@@ -35,8 +35,11 @@ from openlaketx.service.runs import RunService
 
 HERE = resources.files("openlaketx.service.dashboard")
 TREND_BATCHES = 20
+LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
 RECENT_RUNS = 30
 MAX_DEPTH = 10
+ROWS_PAGE = 50
+ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
 # Pages load nothing from elsewhere and run no inline script (the SVG uses attributes only).
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -192,14 +195,16 @@ def install_dashboard(
             lh = v.lakehouse
             lh.dataset(dataset_id)
             trends = insights.rule_trends(lh, dataset_id, TREND_BATCHES)
+            versions = lh.reader.versions(dataset_id)
             (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
             return page(
                 "dataset.html",
                 viewer=v,
                 status=status,
                 trust=lh.reader.trust([dataset_id])[dataset_id],
-                versions=list(reversed(lh.reader.versions(dataset_id))),
-                decisions=list(reversed(lh.reader.decisions(dataset_id=dataset_id))),
+                versions=list(reversed(versions))[:LISTED],
+                more_versions=max(0, len(versions) - LISTED),
+                decisions=list(reversed(insights.recent_decisions(lh, dataset_id, LISTED))),
                 charts=[(t, trend_chart(t)) for t in trends.rules],
                 schema_changes=insights.schema_changes(lh, dataset_id),
                 quarantine=insights.quarantine(lh, dataset_id),
@@ -227,6 +232,36 @@ def install_dashboard(
                 evidence=record.evidence,
                 diff=_diff(record, promoted),
                 promoted=promoted,
+            )
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    @app.get("/datasets/{dataset_id}/versions/{version}", include_in_schema=False)
+    def rows(request: Request, dataset_id: str, version: int, offset: int = 0) -> Response:
+        # the one page that starts Spark: the approved rows are read from the data table
+        try:
+            v = viewer(request)
+            lh = v.lakehouse
+            lh.dataset(dataset_id)
+            approved = lh.gate.latest(dataset_id, version)
+            if approved is None:
+                raise NotRegisteredError(
+                    f"{dataset_id} has no approved version {version}", where="data_versions"
+                )
+            start = max(0, offset)
+            frame = lh.read(dataset_id, version)
+            columns = [c for c in frame.columns if not c.startswith(ENGINE_PREFIX)]
+            found = frame.select(*columns).offset(start).limit(ROWS_PAGE + 1).collect()
+            return page(
+                "rows.html",
+                viewer=v,
+                dataset_id=dataset_id,
+                version=approved,
+                columns=columns,
+                rows=[r.asDict(recursive=True) for r in found[:ROWS_PAGE]],
+                offset=start,
+                previous=max(0, start - ROWS_PAGE) if start else None,
+                following=start + ROWS_PAGE if len(found) > ROWS_PAGE else None,
             )
         except LakeTxError as exc:
             return failure(request, exc)
