@@ -86,3 +86,14 @@ def test_a_revoked_key_ends_its_sessions_and_a_bad_key_gets_no_cookie(
     (key,) = tenants.keys.list("default")
     tenants.keys.revoke(key.api_key_id)
     assert client.get("/").headers["location"] == "/login"
+
+
+def test_failed_logins_are_braked_with_a_page_that_says_how_long_to_wait(
+    site: tuple[TestClient, Tenants, str],
+) -> None:
+    client, _, _ = site
+    answers = [client.post("/login", data={"key": "ltx_not_a_key"}) for _ in range(12)]
+    assert answers[0].status_code == 401 and answers[-1].status_code == 429
+    assert int(answers[-1].headers["retry-after"]) > 0
+    assert answers[-1].headers["content-type"].startswith("text/html")
+    assert "too many failed authentications" in answers[-1].text

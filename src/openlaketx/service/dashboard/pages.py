@@ -31,6 +31,7 @@ from openlaketx.service.dashboard.sessions import COOKIE, Session, Sessions
 from openlaketx.service.graph import lineage_graph
 from openlaketx.service.problems import status_of
 from openlaketx.service.rates import RateLimiter
+from openlaketx.service.refusals import TooManyRequests
 from openlaketx.service.runs import RunService
 
 HERE = resources.files("openlaketx.service.dashboard")
@@ -129,12 +130,17 @@ def install_dashboard(
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         token = (_field(form, "key") or "").strip()
         address, key_id = client_address(request), key_id_of(token)
-        await run_in_threadpool(
-            brake.check,
-            address,
-            key_id,
-            lambda: key_id is not None and tenants.keys.exists(key_id),
-        )
+        try:
+            await run_in_threadpool(
+                brake.check,
+                address,
+                key_id,
+                lambda: key_id is not None and tenants.keys.exists(key_id),
+            )
+        except TooManyRequests as braked:
+            answer = page("login.html", 429, error=f"{braked.what}; {braked.fix}", viewer=None)
+            answer.headers["Retry-After"] = str(braked.retry_after)
+            return answer
         try:
             key = await run_in_threadpool(tenants.keys.authenticate, token)
         except AuthError:
