@@ -33,6 +33,14 @@ ARTIFACTS = (
     Path(os.environ.get("LAKETX_TEST_ARTIFACTS", Path(__file__).parents[1] / "test-artifacts"))
     / "dashboard"
 )
+if not CHROMIUM.exists():  # decided once for the module: one line, not one per test
+    _MISSING = (
+        f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` "
+        "(Debian) to run the dashboard's browser tests"
+    )
+    if os.environ.get("CI"):  # CI never skips them
+        pytest.fail(_MISSING, pytrace=False)
+    pytest.skip(_MISSING, allow_module_level=True)
 WAIT_MS = 600_000  # a bound on waiting for a run, never a measurement
 S = "_dash"
 
@@ -47,15 +55,7 @@ class Dashboard:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium under Playwright, or a skip (a failure under CI) saying how to get it."""
-    if not CHROMIUM.exists():
-        message = (
-            f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` "
-            "(Debian) to run the dashboard's browser tests"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    """Debian's Chromium under Playwright, launched by its path (nothing downloaded)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
