@@ -97,3 +97,13 @@ def test_failed_logins_are_braked_with_a_page_that_says_how_long_to_wait(
     assert int(answers[-1].headers["retry-after"]) > 0
     assert answers[-1].headers["content-type"].startswith("text/html")
     assert "too many failed authentications" in answers[-1].text
+
+
+def test_every_template_compiles() -> None:
+    from openlaketx.service.dashboard.pages import _environment
+
+    env = _environment()
+    names = env.list_templates()
+    assert "decision.html" in names and "run.html" in names
+    for name in names:
+        env.get_template(name)  # a syntax error raises here, not only when a page is asked
