@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.kinds import stored_rule
 from lakeguard.store.records import DecisionRecord, RuleDef
-from lakeguard.store.runtime_rows import DecisionRow, SchemaChangeRow
+from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.tables import dataset_location, quarantine_name
@@ -111,12 +111,8 @@ def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
 
 
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
-    """The dataset's newest `count` gate decisions, oldest first, with their rule results
-    (only theirs are read: a long history costs one scan of the decisions)."""
-    rows = lh.store.read(DecisionRow, filters=[("dataset_id", "=", dataset_id)])
-    newest = sorted(rows, key=lambda r: r.evaluated_at)[-count:]
-    results = lh.reader.rule_results([r.run_id for r in newest])
-    return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in newest]
+    """The dataset's newest `count` gate decisions, oldest first, with their rule results."""
+    return lh.reader.decisions(dataset_id=dataset_id, last=count)
 
 
 def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
