@@ -14,8 +14,8 @@ when a table is opened:
 
 Credentials come by reference only: from that file, or else from the standard `AWS_*`
 variables, which the S3 client reads itself. They are never stored in metadata, never put in
-an error and never logged. Commits use conditional put (`If-Match`/`If-None-Match` on the
-ETag), so two processes appending to one table at once cannot both win.
+an error and never logged. A commit creates its log entry with a conditional put
+(`If-None-Match`), so two processes appending to one table at once cannot both win.
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ class ObjectStoreSettings:
         options = {
             "AWS_REGION": self.region,
             "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": str(not self.path_style).lower(),
-            # conditional put: a commit is written only if its log entry does not exist yet
+            # a commit's log entry is created only if it does not exist yet (If-None-Match);
+            # the client's default today, pinned so a change of default cannot drop it
             "conditional_put": "etag",
         }
         if self.endpoint:
