@@ -7,6 +7,8 @@ conditional put; the home (warehouse, staging) stays a local folder in this slic
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +159,45 @@ def test_object_store_settings_come_from_configuration(
     monkeypatch.setenv("LAKETX_HOME", "s3://lake/home")
     with pytest.raises(ConfigError, match="LAKETX_METADATA_HOME"):
         LakehouseConfig.from_env()
+
+
+def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
+    s3_server: Any, on_s3: str, tmp_path: Path
+) -> None:
+    from openlaketx.s3a import S3A_PACKAGE
+    from openlaketx.spark import session_conf, spark_packages
+
+    on_store = LakehouseConfig.from_env()
+    local = LakehouseConfig(home=tmp_path / "local")
+    assert S3A_PACKAGE in spark_packages(on_store) and S3A_PACKAGE not in spark_packages(local)
+    conf = session_conf(on_store)
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_server.endpoint
+    assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert f"-Daws.sharedCredentialsFile={s3_server.credentials_file}" in conf[
+        "spark.driver.extraJavaOptions"
+    ]
+    assert not any(SECRET_KEY in value for value in conf.values())
+    assert not any("s3a" in key for key in session_conf(local))
+
+
+@pytest.mark.spark
+@pytest.mark.subprocess
+def test_spark_reads_the_metadata_tables_on_the_object_store_by_name(on_s3: str) -> None:
+    """delta-rs writes the tables on S3; a Spark process reads them through s3a, by name."""
+    assert runner.invoke(app, ["apply", str(CRM)]).exit_code == 0
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from openlaketx.cli import main; main()",
+            "sql",
+            "--json",
+            "SELECT COUNT(*) AS n FROM lakeguard.dataset_registry",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == [{"n": 5}]

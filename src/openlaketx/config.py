@@ -108,6 +108,11 @@ class LakehouseConfig(BaseModel):
         return self.tenant_home / "metadata" / self.namespace
 
     @property
+    def uses_object_store(self) -> bool:
+        """Whether any of the lakehouse lives on an object store (Spark then needs s3a)."""
+        return bool(self.metadata_home and self.metadata_home.startswith("s3://"))
+
+    @property
     def metadata_location(self) -> str:
         """Where the tenant's metadata tables live: `metadata_root`, or under `metadata_home`
         (`<metadata_home>/<namespace>`, `<metadata_home>/tenants/<tenant>/<namespace>`)."""
