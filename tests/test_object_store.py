@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
 from lakeguard.errors import ConfigError, MetadataStoreError
@@ -180,24 +181,36 @@ def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
     assert not any("s3a" in key for key in session_conf(local))
 
 
+SPARK_CHILD = """
+import json, sys
+from openlaketx.lakehouse import Lakehouse
+lh = Lakehouse.open()
+n = lh.sql('SELECT COUNT(*) AS n FROM lakeguard.dataset_registry').collect()[0]['n']
+lh.spark.range(100).write.format('delta').save(sys.argv[1])
+print(json.dumps({'registry': n}), flush=True)
+"""
+
+
 @pytest.mark.spark
 @pytest.mark.subprocess
-def test_spark_reads_the_metadata_tables_on_the_object_store_by_name(on_s3: str) -> None:
-    """delta-rs writes the tables on S3; a Spark process reads them through s3a, by name."""
+def test_spark_reads_the_metadata_and_writes_a_delta_table_on_the_object_store(
+    on_s3: str,
+) -> None:
+    """delta-rs writes the metadata tables on S3 and a Spark process reads them through s3a,
+    by name; that Spark writes a Delta table there, which delta-rs reads and appends to."""
     assert runner.invoke(app, ["apply", str(CRM)]).exit_code == 0
+    table = f"{on_s3}/data/numbers"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from openlaketx.cli import main; main()",
-            "sql",
-            "--json",
-            "SELECT COUNT(*) AS n FROM lakeguard.dataset_registry",
-        ],
+        [sys.executable, "-c", SPARK_CHILD, table],
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout) == [{"n": 5}]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"registry": 5}
+    options = storage_options(table)
+    written = DeltaTable(table, storage_options=options)
+    assert written.to_pyarrow_table().num_rows == 100
+    write_deltalake(written, pa.table({"id": pa.array([100], pa.int64())}), mode="append")
+    assert DeltaTable(table, storage_options=options).to_pyarrow_table().num_rows == 101
