@@ -24,6 +24,17 @@ if ! command -v go >/dev/null 2>&1; then
   exit 2
 fi
 
+# test workers starting at once build it once: the first takes the lock, the others wait
+mkdir -p "$CACHE"
+exec 9>"$CACHE.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock 9
+  if [ -x "$BIN" ]; then
+    echo "$BIN"
+    exit 0
+  fi
+fi
+
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 echo "seaweedfs.sh: building SeaweedFS $VERSION once (about 10 minutes), cached in $CACHE" >&2
@@ -37,7 +48,6 @@ fi
 # the module cache is read-only: build in a writable copy
 cp -r "$dir" "$work/src"
 chmod -R u+w "$work/src"
-mkdir -p "$CACHE"
 (cd "$work/src" && nice -n 10 go build -o "$work/weed" ./weed) >&2
 # an interrupted build never leaves a half-written binary in the cache
 mv "$work/weed" "$BIN.partial"

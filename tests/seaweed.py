@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -111,7 +112,8 @@ class SeaweedS3:
         infos = self.filesystem().get_file_info(selector)
         return sorted(i.path for i in infos if i.type == pafs.FileType.File)
 
-    def stop(self) -> None:
+    def stop(self, *, keep: bool = False) -> None:
+        """Stop the server; its folder goes too unless `keep`."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -119,7 +121,8 @@ class SeaweedS3:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _write_config(root: Path) -> Path:
@@ -159,11 +162,12 @@ def _wait_ready(server: SeaweedS3) -> None:
         time.sleep(0.2)
 
 
-def start() -> SeaweedS3:
-    """A new server in a temporary folder, its S3 gateway on a free port of 127.0.0.1."""
+def start(folder: Path | None = None) -> SeaweedS3:
+    """A server keeping its objects in `folder` (default: a new temporary folder), its S3
+    gateway on a free port of 127.0.0.1."""
     binary = weed_binary()
-    root = Path(tempfile.mkdtemp(prefix="laketx-s3-"))
-    (root / "data").mkdir()
+    root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="laketx-s3-"))
+    (root / "data").mkdir(parents=True, exist_ok=True)
     config = _write_config(root)
     ports = dict(zip(PORTS, _free_ports(len(PORTS)), strict=True))
     args = [
@@ -194,3 +198,32 @@ def start() -> SeaweedS3:
     server = SeaweedS3(root=root, proc=proc, port=ports["s3.port"])
     _wait_ready(server)
     return server
+
+
+def demo(home: Path) -> int:
+    """`make demo-s3`: the demo, from scratch, with its metadata on a SeaweedFS server started
+    for it (objects in `<home>/objects`, data tables under `home`); prints where it lives."""
+    shutil.rmtree(home, ignore_errors=True)  # the folder is the target's own: a fresh start
+    server = start(home / "objects")
+    metadata = f"s3://{BUCKET}/demo/metadata"
+    env = {
+        **os.environ,
+        **server.env(),
+        "LAKETX_HOME": str(home.resolve()),
+        "LAKETX_METADATA_HOME": metadata,
+    }
+    print(f"the lakehouse's metadata lives at {metadata}/lakeguard on {server.endpoint}")
+    try:
+        done = subprocess.run([str(Path(sys.executable).with_name("laketx")), "demo"], env=env)
+    finally:
+        server.stop(keep=True)
+    print(
+        f"\nthe lakehouse's metadata lived at {metadata}/lakeguard on the S3 server "
+        f"{server.endpoint} (SeaweedFS, stopped now; its objects are in {server.root}); "
+        f"the data tables are under {home.resolve()}"
+    )
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(demo(Path(sys.argv[1] if len(sys.argv) > 1 else "lakehouse-s3")))
