@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from lakeguard.errors import ConfigError, MetadataStoreError
 from lakeguard.store import MetadataStore
-from lakeguard.store.deltars import CasLost, append, load
+from lakeguard.store.deltars import CasLost, append, load, read
 from lakeguard.store.objectstore import ObjectStoreSettings, storage_options
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
@@ -125,14 +125,19 @@ def _event_rows(store: MetadataStore, event_id: str) -> pa.Table:
 def test_wrong_keys_fail_with_an_error_that_does_not_carry_them(
     s3_server: Any, on_s3: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    store = MetadataStore("lg", f"{on_s3}/denied", "default")
+    store.ensure()
     wrong = tmp_path / "wrong-credentials"
     wrong.write_text(
         "[default]\naws_access_key_id = laketx-test\naws_secret_access_key = not-the-secret-77\n"
     )
     monkeypatch.setenv("LAKETX_S3_CREDENTIALS_FILE", str(wrong))
     with pytest.raises(MetadataStoreError) as refused:
-        MetadataStore("lg", f"{on_s3}/denied", "default").ensure()
+        MetadataStore("lg", f"{on_s3}/denied-too", "default").ensure()
     assert "not-the-secret-77" not in str(refused.value)
+    with pytest.raises(MetadataStoreError, match="object store refused") as unread:
+        read("run_events", store.location("run_events"))
+    assert "LAKETX_S3_" in str(unread.value.fix) and "not-the-secret-77" not in str(unread.value)
     monkeypatch.setenv("LAKETX_S3_CREDENTIALS_FILE", str(tmp_path / "missing"))
     with pytest.raises(ConfigError, match="LAKETX_S3_CREDENTIALS_FILE") as missing:
         storage_options(f"{on_s3}/x")

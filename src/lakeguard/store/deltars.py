@@ -31,11 +31,15 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
-from lakeguard.store.objectstore import storage_options
+from lakeguard.store.objectstore import is_remote, storage_options
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 COMPACT_EVERY = 25
+OBJECT_STORE_FIX = (
+    "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
+    "docs/object-store.md) and that the bucket exists"
+)
 Filter = tuple[str, str, Any]
 
 
@@ -65,13 +69,27 @@ def guarded(table: str, location: str, action: str) -> Iterator[None]:
             fix="retry; the other writer's commit is intact",
             details={"cause": first_line(exc, 500)},
         ) from exc
-    except (DeltaError, OSError, ValueError, pa.ArrowException) as exc:
+    except OSError as exc:
+        if not is_remote(location):
+            raise _unreadable(table, location, action, exc) from exc
+        # on an object store this is the network or the server, not a corrupt table
         raise MetadataStoreError(
-            f"metadata table {table} cannot be read or written ({action}): {first_line(exc, 500)}",
+            f"the object store refused or did not answer for metadata table {table} "
+            f"({action}): {first_line(exc, 500)}",
             where=location,
-            fix="the table's Delta log or files may be corrupt: restore the folder from a backup, "
-            "or move it away and run `laketx init` to start it empty",
+            fix=OBJECT_STORE_FIX,
         ) from exc
+    except (DeltaError, ValueError, pa.ArrowException) as exc:
+        raise _unreadable(table, location, action, exc) from exc
+
+
+def _unreadable(table: str, location: str, action: str, exc: Exception) -> MetadataStoreError:
+    return MetadataStoreError(
+        f"metadata table {table} cannot be read or written ({action}): {first_line(exc, 500)}",
+        where=location,
+        fix="the table's Delta log or files may be corrupt: restore the folder from a backup, "
+        "or move it away and run `laketx init` to start it empty",
+    )
 
 
 def open_table(location: str) -> DeltaTable:
@@ -86,8 +104,7 @@ def is_table(location: str) -> bool:
         raise MetadataStoreError(
             f"cannot reach the metadata table: {first_line(exc, 500)}",
             where=location,
-            fix="check the object store's endpoint, region and credentials (LAKETX_S3_*, "
-            "docs/object-store.md) and that the bucket exists",
+            fix=OBJECT_STORE_FIX,
         ) from exc
 
 
