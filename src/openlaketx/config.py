@@ -69,8 +69,9 @@ class LakehouseConfig(BaseModel):
     def _local_home(cls, value: object) -> object:
         if isinstance(value, str) and "://" in value:
             raise ValueError(
-                f"home {value!r} is a URI: the home (warehouse, staging, leases' files) must "
-                "be a local folder for now; put the metadata on an object store with "
+                f"home {value!r} is a URI: the home (warehouse, staging, quarantine, archived "
+                "source files) must be a local folder for now; put the metadata on an object "
+                "store with "
                 "LAKETX_METADATA_HOME=s3://bucket/prefix (docs/object-store.md)"
             )
         return value
@@ -78,8 +79,10 @@ class LakehouseConfig(BaseModel):
     @field_validator("metadata_home")
     @classmethod
     def _metadata_home(cls, value: str | None) -> str | None:
-        if value is None or value.startswith("s3://"):
-            return value.rstrip("/") if value else value
+        if value is None:
+            return None
+        if value.startswith("s3://"):
+            return value.rstrip("/")
         if "://" in value:
             raise ValueError(
                 f"metadata home {value!r}: only local folders and s3:// URIs are supported"
