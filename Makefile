@@ -66,6 +66,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/governed_ingest.py
 	$(PY) bench/status_latency.py
+	$(PY) bench/small_delivery.py
 
 clean:
 	rm -rf $(VENV) lakehouse lakehouse-s3 .pytest_cache .mypy_cache .ruff_cache

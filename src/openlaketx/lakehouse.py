@@ -184,10 +184,16 @@ class Lakehouse:
                         lease_wait=timedelta(seconds=wait),
                         run_id=run_id,
                     )
-                if not self.spark_started:
-                    progress("starting Spark")  # only now: a run with nothing new never does
+
+                def spark() -> SparkSession:
+                    # said only when it happens: a run with nothing new, or refused its
+                    # datasets, never starts Spark
+                    if not self.spark_started:
+                        progress("starting Spark")
+                    return self.spark
+
                 return job_runner.run(
-                    lambda: self.spark,
+                    spark,
                     self.store,
                     self.warehouse,
                     target,

@@ -166,3 +166,26 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     if resolving:
         _remember_jars(cfg.jar_cache, packages, spark.sparkContext.getConf().get("spark.jars", ""))
     return spark
+
+
+def warm_up(spark: SparkSession, folder: Path) -> None:
+    """Run, once and on a few rows in `folder`, the kinds of work a governed step does (a CSV
+    read, a Parquet write, Delta writes, a MERGE, a change-feed read): the classes they load
+    and the code the JIT compiles are then paid for before a real run needs them."""
+    csv = folder / "in.csv"
+    csv.write_text("code,name,amount\n1,a,2\n2,b,3\n")
+    table = str(folder / "t")
+    rows = spark.read.option("header", "true").csv(str(csv))
+    rows.write.format("parquet").save(str(folder / "staged"))
+    staged = spark.read.parquet(str(folder / "staged"))
+    staged.write.format("delta").option("delta.enableChangeDataFeed", "true").save(table)
+    staged.write.format("delta").mode("append").save(table)
+    staged.createOrReplaceTempView("laketx_warm_up")
+    spark.sql(
+        f"MERGE INTO delta.`{table}` t USING laketx_warm_up b ON t.code = b.code "
+        "WHEN MATCHED AND t.name <> b.name THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(
+        table
+    ).groupBy("name").count().collect()
+    spark.catalog.dropTempView("laketx_warm_up")
