@@ -57,7 +57,7 @@ class Lakehouse:
     def open(cls, config: LakehouseConfig | None = None, **overrides: Any) -> Lakehouse:
         """Open (creating or evolving) the metadata store. Does not start Spark."""
         cfg = config or LakehouseConfig.from_env(**overrides)
-        store = MetadataStore(cfg.namespace, str(cfg.metadata_root), cfg.tenant)
+        store = MetadataStore(cfg.namespace, cfg.metadata_location, cfg.tenant)
         store.ensure()
         return cls(cfg, store)
 
