@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine (only Java 17+ and Python 3.11+ needed):
 #   make demo   create .venv if missing, install, resolve the Delta jars, run the demo pipeline
+#   (make demo-s3: the same with the metadata on an S3 server it starts: docs/object-store.md)
 #   make test   same set-up, then the whole test suite (parallel workers, docs/testing.md)
 # Also: make check (lint and the tests that need no JVM), make test-deep (more random cases).
 VENV    := .venv
@@ -14,7 +15,7 @@ ARCHIVE := $(PY) -m openlaketx.class_archive_build || echo "class archive not bu
 # random batch-boundary scripts per family in `make test-deep`
 DEEP_EXAMPLES ?= 25
 
-.PHONY: demo test check test-deep lint bench setup clean
+.PHONY: demo demo-s3 test check test-deep lint bench setup clean
 
 setup: $(STAMP)
 
@@ -31,9 +32,17 @@ demo: $(STAMP)
 	@$(ARCHIVE)
 	$(VENV)/bin/laketx demo
 
+# The demo with its metadata on a real S3 server (SeaweedFS, built once and cached by
+# scripts/seaweedfs.sh) that it starts itself: docs/object-store.md
+demo-s3: $(STAMP)
+	@scripts/check_prereqs.sh >/dev/null || exit 2
+	@$(ARCHIVE)
+	$(PY) -m tests.seaweed lakehouse-s3
+
 test: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
 	@$(ARCHIVE)
+	@scripts/seaweedfs.sh >/dev/null
 	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
 
 # Lint and the tests that need no JVM, side by side.
@@ -57,6 +66,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/governed_ingest.py
 	$(PY) bench/status_latency.py
+	$(PY) bench/small_delivery.py
 
 clean:
-	rm -rf $(VENV) lakehouse .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) lakehouse lakehouse-s3 .pytest_cache .mypy_cache .ruff_cache

@@ -29,7 +29,7 @@ TEST_CONF = {
 
 
 # Fixtures that start a server: a test that uses one is marked `server`.
-SERVER_FIXTURES = {"postgres", "served", "collector"}
+SERVER_FIXTURES = {"postgres", "served", "collector", "s3_server"}
 # The modules whose tests take longest, longest first: xdist workers take tests in this order,
 # so the long ones start early and the short ones fill the end.
 SLOW_FIRST = (
@@ -244,6 +244,16 @@ def assert_sound(lakehouse: Any, *datasets: str) -> None:
 def postgres() -> Iterator[Any]:
     """A real PostgreSQL server for this test session (see tests/postgres.py)."""
     from tests.postgres import start
+
+    server = start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """A real S3-compatible server (SeaweedFS) for this test process (see tests/seaweed.py)."""
+    from tests.seaweed import start
 
     server = start()
     yield server

@@ -98,10 +98,12 @@ def test_a_run_refused_its_datasets_starts_no_jvm(shared_lakehouse: Any, project
     p.deliver("d1.csv", ["GSM,1,10.0,1"])
     held = RunWriter(lh.store).acquire_lease(p.bronze, "someone_else", ttl=timedelta(minutes=5))
     try:
-        refused = laketx(lh.config.home, "run", p.bronze, "--json")
+        refused = laketx(lh.config.home, "run", p.bronze)  # progress lines on stderr
     finally:
         RunWriter(lh.store).release_lease(held)
     assert refused.returncode == 9, refused.stderr
     assert "Java" not in refused.stderr
+    assert "opening the metadata store" in refused.stderr  # progress is printed, and
+    assert "starting Spark" not in refused.stderr  # says only what happens
     (job_run,) = [r for r in StoreReader(lh.store).job_runs(50) if r.pipeline_id == p.bronze]
     assert job_run.status == "FAILED"

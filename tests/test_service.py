@@ -132,7 +132,7 @@ def test_health_needs_no_key_and_tells_nothing_about_any_tenants_runs(
         with served.client() as http:
             health = http.get(f"{API}/health")
         assert health.status_code == 200
-        assert health.json() == {"status": "ok", "accepting": True}
+        assert health.json() == {"status": "ok", "accepting": True, "spark": "on_demand"}
     finally:
         writer.release_leases(held)
     assert served.wait_for(token, waiting.json()["run_id"])["status"] == "COMPLETED"

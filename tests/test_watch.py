@@ -136,7 +136,9 @@ def test_watchers_started_together_apply_each_version_once(tmp_path: Path) -> No
 def test_serve_keeps_a_watched_folder_applied(tmp_path: Path) -> None:
     home, folder = tmp_path / "home", tmp_path / "metadata"
     write(folder / "cells.yaml", cells_yaml("_s"))
-    serve = ["serve", "--port", "0", "--scheduler-every", "1", "--watch", str(folder)]
+    serve = [
+        "serve", "--port", "0", "--scheduler-every", "1", "--watch", str(folder), "--no-warm-spark"
+    ]  # fmt: skip
     server = subprocess.Popen(
         [str(BIN / "laketx"), "--home", str(home), *serve],
         stdout=subprocess.PIPE,

@@ -16,6 +16,7 @@ from typing import Any
 from deltalake import DeltaTable
 
 from lakeguard.shapes import JsonObject
+from lakeguard.store.objectstore import storage_options
 
 TAG_KEY = "laketx"
 # Operations that change no row (they may rewrite files or the table's metadata).
@@ -85,7 +86,7 @@ class Commit:
 
 def history(path: str, limit: int | None = None) -> list[Commit]:
     """The table's commits, newest first (empty when there is no Delta table at `path`)."""
-    if not DeltaTable.is_deltatable(path):
+    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
         return []
     return [
         Commit(
@@ -94,16 +95,16 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
             tag=parse_tag(entry.get("userMetadata")),
             parameters=dict(entry.get("operationParameters") or {}),
         )
-        for entry in DeltaTable(path).history(limit)
+        for entry in DeltaTable(path, storage_options=storage_options(path)).history(limit)
     ]
 
 
 def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
     """The most recent laketx-tagged commits of the table at `path`, newest first."""
-    if not DeltaTable.is_deltatable(path):
+    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
         return []
     found = []
-    for entry in DeltaTable(path).history(limit):
+    for entry in DeltaTable(path, storage_options=storage_options(path)).history(limit):
         tag = parse_tag(entry.get("userMetadata"))
         if tag is None:
             continue
@@ -150,6 +151,7 @@ def find_commit(path: str, data_version: int) -> TaggedCommit | None:
 
 def published_through(path: str, app: str) -> int:
     """The highest data version the table has a commit for (0 when none or no table)."""
-    if not DeltaTable.is_deltatable(path):
+    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
         return 0
-    return int(DeltaTable(path).transaction_version(app) or 0)
+    table = DeltaTable(path, storage_options=storage_options(path))
+    return int(table.transaction_version(app) or 0)

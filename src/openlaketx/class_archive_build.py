@@ -19,7 +19,7 @@ from pathlib import Path
 from lakeguard.errors import ConfigError
 from openlaketx.class_archive import ENV_SWITCH, QUIET, archive_path, enabled, java_binary
 from openlaketx.config import LakehouseConfig
-from openlaketx.spark import get_or_create_session
+from openlaketx.spark import get_or_create_session, warm_up
 
 MODULE = "openlaketx.class_archive_build"
 
@@ -77,22 +77,7 @@ def _dump(partial: Path, jar_cache: Path, home: Path) -> None:
         spark_conf={"spark.driver.extraJavaOptions": options, "spark.ui.enabled": "false"},
     )
     spark = get_or_create_session(cfg)
-    csv = home / "in.csv"
-    csv.write_text("code,name,amount\n1,a,2\n2,b,3\n")
-    table = str(home / "t")
-    rows = spark.read.option("header", "true").csv(str(csv))
-    rows.write.format("parquet").save(str(home / "staged"))
-    staged = spark.read.parquet(str(home / "staged"))
-    staged.write.format("delta").option("delta.enableChangeDataFeed", "true").save(table)
-    staged.write.format("delta").mode("append").save(table)
-    staged.createOrReplaceTempView("batch")
-    spark.sql(
-        f"MERGE INTO delta.`{table}` t USING batch b ON t.code = b.code "
-        "WHEN MATCHED AND t.name <> b.name THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
-    )
-    spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(
-        table
-    ).groupBy("name").count().collect()
+    warm_up(spark, home)
     proc = spark.sparkContext._gateway.proc  # type: ignore[union-attr]
     spark.stop()
     proc.stdin.close()  # the JVM exits when its stdin closes, and writes the archive then

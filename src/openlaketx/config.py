@@ -44,6 +44,11 @@ class LakehouseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     home: Path = Field(default=Path("lakehouse"))
+    metadata_home: str | None = Field(
+        default=None,
+        description="Where the metadata tables live when not under the home: a folder or an "
+        "s3:// URI (the object store's settings: lakeguard.store.objectstore)",
+    )
     namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")
     tenant: str = Field(
         default=DEFAULT_TENANT,
@@ -58,6 +63,31 @@ class LakehouseConfig(BaseModel):
     lease_ttl_seconds: int = Field(
         default=600, ge=5, description="How long a run's lease on a dataset lasts unrenewed"
     )
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _local_home(cls, value: object) -> object:
+        if isinstance(value, str) and "://" in value:
+            raise ValueError(
+                f"home {value!r} is a URI: the home (warehouse, staging, quarantine, archived "
+                "source files) must be a local folder for now; put the metadata on an object "
+                "store with "
+                "LAKETX_METADATA_HOME=s3://bucket/prefix (docs/object-store.md)"
+            )
+        return value
+
+    @field_validator("metadata_home")
+    @classmethod
+    def _metadata_home(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.startswith("s3://"):
+            return value.rstrip("/")
+        if "://" in value:
+            raise ValueError(
+                f"metadata home {value!r}: only local folders and s3:// URIs are supported"
+            )
+        return str(Path(value).expanduser().resolve())
 
     @field_validator("home", "jar_cache")
     @classmethod
@@ -79,6 +109,21 @@ class LakehouseConfig(BaseModel):
     @property
     def metadata_root(self) -> Path:
         return self.tenant_home / "metadata" / self.namespace
+
+    @property
+    def uses_object_store(self) -> bool:
+        """Whether any of the lakehouse lives on an object store (Spark then needs s3a)."""
+        return bool(self.metadata_home and self.metadata_home.startswith("s3://"))
+
+    @property
+    def metadata_location(self) -> str:
+        """Where the tenant's metadata tables live: `metadata_root`, or under `metadata_home`
+        (`<metadata_home>/<namespace>`, `<metadata_home>/tenants/<tenant>/<namespace>`)."""
+        if self.metadata_home is None:
+            return str(self.metadata_root)
+        if self.tenant == DEFAULT_TENANT:
+            return f"{self.metadata_home}/{self.namespace}"
+        return f"{self.metadata_home}/tenants/{self.tenant}/{self.namespace}"
 
     @property
     def control_root(self) -> Path:
@@ -107,6 +152,7 @@ class LakehouseConfig(BaseModel):
         values: dict[str, object] = {}
         mapping = {
             "LAKETX_HOME": "home",
+            "LAKETX_METADATA_HOME": "metadata_home",
             "LAKETX_NAMESPACE": "namespace",
             "LAKETX_TENANT": "tenant",
             "LAKETX_MASTER": "master",

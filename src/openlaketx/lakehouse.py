@@ -57,7 +57,7 @@ class Lakehouse:
     def open(cls, config: LakehouseConfig | None = None, **overrides: Any) -> Lakehouse:
         """Open (creating or evolving) the metadata store. Does not start Spark."""
         cfg = config or LakehouseConfig.from_env(**overrides)
-        store = MetadataStore(cfg.namespace, str(cfg.metadata_root), cfg.tenant)
+        store = MetadataStore(cfg.namespace, cfg.metadata_location, cfg.tenant)
         store.ensure()
         return cls(cfg, store)
 
@@ -184,10 +184,16 @@ class Lakehouse:
                         lease_wait=timedelta(seconds=wait),
                         run_id=run_id,
                     )
-                if not self.spark_started:
-                    progress("starting Spark")  # only now: a run with nothing new never does
+
+                def spark() -> SparkSession:
+                    # said only when it happens: a run with nothing new, or refused its
+                    # datasets, never starts Spark
+                    if not self.spark_started:
+                        progress("starting Spark")
+                    return self.spark
+
                 return job_runner.run(
-                    lambda: self.spark,
+                    spark,
                     self.store,
                     self.warehouse,
                     target,

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import ConfigError, first_line
 from lakeguard.hashing import digest
+from lakeguard.store.objectstore import ObjectStoreSettings
 from openlaketx import class_archive
 from openlaketx.config import SPARK_PACKAGES, LakehouseConfig
+from openlaketx.s3a import S3A_PACKAGE, s3a_conf, s3a_java_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,14 +56,20 @@ def check_java() -> None:
         )
 
 
-def _manifest_path(cache: Path) -> Path:
-    safe = f"{SPARK_PACKAGES[0].replace(':', '_')}-{digest(','.join(SPARK_PACKAGES), 8)}"
+def spark_packages(cfg: LakehouseConfig) -> tuple[str, ...]:
+    """The packages Spark resolves: Delta's and the JDBC drivers, and s3a's only when the
+    lakehouse is on an object store (its AWS SDK bundle is large)."""
+    return (*SPARK_PACKAGES, S3A_PACKAGE) if cfg.uses_object_store else SPARK_PACKAGES
+
+
+def _manifest_path(cache: Path, packages: tuple[str, ...]) -> Path:
+    safe = f"{packages[0].replace(':', '_')}-{digest(','.join(packages), 8)}"
     return cache / f"{safe}.jars"
 
 
-def cached_jars(cache: Path) -> list[str] | None:
-    """Jar files of an earlier resolution of the Delta package, if all are still there."""
-    manifest = _manifest_path(cache)
+def cached_jars(cache: Path, packages: tuple[str, ...] = SPARK_PACKAGES) -> list[str] | None:
+    """Jar files of an earlier resolution of the packages, if all are still there."""
+    manifest = _manifest_path(cache, packages)
     if not manifest.exists():
         return None
     jars = [line for line in manifest.read_text().splitlines() if line.strip()]
@@ -70,11 +78,11 @@ def cached_jars(cache: Path) -> list[str] | None:
     return jars
 
 
-def _remember_jars(cache: Path, spark_jars: str) -> None:
+def _remember_jars(cache: Path, packages: tuple[str, ...], spark_jars: str) -> None:
     jars = [j for j in spark_jars.split(",") if j.strip()]
     if jars:
         cache.mkdir(parents=True, exist_ok=True)
-        _manifest_path(cache).write_text("\n".join(jars) + "\n")
+        _manifest_path(cache, packages).write_text("\n".join(jars) + "\n")
 
 
 def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
@@ -100,6 +108,10 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.driver.memory": "4g",
     }
     java_options = []
+    if cfg.uses_object_store:
+        settings = ObjectStoreSettings.from_env()
+        conf.update(s3a_conf(settings))
+        java_options += s3a_java_options(settings)
     if cfg.quiet:
         conf["spark.ui.enabled"] = "false"
         log_conf = Path(__file__).with_name("log4j2.properties")
@@ -127,13 +139,14 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     archive = class_archive.driver_options(cfg.jar_cache)
     if archive:
         conf[DRIVER_JAVA_OPTIONS] = " ".join([*archive, conf.get(DRIVER_JAVA_OPTIONS, "")]).strip()
-    jars = cached_jars(cfg.jar_cache)
+    packages = spark_packages(cfg)
+    jars = cached_jars(cfg.jar_cache, packages)
     resolving = jars is None
     if jars is not None:
         conf["spark.jars"] = ",".join([*jars, *filter(None, [conf.get("spark.jars")])])
     else:
-        packages = [*SPARK_PACKAGES, *filter(None, [conf.get("spark.jars.packages")])]
-        conf["spark.jars.packages"] = ",".join(packages)
+        wanted = [*packages, *filter(None, [conf.get("spark.jars.packages")])]
+        conf["spark.jars.packages"] = ",".join(wanted)
         conf["spark.jars.ivy"] = str(cfg.jar_cache)
 
     builder = SparkSession.builder.master(cfg.master).appName(cfg.app_name)
@@ -151,5 +164,28 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     if cfg.quiet:
         spark.sparkContext.setLogLevel("ERROR")
     if resolving:
-        _remember_jars(cfg.jar_cache, spark.sparkContext.getConf().get("spark.jars", ""))
+        _remember_jars(cfg.jar_cache, packages, spark.sparkContext.getConf().get("spark.jars", ""))
     return spark
+
+
+def warm_up(spark: SparkSession, folder: Path) -> None:
+    """Run, once and on a few rows in `folder`, the kinds of work a governed step does (a CSV
+    read, a Parquet write, Delta writes, a MERGE, a change-feed read): the classes they load
+    and the code the JIT compiles are then paid for before a real run needs them."""
+    csv = folder / "in.csv"
+    csv.write_text("code,name,amount\n1,a,2\n2,b,3\n")
+    table = str(folder / "t")
+    rows = spark.read.option("header", "true").csv(str(csv))
+    rows.write.format("parquet").save(str(folder / "staged"))
+    staged = spark.read.parquet(str(folder / "staged"))
+    staged.write.format("delta").option("delta.enableChangeDataFeed", "true").save(table)
+    staged.write.format("delta").mode("append").save(table)
+    staged.createOrReplaceTempView("laketx_warm_up")
+    spark.sql(
+        f"MERGE INTO delta.`{table}` t USING laketx_warm_up b ON t.code = b.code "
+        "WHEN MATCHED AND t.name <> b.name THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0).load(
+        table
+    ).groupBy("name").count().collect()
+    spark.catalog.dropTempView("laketx_warm_up")

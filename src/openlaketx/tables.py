@@ -16,7 +16,7 @@ from deltalake import DeltaTable
 
 from lakeguard.store import MetadataStore
 from lakeguard.store.ddl import quote, sql_string
-from lakeguard.store.registration import register_table
+from lakeguard.store.registration import is_registered, register_table
 from lakeguard.store.viewdefs import create_view_sql, needed, view_names
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
     if not DeltaTable.is_deltatable(location):
         return False
     db, table = table_name.split(".", 1)
+    if is_registered(spark, db, table, location):
+        return True
     _database(spark, db, warehouse.rstrip("/") + "/" + db)
     register_table(spark, db, table, location)
     return True

@@ -31,10 +31,15 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
+from lakeguard.store.objectstore import is_remote, storage_options
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 COMPACT_EVERY = 25
+OBJECT_STORE_FIX = (
+    "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
+    "docs/object-store.md) and that the bucket exists"
+)
 Filter = tuple[str, str, Any]
 
 
@@ -64,17 +69,43 @@ def guarded(table: str, location: str, action: str) -> Iterator[None]:
             fix="retry; the other writer's commit is intact",
             details={"cause": first_line(exc, 500)},
         ) from exc
-    except (DeltaError, OSError, ValueError, pa.ArrowException) as exc:
+    except OSError as exc:
+        if not is_remote(location):
+            raise _unreadable(table, location, action, exc) from exc
+        # on an object store this is the network or the server, not a corrupt table
         raise MetadataStoreError(
-            f"metadata table {table} cannot be read or written ({action}): {first_line(exc, 500)}",
+            f"the object store refused or did not answer for metadata table {table} "
+            f"({action}): {first_line(exc, 500)}",
             where=location,
-            fix="the table's Delta log or files may be corrupt: restore the folder from a backup, "
-            "or move it away and run `laketx init` to start it empty",
+            fix=OBJECT_STORE_FIX,
         ) from exc
+    except (DeltaError, ValueError, pa.ArrowException) as exc:
+        raise _unreadable(table, location, action, exc) from exc
+
+
+def _unreadable(table: str, location: str, action: str, exc: Exception) -> MetadataStoreError:
+    return MetadataStoreError(
+        f"metadata table {table} cannot be read or written ({action}): {first_line(exc, 500)}",
+        where=location,
+        fix="the table's Delta log or files may be corrupt: restore the folder from a backup, "
+        "or move it away and run `laketx init` to start it empty",
+    )
+
+
+def open_table(location: str) -> DeltaTable:
+    """The table at its newest version, local or on an object store."""
+    return DeltaTable(location, storage_options=storage_options(location))
 
 
 def is_table(location: str) -> bool:
-    return bool(DeltaTable.is_deltatable(location))
+    try:
+        return bool(DeltaTable.is_deltatable(location, storage_options=storage_options(location)))
+    except OSError as exc:  # an object store that refuses us (keys, endpoint, bucket)
+        raise MetadataStoreError(
+            f"cannot reach the metadata table: {first_line(exc, 500)}",
+            where=location,
+            fix=OBJECT_STORE_FIX,
+        ) from exc
 
 
 def pinned_properties(table: TableDef) -> dict[str, str]:
@@ -107,6 +138,7 @@ def create(table: TableDef, location: str) -> bool:
             description=table.comment,
             configuration=configuration,
             raise_if_key_not_exists=False,
+            storage_options=storage_options(location),
         )
     except (CommitFailedError, DeltaError) as exc:
         if is_table(location):  # another process created it a moment ago
@@ -121,7 +153,7 @@ def create(table: TableDef, location: str) -> bool:
 
 def load(table: str, location: str, version: int | None = None) -> DeltaTable:
     with guarded(table, location, "open it"):
-        return DeltaTable(location, version=version)
+        return DeltaTable(location, version=version, storage_options=storage_options(location))
 
 
 def check_writable(table: str, location: str, dt: DeltaTable) -> None:
@@ -174,7 +206,7 @@ def append(
     raises `CasLost` when any other commit landed first.
     """
     with guarded(table, location, "append"):
-        target = base if base is not None else DeltaTable(location)
+        target = base if base is not None else open_table(location)
         if txn is not None:
             done = target.transaction_version(txn[0])
             if done is not None and done >= txn[1]:
@@ -219,7 +251,7 @@ def merge_upsert(
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
     with guarded(table, location, "upsert"):
         (
-            DeltaTable(location)
+            open_table(location)
             .merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
             .when_not_matched_insert_all()
@@ -235,7 +267,7 @@ def merge_update(
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
     with guarded(table, location, "update"):
         (
-            DeltaTable(location)
+            open_table(location)
             .merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
             .execute()
@@ -311,7 +343,7 @@ def read(
 ) -> pa.Table:
     """Rows of a table (at `version`, or as it was at time `as_of`), filtered."""
     with guarded(table, location, "read it"):
-        dt = DeltaTable(location, version=version)
+        dt = DeltaTable(location, version=version, storage_options=storage_options(location))
         if as_of is not None:
             dt.load_as_version(as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC))
         return scan(
@@ -326,11 +358,11 @@ def read(
 
 def history(table: str, location: str, limit: int | None) -> list[StoredRow]:
     with guarded(table, location, "read its history"):
-        return DeltaTable(location).history(limit)
+        return open_table(location).history(limit)
 
 
 def set_properties(table: str, location: str, properties: dict[str, str]) -> None:
     """Set table properties in one commit (a metadata-only change: no data file is touched)."""
     with guarded(table, location, "set its properties"):
-        DeltaTable(location).alter.set_table_properties(properties, raise_if_not_exists=False)
+        open_table(location).alter.set_table_properties(properties, raise_if_not_exists=False)
     SNAPSHOTS.touched(location)

@@ -3,11 +3,17 @@
 The session catalog is in-memory (no shared metastore), so each session registers the tables it
 uses. A name already registered elsewhere (another lakehouse opened earlier in the same
 process) is re-pointed: dropping an external table's entry leaves its data untouched.
+
+The catalog changes only through this module, so what it registered in a session is remembered
+(per session object): a step that registers its table again asks the catalog nothing, where
+asking it costs a Delta snapshot (`tableExists` and `DESCRIBE` resolve the table).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from lakeguard.store.ddl import quote, register_table_sql
 
@@ -15,8 +21,22 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+_REGISTERED: WeakKeyDictionary[Any, dict[tuple[str, str], str]] = WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
 def _normal(location: str) -> str:
     return location.removeprefix("file:").rstrip("/")
+
+
+def _known(spark: SparkSession) -> dict[tuple[str, str], str]:
+    with _LOCK:
+        return _REGISTERED.setdefault(spark, {})
+
+
+def is_registered(spark: SparkSession, db: str, table: str, location: str) -> bool:
+    """Whether this module registered `db.table` at `location` in this session (no JVM call)."""
+    return _known(spark).get((db, table)) == _normal(location)
 
 
 def registered_location(spark: SparkSession, db: str, table: str) -> str | None:
@@ -34,10 +54,14 @@ def forget_if_elsewhere(spark: SparkSession, db: str, table: str, location: str)
         return True
     if current is not None:
         spark.sql(f"DROP TABLE {quote(db)}.{quote(table)}")  # external: only the entry goes
+        _known(spark).pop((db, table), None)
     return False
 
 
 def register_table(spark: SparkSession, db: str, table: str, location: str) -> None:
     """Make `db.table` name the existing Delta table at `location` in this session."""
+    if is_registered(spark, db, table, location):
+        return
     if not forget_if_elsewhere(spark, db, table, location):
         spark.sql(register_table_sql(f"{quote(db)}.{quote(table)}", location))
+    _known(spark)[(db, table)] = _normal(location)

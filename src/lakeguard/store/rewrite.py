@@ -20,6 +20,7 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.definitions import table_def
+from lakeguard.store.objectstore import is_remote
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import MIGRATING_SUFFIX
 
@@ -46,6 +47,14 @@ def rewrite_table(
     """Rewrite `table` (every tenant's rows) into its current definition, each row passed
     through `transform`; returns the rows kept."""
     location = store.location(table)
+    if is_remote(location):
+        # the swap below is two renames, and a rename on an object store is a copy
+        raise MetadataStoreError(
+            f"rewriting metadata table {table} on an object store is not supported yet",
+            where=location,
+            fix="run this migration on a local copy of the metadata and upload it back, or "
+            "wait for the object-store migration (issue 20)",
+        )
     resume(location)
     tdef = table_def(table)
     generated = {c.name for c in tdef.columns if c.generated}

@@ -38,6 +38,7 @@ from deltalake.exceptions import DeltaError
 
 from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import to_rows
+from lakeguard.store.objectstore import storage_options
 
 T = TypeVar("T")
 
@@ -91,7 +92,9 @@ class _Table:
                 self.checked_at = time.monotonic()
                 return self.snapshot
         if self.snapshot is None:
-            self.snapshot = DeltaTable(self.location)
+            self.snapshot = DeltaTable(
+                self.location, storage_options=storage_options(self.location)
+            )
         else:
             self.snapshot.update_incremental()
         self.version = int(self.snapshot.version())

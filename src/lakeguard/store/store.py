@@ -27,6 +27,7 @@ from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.objectstore import is_remote
 from lakeguard.store.runtime_rows import RuntimeRow
 from lakeguard.store.sameness import same_definition
 from lakeguard.store.snapshots import SNAPSHOTS
@@ -120,7 +121,7 @@ class MetadataStore:
 
     def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
         location = self.location(table.name)
-        if os.path.exists(location + MIGRATING_SUFFIX):
+        if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
             raise StoreVersionError(
                 f"a migration of {table.name} was interrupted",
                 where=location,

@@ -50,10 +50,17 @@ def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     lh = with_lakehouse(ctx, as_json, lambda lh, _: lh)
     tables = lh.store.tables()
     if as_json:
-        print_json({"namespace": lh.store.namespace, "home": str(lh.config.home), "tables": tables})
+        print_json(
+            {
+                "namespace": lh.store.namespace,
+                "home": str(lh.config.home),
+                "metadata": lh.store.root,
+                "tables": tables,
+            }
+        )
     else:
         out.print(
-            f"metadata store [bold]{lh.store.namespace}[/] ready at {lh.config.home} "
+            f"metadata store [bold]{lh.store.namespace}[/] ready at {lh.store.root} "
             f"({len(tables)} tables)"
         )
 

@@ -168,7 +168,7 @@ def migrate(
         report: dict[str, list[str]] = {}
         for tenant in known_tenants(base):
             cfg = base.for_tenant(tenant)
-            store = MetadataStore(cfg.namespace, str(cfg.metadata_root), cfg.tenant)
+            store = MetadataStore(cfg.namespace, cfg.metadata_location, cfg.tenant)
             if plan_only:
                 report[tenant] = [
                     f"{s.migration.version} {s.migration.name} ({s.migration.why}): "

@@ -159,6 +159,9 @@ def serve(
         help="A YAML file of service settings: trusted proxies, limits per tenant, the webhook "
         "window (docs/service.md).",
     ),
+    warm_spark: bool = typer.Option(
+        True, help="Start Spark now, in the background, so that the first run finds it warm."
+    ),
 ) -> None:
     """Serve the HTTP API and run the scheduler, with one warm Spark session."""
     # start-up time (see _tenants)
@@ -179,6 +182,7 @@ def serve(
             watch=watch,
             watch_deactivate_missing=watch_deactivate_missing,
             settings=load_settings(settings) if settings else ServiceSettings(),
+            warm_spark=warm_spark,
             announce=lambda m: err.print(m, highlight=False, markup=False),
         ),
     )

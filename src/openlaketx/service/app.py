@@ -42,6 +42,7 @@ from openlaketx.service.limits import BodyLimit
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
 from openlaketx.service.settings import ServiceSettings
+from openlaketx.service.warmup import SparkWarmup
 
 _log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
@@ -162,10 +163,12 @@ def create_app(
     *,
     clock: Callable[[], float] = time.monotonic,
     wall_clock: Callable[[], float] = time.time,
+    spark: SparkWarmup | None = None,
 ) -> FastAPI:
     """The API app over a home's tenants (their lakehouses open in `runs.tenants`). `clock`
     times the brakes and budgets; `wall_clock` is what a webhook's timestamp is compared with
-    (tests pass their own)."""
+    (tests pass their own); `spark` is the warm-up `/health` reports on."""
+    warmup = spark or SparkWarmup()
     settings = settings or ServiceSettings()
     tenants = runs.tenants
     brake = FailureBrake(settings.failed_auth_limit, settings.failed_auth_window_seconds, clock)
@@ -209,8 +212,9 @@ def create_app(
     @app.get(f"{PREFIX}/health")
     def health() -> JsonObject:
         # No key is needed here, so nothing that counts any tenant's work (runs in flight
-        # would tell one tenant about another's): liveness, and readiness while draining.
-        return {"status": "ok", "accepting": runs.accepting}
+        # would tell one tenant about another's): liveness, readiness while draining, and
+        # whether a run would still pay for starting Spark.
+        return {"status": "ok", "accepting": runs.accepting, "spark": warmup.state.value}
 
     @app.post(f"{PREFIX}/jobs/{{job_id}}/runs", status_code=202, response_model=RunAccepted)
     def trigger(

@@ -1,4 +1,5 @@
-"""`laketx serve`: the API on uvicorn, the scheduler beside it, one warm Spark session.
+"""`laketx serve`: the API on uvicorn, the scheduler beside it, one warm Spark session
+(started at start-up, in the background).
 
 SIGTERM (or Ctrl-C) drains: the server stops accepting connections, the scheduler stops, runs
 in flight finish (up to `drain_timeout`), runs accepted but not started are recorded FAILED,
@@ -27,6 +28,7 @@ from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.tenants import Tenants
+from openlaketx.service.warmup import SparkWarmup
 
 
 def serve(
@@ -41,10 +43,12 @@ def serve(
     watch: Path | None = None,
     watch_deactivate_missing: bool = False,
     settings: ServiceSettings | None = None,
+    warm_spark: bool = True,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve until a signal asks to stop; returns once drained. With `watch`, the YAML
-    documents of that folder are kept applied to the served tenant (`laketx watch`)."""
+    documents of that folder are kept applied to the served tenant (`laketx watch`). With
+    `warm_spark`, Spark starts now, beside the server, instead of in the first run."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = settings or ServiceSettings()
     tenants = Tenants(config)
@@ -53,7 +57,10 @@ def serve(
         workers=workers,
         concurrent_runs=lambda tenant: settings.limits_of(tenant).concurrent_runs,
     )
-    app = create_app(runs, settings)
+    warmup = SparkWarmup()
+    if warm_spark:
+        warmup.start(config)
+    app = create_app(runs, settings, spark=warmup)
     scheduler = Scheduler(runs, catch_up=catch_up)
     if scheduler_every > 0:
         threading.Thread(

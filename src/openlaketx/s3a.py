@@ -1,0 +1,47 @@
+"""Spark's way to the object store: Hadoop's `s3a` file system, only when the lakehouse uses one.
+
+`hadoop-aws` must match the Hadoop that pyspark ships (hadoop-client 3.4.2 for pyspark 4.1.1);
+it pulls the AWS SDK v2 bundle. It is resolved and cached with Delta's jars, and only for a
+lakehouse whose metadata is on an object store. The `s3://` scheme the store writes is mapped
+to `s3a`, so Spark and delta-rs name a table by the same URI.
+
+Credentials stay references here too: with a credentials file, the JVM is told the file's path
+and section (`aws.sharedCredentialsFile`, `aws.profile`), never the keys; without one, s3a's
+default chain reads the `AWS_*` variables the JVM inherits.
+"""
+
+from __future__ import annotations
+
+from lakeguard.store.objectstore import ObjectStoreSettings
+
+# the Hadoop version pyspark 4.1.1 ships (jars/hadoop-client-api-3.4.2.jar)
+S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.4.2"
+PROFILE_PROVIDER = "software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider"
+
+
+def s3a_conf(settings: ObjectStoreSettings) -> dict[str, str]:
+    """Spark conf that lets Spark read and write `s3://` tables on this object store."""
+    hadoop = "spark.hadoop.fs.s3a."
+    conf = {
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        hadoop + "path.style.access": str(settings.path_style).lower(),
+        hadoop + "endpoint.region": settings.region,
+    }
+    if settings.endpoint:
+        conf[hadoop + "endpoint"] = settings.endpoint
+        conf[hadoop + "connection.ssl.enabled"] = str(
+            settings.endpoint.startswith("https://")
+        ).lower()
+    if settings.credentials_file:
+        conf[hadoop + "aws.credentials.provider"] = PROFILE_PROVIDER
+    return conf
+
+
+def s3a_java_options(settings: ObjectStoreSettings) -> list[str]:
+    """JVM options naming the credentials file (a path and a section: no secret)."""
+    if not settings.credentials_file:
+        return []
+    return [
+        f"-Daws.sharedCredentialsFile={settings.credentials_file}",
+        f"-Daws.profile={settings.profile}",
+    ]

@@ -1,0 +1,221 @@
+"""The metadata store on a real S3-compatible object store (SeaweedFS, started by the suite).
+
+The metadata tables live under `LAKETX_METADATA_HOME=s3://...`, written by delta-rs with
+conditional put; the home (warehouse, staging) stays a local folder in this slice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from typer.testing import CliRunner
+
+from lakeguard.errors import ConfigError, MetadataStoreError
+from lakeguard.store import MetadataStore
+from lakeguard.store.deltars import CasLost, append, load, read
+from lakeguard.store.objectstore import ObjectStoreSettings, storage_options
+from openlaketx.cli import app
+from openlaketx.config import LakehouseConfig
+from tests.children import lease_race
+from tests.seaweed import SECRET_KEY
+
+ROOT = Path(__file__).resolve().parents[1]
+CRM = ROOT / "examples" / "crm" / "crm.yaml"
+runner = CliRunner()
+
+
+@pytest.fixture
+def on_s3(s3_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Settings pointing at the server (children inherit them); a fresh metadata home."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    prefix: str = s3_server.fresh_prefix()
+    monkeypatch.setenv("LAKETX_METADATA_HOME", prefix)
+    monkeypatch.setenv("LAKETX_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return prefix
+
+
+def test_apply_status_and_runs_keep_the_metadata_on_the_object_store(
+    s3_server: Any, on_s3: str, tmp_path: Path
+) -> None:
+    applied = runner.invoke(app, ["apply", str(CRM), "--json"])
+    assert applied.exit_code == 0, applied.output
+    assert json.loads(applied.stdout)["applied"] is True
+    status = runner.invoke(app, ["status", "--json"])
+    assert status.exit_code == 0, status.output
+    datasets = {row["dataset_id"] for row in json.loads(status.stdout)}
+    assert {"bronze_customers", "silver_customers", "gold_value_by_region"} <= datasets
+    runs = runner.invoke(app, ["runs", "--json"])
+    assert runs.exit_code == 0 and json.loads(runs.stdout) == []
+    # the tables are objects in the bucket, and nothing of the metadata is on local disk
+    keys = s3_server.keys_under(on_s3)
+    bucket_path = on_s3.removeprefix("s3://")
+    assert f"{bucket_path}/lakeguard/dataset_registry/_delta_log/{0:020d}.json" in keys
+    assert any(k.startswith(f"{bucket_path}/lakeguard/dataset_registry/") for k in keys)
+    assert not (tmp_path / "home" / "metadata").exists()
+    # a second apply of the same document changes nothing (reads its own writes on S3)
+    again = runner.invoke(app, ["plan", str(CRM), "--json"])
+    assert again.exit_code == 0, again.output
+    summary = json.loads(again.stdout)["summary"]
+    assert summary and all(c["create"] == c["update"] == 0 for c in summary.values()), summary
+
+
+def test_credentials_are_never_written_to_the_store(s3_server: Any, on_s3: str) -> None:
+    assert runner.invoke(app, ["apply", str(CRM)]).exit_code == 0
+    fs = s3_server.filesystem()
+    keys = s3_server.keys_under(on_s3)
+    assert keys
+    for key in keys:
+        with fs.open_input_stream(key) as stream:
+            assert SECRET_KEY.encode() not in stream.read(), key
+
+
+def test_leases_taken_by_two_processes_on_the_object_store_one_wins(
+    on_s3: str, tmp_path: Path
+) -> None:
+    """Two processes read the lease table and decide to take the same lease before either
+    commits (the start line of tests/children.py); the object store's conditional put lets
+    exactly one commit land, and the loser sees the winner."""
+    root = f"{on_s3}/lg"
+    MetadataStore("lg", root, "default").ensure()
+    with lease_race(root, tmp_path / "race", ["ds", "ds"]) as outcomes:
+        assert sorted(outcomes) == ["lost", "won"]
+
+
+def test_compare_and_set_appends_on_the_object_store_never_both_win(on_s3: str) -> None:
+    store = MetadataStore("lg", f"{on_s3}/cas", "default")
+    store.ensure()
+    location = store.location("run_events")
+    first, second = load("run_events", location), load("run_events", location)
+    assert first.version() == second.version()
+    append("run_events", location, _event_rows(store, "won"), base=first)
+    with pytest.raises(CasLost):
+        append("run_events", location, _event_rows(store, "lost"), base=second)
+    ids = [r["event_id"] for r in store.rows("run_events")]
+    assert ids == ["won"]
+
+
+def _event_rows(store: MetadataStore, event_id: str) -> pa.Table:
+    from lakeguard.store.arrow import to_arrow
+    from lakeguard.store.definitions import table_def
+    from lakeguard.store.store import utcnow
+
+    row = {
+        "event_id": event_id,
+        "run_id": "r",
+        "pipeline_logging_id": "r",
+        "pipeline_id": "p",
+        "tenant_id": store.tenant,
+        "status": "RUNNING",
+        "event_time": utcnow(),
+    }
+    return to_arrow(table_def("run_events"), [row])
+
+
+def test_wrong_keys_fail_with_an_error_that_does_not_carry_them(
+    s3_server: Any, on_s3: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MetadataStore("lg", f"{on_s3}/denied", "default")
+    store.ensure()
+    wrong = tmp_path / "wrong-credentials"
+    wrong.write_text(
+        "[default]\naws_access_key_id = laketx-test\naws_secret_access_key = not-the-secret-77\n"
+    )
+    monkeypatch.setenv("LAKETX_S3_CREDENTIALS_FILE", str(wrong))
+    with pytest.raises(MetadataStoreError) as refused:
+        MetadataStore("lg", f"{on_s3}/denied-too", "default").ensure()
+    assert "not-the-secret-77" not in str(refused.value)
+    with pytest.raises(MetadataStoreError, match="object store refused") as unread:
+        read("run_events", store.location("run_events"))
+    assert "LAKETX_S3_" in str(unread.value.fix) and "not-the-secret-77" not in str(unread.value)
+    monkeypatch.setenv("LAKETX_S3_CREDENTIALS_FILE", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="LAKETX_S3_CREDENTIALS_FILE") as missing:
+        storage_options(f"{on_s3}/x")
+    assert missing.value.where == str(tmp_path / "missing")
+
+
+def test_object_store_settings_come_from_configuration(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LAKETX_S3_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("LAKETX_S3_REGION", "eu-west-3")
+    monkeypatch.setenv("LAKETX_S3_PATH_STYLE", "true")
+    monkeypatch.delenv("LAKETX_S3_CREDENTIALS_FILE", raising=False)
+    options = ObjectStoreSettings.from_env().storage_options()
+    assert options["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9"
+    assert options["AWS_REGION"] == "eu-west-3"
+    assert options["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] == "false"
+    assert options["conditional_put"] == "etag" and options["AWS_ALLOW_HTTP"] == "true"
+    assert "AWS_SECRET_ACCESS_KEY" not in options  # from the environment, by the S3 client
+    assert storage_options(str(tmp_path / "meta")) is None  # a local folder needs none
+    cfg = LakehouseConfig(home=tmp_path, metadata_home="s3://lake/prefix/")
+    assert cfg.metadata_location == "s3://lake/prefix/lakeguard"
+    assert cfg.for_tenant("acme").metadata_location == "s3://lake/prefix/tenants/acme/lakeguard"
+    assert LakehouseConfig(home=tmp_path).metadata_location == str(cfg.metadata_root)
+    monkeypatch.setenv("LAKETX_HOME", "s3://lake/home")
+    with pytest.raises(ConfigError, match="LAKETX_METADATA_HOME"):
+        LakehouseConfig.from_env()
+
+
+def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
+    s3_server: Any, on_s3: str, tmp_path: Path
+) -> None:
+    from openlaketx.s3a import S3A_PACKAGE
+    from openlaketx.spark import session_conf, spark_packages
+
+    on_store = LakehouseConfig.from_env()
+    local = LakehouseConfig(home=tmp_path / "local")
+    assert S3A_PACKAGE in spark_packages(on_store) and S3A_PACKAGE not in spark_packages(local)
+    conf = session_conf(on_store)
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_server.endpoint
+    assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert f"-Daws.sharedCredentialsFile={s3_server.credentials_file}" in conf[
+        "spark.driver.extraJavaOptions"
+    ]
+    assert not any(SECRET_KEY in value for value in conf.values())
+    assert not any("s3a" in key for key in session_conf(local))
+
+
+SPARK_CHILD = """
+import json, sys
+from openlaketx.lakehouse import Lakehouse
+lh = Lakehouse.open()
+n = lh.sql('SELECT COUNT(*) AS n FROM lakeguard.dataset_registry').collect()[0]['n']
+lh.spark.range(100).write.format('delta').save(sys.argv[1])
+print(json.dumps({'registry': n}), flush=True)
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.subprocess
+def test_spark_reads_the_metadata_and_writes_a_delta_table_on_the_object_store(
+    on_s3: str,
+) -> None:
+    """delta-rs writes the metadata tables on S3 and a Spark process reads them through s3a,
+    by name; that Spark writes a Delta table there, which delta-rs reads and appends to."""
+    assert runner.invoke(app, ["apply", str(CRM)]).exit_code == 0
+    table = f"{on_s3}/data/numbers"
+    done = subprocess.run(
+        [sys.executable, "-c", SPARK_CHILD, table],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"registry": 5}
+    options = storage_options(table)
+    written = DeltaTable(table, storage_options=options)
+    assert written.to_pyarrow_table().num_rows == 100
+    write_deltalake(written, pa.table({"id": pa.array([100], pa.int64())}), mode="append")
+    assert DeltaTable(table, storage_options=options).to_pyarrow_table().num_rows == 101
