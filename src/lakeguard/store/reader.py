@@ -236,9 +236,14 @@ class StoreReader:
         return {k: tuple(v) for k, v in found.items()}
 
     def decisions(
-        self, *, dataset_id: str | None = None, run_ids: Sequence[str] | None = None
+        self,
+        *,
+        dataset_id: str | None = None,
+        run_ids: Sequence[str] | None = None,
+        last: int | None = None,
     ) -> list[DecisionRecord]:
-        """Gate decisions (oldest first) of a dataset or of some attempts, with rule results."""
+        """Gate decisions (oldest first) of a dataset or of some attempts, with rule results;
+        only the newest `last` of them when given (only their rule results are read)."""
         filters: list[tuple[str, str, Any]] = []
         if dataset_id is not None:
             filters.append(("dataset_id", "=", dataset_id))
@@ -247,6 +252,8 @@ class StoreReader:
                 return []
             filters.append(("run_id", "in", list(run_ids)))
         rows = sorted(self._store.read(DecisionRow, filters=filters), key=lambda r: r.evaluated_at)
+        if last is not None:
+            rows = rows[-last:] if last > 0 else []
         results = self.rule_results([r.run_id for r in rows])
         return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in rows]
 

@@ -34,8 +34,10 @@ from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import problems
 from openlaketx.service.auth import Authenticator, FailureBrake, client_address
 from openlaketx.service.catalog_routes import install_catalog_routes
+from openlaketx.service.dashboard.pages import install_dashboard
 from openlaketx.service.headers import SecurityHeaders
 from openlaketx.service.hooks import HookVerifier, Refused
+from openlaketx.service.insight_routes import install_insight_routes
 from openlaketx.service.limits import BodyLimit
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
@@ -373,4 +375,6 @@ def create_app(
         return _plain(asdict(tenants.keys.revoke(key_id, key.tenant_id)))
 
     install_catalog_routes(app, PREFIX, tenants, auth)
+    install_insight_routes(app, PREFIX, tenants, auth)
+    install_dashboard(app, runs, brake, rates)
     return app

@@ -33,7 +33,8 @@ MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)
 
 
-def _status(exc: LakeTxError) -> int:
+def status_of(exc: LakeTxError) -> int:
+    """The HTTP status an error of the engine answers with."""
     for kind, status in (
         (AuthError, 401),
         (ForbiddenError, 403),
@@ -81,7 +82,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(LakeTxError)
     async def _laketx(request: Request, exc: LakeTxError) -> JSONResponse:
-        status = _status(exc)
+        status = status_of(exc)
         headers = {}
         if status == 401:
             headers["WWW-Authenticate"] = "Bearer"

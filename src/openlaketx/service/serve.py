@@ -94,7 +94,10 @@ def serve(
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    announce(f"laketx serve: listening on http://{host}:{bound}/api/v1 (home {config.home})")
+    announce(
+        f"laketx serve: listening on http://{host}:{bound}/api/v1, dashboard at "
+        f"http://{host}:{bound}/ (home {config.home})"
+    )
     try:
         server.run(sockets=[sock])
     finally:

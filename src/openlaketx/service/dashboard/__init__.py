@@ -1,0 +1,1 @@
+"""The dashboard served at `/` by `laketx serve` (pages.py)."""

@@ -1,0 +1,380 @@
+"""The dashboard at `/` of `laketx serve`: server-rendered pages over the same read models the
+JSON API answers with (the overview, a dataset, a decision, a run), a login that trades an API
+key for a session cookie, and the one state-changing action, triggering a job's run, behind
+the session's CSRF token and the `runs:trigger` scope. Pages read metadata by delta-rs only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.staticfiles import StaticFiles
+
+from lakeguard.errors import AuthError, ForbiddenError, LakeTxError, NotRegisteredError
+from lakeguard.keys import ApiKey, Scope, key_id_of
+from lakeguard.store.records import DecisionRecord
+from lakeguard.vocabulary import TriggerType
+from openlaketx.lakehouse import Lakehouse
+from openlaketx.service import insights
+from openlaketx.service.auth import FailureBrake, client_address
+from openlaketx.service.dashboard.charts import trend_chart
+from openlaketx.service.dashboard.layout import NODE_H, NODE_W, layout, within
+from openlaketx.service.dashboard.sessions import COOKIE, Session, Sessions
+from openlaketx.service.graph import lineage_graph
+from openlaketx.service.problems import status_of
+from openlaketx.service.rates import RateLimiter
+from openlaketx.service.refusals import TooManyRequests
+from openlaketx.service.runs import RunService
+
+HERE = resources.files("openlaketx.service.dashboard")
+TREND_BATCHES = 20
+LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
+RECENT_RUNS = 30
+MAX_DEPTH = 10
+ROWS_PAGE = 50
+ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
+# Pages load nothing from elsewhere and run no inline script (the SVG uses attributes only).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+class LoginNeeded(Exception):
+    """No live session (or its key is no longer usable): the login page answers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    session: Session
+    key: ApiKey
+    lakehouse: Lakehouse
+
+    @property
+    def may_trigger(self) -> bool:
+        return Scope.RUNS_TRIGGER in self.key.scopes
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["outcome_of"] = insights.last_outcome
+    return env
+
+
+def install_dashboard(
+    app: FastAPI, runs: RunService, brake: FailureBrake, rates: RateLimiter
+) -> None:
+    """Add the dashboard's pages, its login and its static files to `app`."""
+    tenants = runs.tenants
+    sessions = Sessions()
+    env = _environment()
+    app.state.sessions = sessions
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="dashboard-static")
+
+    def page(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(**context)
+        return HTMLResponse(html, status_code=code, headers={"Content-Security-Policy": CSP})
+
+    def viewer(request: Request, scope: Scope = Scope.RUNS_READ) -> Viewer:
+        session = sessions.get(request.cookies.get(COOKIE))
+        if session is None:
+            raise LoginNeeded
+        now = datetime.now(UTC)
+        key = next(
+            (
+                k
+                for k in tenants.keys.list(session.tenant_id)
+                if k.api_key_id == session.api_key_id and k.usable(now)
+            ),
+            None,
+        )
+        if key is None:  # revoked or expired since the login
+            sessions.end(session.session_id)
+            raise LoginNeeded
+        rates.take(key)
+        if Scope.RUNS_READ not in key.scopes or scope not in key.scopes:
+            raise ForbiddenError(
+                f"this key may not {scope.value.replace(':', ' ')}",
+                fix=f"log in with a key that has the {scope.value} scope",
+            )
+        return Viewer(session, key, tenants.get(key.tenant_id))
+
+    def failure(request: Request, exc: LakeTxError) -> HTMLResponse:
+        return page(
+            "error.html", status_of(exc), title=exc.kind, what=exc.what, fix=exc.fix, viewer=None
+        )
+
+    @app.exception_handler(LoginNeeded)
+    async def _login_needed(request: Request, exc: LoginNeeded) -> Response:
+        return RedirectResponse("/login", status_code=303)
+
+    @app.get("/login", include_in_schema=False)
+    def login_form(request: Request) -> Response:
+        return page("login.html", error=None, viewer=None)
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        token = (_field(form, "key") or "").strip()
+        address, key_id = client_address(request), key_id_of(token)
+        try:
+            await run_in_threadpool(
+                brake.check,
+                address,
+                key_id,
+                lambda: key_id is not None and tenants.keys.exists(key_id),
+            )
+        except TooManyRequests as braked:
+            answer = page("login.html", 429, error=f"{braked.what}; {braked.fix}", viewer=None)
+            answer.headers["Retry-After"] = str(braked.retry_after)
+            return answer
+        try:
+            key = await run_in_threadpool(tenants.keys.authenticate, token)
+        except AuthError:
+            brake.failed(address, key_id)
+            return page("login.html", 401, error="That key is not valid.", viewer=None)
+        session = sessions.start(key.tenant_id, key.api_key_id)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            COOKIE,
+            session.session_id,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return response
+
+    @app.post("/logout", include_in_schema=False)
+    async def logout(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        session = sessions.get(request.cookies.get(COOKIE))
+        if session is not None and session.csrf_matches(_field(form, "csrf")):
+            sessions.end(session.session_id)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    @app.get("/", include_in_schema=False)
+    def overview(request: Request) -> Response:
+        try:
+            return _overview(viewer(request))
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    def _overview(v: Viewer) -> Response:
+        lh = v.lakehouse
+        statuses = lh.status()
+        fresh = {f.dataset_id: f for f in insights.freshness(lh)}
+        layers: dict[str, list[Any]] = {}
+        for status in sorted(statuses, key=lambda s: s.dataset_id):
+            layers.setdefault(str(status.layer), []).append(status)
+        order: list[str] = [name for name in ("bronze", "silver", "gold") if name in layers]
+        order += sorted(set(layers) - set(order))
+        jobs = sorted(lh.reader.registry().jobs)
+        return page(
+            "overview.html",
+            viewer=v,
+            layers=[(name, layers[name]) for name in order],
+            fresh=fresh,
+            runs=lh.reader.job_runs(RECENT_RUNS),
+            jobs=jobs,
+        )
+
+    @app.get("/datasets/{dataset_id}", include_in_schema=False)
+    def dataset(request: Request, dataset_id: str) -> Response:
+        try:
+            v = viewer(request)
+            lh = v.lakehouse
+            lh.dataset(dataset_id)
+            trends = insights.rule_trends(lh, dataset_id, TREND_BATCHES)
+            versions = lh.reader.versions(dataset_id)
+            (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
+            return page(
+                "dataset.html",
+                viewer=v,
+                status=status,
+                trust=lh.reader.trust([dataset_id])[dataset_id],
+                versions=list(reversed(versions))[:LISTED],
+                more_versions=max(0, len(versions) - LISTED),
+                decisions=list(reversed(insights.recent_decisions(lh, dataset_id, LISTED))),
+                charts=[(t, trend_chart(t)) for t in trends.rules],
+                schema_changes=insights.schema_changes(lh, dataset_id),
+                quarantine=insights.quarantine(lh, dataset_id),
+            )
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    @app.get("/datasets/{dataset_id}/decisions/{run_id}", include_in_schema=False)
+    def decision(request: Request, dataset_id: str, run_id: str) -> Response:
+        try:
+            v = viewer(request)
+            lh = v.lakehouse
+            lh.dataset(dataset_id)
+            record = lh.explain(dataset_id, run_id)
+            earlier = [
+                d
+                for d in lh.reader.decisions(dataset_id=dataset_id)
+                if d.allowed and d.evaluated_at < record.evaluated_at
+            ]
+            promoted = earlier[-1] if earlier else None
+            return page(
+                "decision.html",
+                viewer=v,
+                d=record,
+                evidence=record.evidence,
+                diff=_diff(record, promoted),
+                promoted=promoted,
+            )
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    @app.get("/datasets/{dataset_id}/versions/{version}", include_in_schema=False)
+    def rows(request: Request, dataset_id: str, version: int, offset: int = 0) -> Response:
+        # the one page that starts Spark: the approved rows are read from the data table
+        try:
+            v = viewer(request)
+            lh = v.lakehouse
+            lh.dataset(dataset_id)
+            approved = lh.gate.latest(dataset_id, version)
+            if approved is None:
+                raise NotRegisteredError(
+                    f"{dataset_id} has no approved version {version}", where="data_versions"
+                )
+            start = max(0, offset)
+            frame = lh.read(dataset_id, version)
+            columns = [c for c in frame.columns if not c.startswith(ENGINE_PREFIX)]
+            found = frame.select(*columns).offset(start).limit(ROWS_PAGE + 1).collect()
+            return page(
+                "rows.html",
+                viewer=v,
+                dataset_id=dataset_id,
+                version=approved,
+                columns=columns,
+                rows=[r.asDict(recursive=True) for r in found[:ROWS_PAGE]],
+                offset=start,
+                previous=max(0, start - ROWS_PAGE) if start else None,
+                following=start + ROWS_PAGE if len(found) > ROWS_PAGE else None,
+            )
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    @app.get("/runs/{run_id}", include_in_schema=False)
+    def run(request: Request, run_id: str) -> Response:
+        try:
+            return _run(viewer(request), run_id)
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    def _run(v: Viewer, run_id: str) -> Response:
+        lh = v.lakehouse
+        record = lh.reader.job_run(run_id) if len(run_id) == 32 else None
+        if record is None:
+            raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
+        attempts = lh.reader.attempts(run_id)
+        decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
+        return page(
+            "run.html",
+            viewer=v,
+            r=record,
+            steps=lh.reader.steps(run_id),
+            attempts=attempts,
+            decisions=decisions,
+            running=str(record.status) in ("PENDING", "RUNNING"),
+            refresh=str(record.status) in ("PENDING", "RUNNING"),
+        )
+
+    @app.get("/lineage", include_in_schema=False)
+    def lineage(request: Request, focus: str | None = None, depth: int = 2) -> Response:
+        try:
+            return _lineage(viewer(request), focus or None, max(1, min(depth, MAX_DEPTH)))
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    def _lineage(v: Viewer, focus: str | None, depth: int) -> Response:
+        lh = v.lakehouse
+        graph = lineage_graph(lh.reader.registry())
+        ids = {n.id for n in graph.nodes}
+        if focus is not None and focus not in ids:
+            raise NotRegisteredError(f"no lineage node {focus}", where="lineage")
+        statuses = lh.status()
+        placed = layout(
+            graph,
+            {s.dataset_id: insights.last_outcome(s.last_status) for s in statuses},
+            {s.dataset_id: s.trust for s in statuses},
+            None if focus is None else within(graph, focus, depth),
+            focus,
+        )
+        focused = next((n for n in graph.nodes if n.id == focus), None)
+        return page(
+            "lineage.html",
+            viewer=v,
+            graph=placed,
+            nodes=sorted(graph.nodes, key=lambda n: n.id),
+            focus=focus,
+            focused=focused,
+            depth=depth,
+            node_w=NODE_W,
+            node_h=NODE_H,
+        )
+
+    @app.post("/jobs/{job_id}/runs", include_in_schema=False)
+    async def trigger(request: Request, job_id: str) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        return await run_in_threadpool(_trigger, request, job_id, _field(form, "csrf"))
+
+    def _trigger(request: Request, job_id: str, csrf: str | None) -> Response:
+        try:
+            v = viewer(request, Scope.RUNS_TRIGGER)
+            if not v.session.csrf_matches(csrf):
+                raise AuthError(
+                    "the form is not from this session",
+                    fix="reload the page and send the form again",
+                )
+            accepted = runs.submit(
+                v.key.tenant_id,
+                job_id,
+                trigger_type=TriggerType.API,
+                triggered_by=f"dashboard, api key {v.key.api_key_id}",
+            )
+        except LakeTxError as exc:
+            return failure(request, exc)
+        return RedirectResponse(f"/runs/{accepted.run_id}", status_code=303)
+
+
+def _field(form: dict[str, list[str]], name: str) -> str | None:
+    values = form.get(name)
+    return values[0] if values else None
+
+
+@dataclass(frozen=True, slots=True)
+class RuleChange:
+    rule_id: str
+    then: str | None  # its outcome in the last promoted decision
+    now: str | None
+
+
+def _diff(record: DecisionRecord, promoted: DecisionRecord | None) -> list[RuleChange]:
+    """The rules whose outcome differs from the last promoted decision's."""
+    if promoted is None:
+        return []
+    now = {r.rule_id: str(r.outcome) for r in record.rules}
+    then = {r.rule_id: str(r.outcome) for r in promoted.rules}
+    return [
+        RuleChange(rule_id=rule, then=then.get(rule), now=now.get(rule))
+        for rule in sorted(set(now) | set(then))
+        if now.get(rule) != then.get(rule)
+    ]
