@@ -3,6 +3,11 @@ sees any of it, whether it says its length or streams it in chunks.
 
 The body is read here, up to the limit, and handed to the app whole: a route's own body
 parsing never meets a body cut short (FastAPI would call that a malformed body, 400).
+
+An oversized body is read on and discarded (up to `DRAIN_LIMIT`) before the 413 is sent: a
+server that closes a connection with unread bytes in it makes the kernel reset it, and a client
+still sending can lose the answer it was already sent. Past `DRAIN_LIMIT`, the answer is sent
+at once and the connection closed.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openlaketx.service.problems import MEDIA_TYPE
+
+DRAIN_LIMIT = 32 * 1024 * 1024
 
 
 class BodyLimit:
@@ -28,6 +35,8 @@ class BodyLimit:
         limit = self.limit_of(scope.get("path", ""))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            if declared.isdigit() and int(declared) <= DRAIN_LIMIT:
+                await _drain(receive, 0)
             await _too_large(scope, send, limit)
             return
         body = bytearray()
@@ -38,6 +47,8 @@ class BodyLimit:
                 return  # the client left: nobody to answer
             body += message.get("body", b"")
             if len(body) > limit:
+                if message.get("more_body", False):
+                    await _drain(receive, len(body))
                 await _too_large(scope, send, limit)
                 return
             more = bool(message.get("more_body", False))
@@ -51,6 +62,17 @@ class BodyLimit:
             return await receive()  # after the body: only a disconnect comes
 
         await self.app(scope, replay, send)
+
+
+async def _drain(receive: Receive, read: int) -> None:
+    """Read and discard the rest of a body, up to `DRAIN_LIMIT` bytes in all."""
+    while read <= DRAIN_LIMIT:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        read += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 async def _too_large(scope: Scope, send: Send, limit: int) -> None:
