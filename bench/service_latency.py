@@ -106,11 +106,12 @@ class Server:
         self.proc.wait(timeout=600)
 
 
-def trigger_to_terminal(url: str, token: str) -> float:
+def trigger_to_terminal(url: str, token: str, job: str = "cells_job") -> float:
+    """Seconds from POSTing a run of `job` to its terminal status (COMPLETED, or exit)."""
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, headers=headers, timeout=600) as http:
         started = time.perf_counter()
-        run_id = http.post("/api/v1/jobs/cells_job/runs").json()["run_id"]
+        run_id = http.post(f"/api/v1/jobs/{job}/runs").json()["run_id"]
         while True:
             status = http.get(f"/api/v1/runs/{run_id}").json()["status"]
             if status in ("COMPLETED", "BLOCKED", "FAILED"):

@@ -34,8 +34,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -166,17 +164,9 @@ def served(home: Path) -> Iterator[tuple[str, str]]:
 
 
 def api_round(url: str, token: str) -> float:
-    headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=600) as http:
-        started = time.perf_counter()
-        run_id = http.post("/api/v1/jobs/orders_job/runs").json()["run_id"]
-        while True:
-            status = http.get(f"/api/v1/runs/{run_id}").json()["status"]
-            if status in ("COMPLETED", "BLOCKED", "FAILED"):
-                if status != "COMPLETED":
-                    raise SystemExit(f"API run {run_id} ended {status}")
-                return time.perf_counter() - started
-            time.sleep(0.02)
+    from bench.service_latency import trigger_to_terminal  # bench/ is on the path only now
+
+    return trigger_to_terminal(url, token, "orders_job")
 
 
 def medians(rounds: int, timed: Callable[[], float]) -> list[float]:
