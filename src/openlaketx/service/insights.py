@@ -13,6 +13,7 @@ import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
+from lakeguard.decision_diff import DecisionDiff, diff_decisions
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.kinds import stored_rule
 from lakeguard.store.records import DecisionRecord, RuleDef
@@ -113,6 +114,24 @@ def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
     """The dataset's newest `count` gate decisions, oldest first, with their rule results."""
     return lh.reader.decisions(dataset_id=dataset_id, last=count)
+
+
+def last_promoted_before(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
+    """The dataset's last promoted decision before `record`, as `explain` gives it (with its
+    schema changes and the version it made); None when none promoted before it."""
+    earlier = [
+        d
+        for d in lh.reader.decisions(dataset_id=record.dataset_id)
+        if d.allowed and d.evaluated_at < record.evaluated_at
+    ]
+    return lh.explain(record.dataset_id, earlier[-1].run_id) if earlier else None
+
+
+def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
+    """Attempt `run_id`'s decision against the dataset's last promoted one before it: why not
+    promoted this time."""
+    record = lh.explain(dataset_id, run_id)
+    return diff_decisions(record, last_promoted_before(lh, record))
 
 
 def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
