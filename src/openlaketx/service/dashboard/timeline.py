@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from lakeguard.store.records import JobRunRecord
 
 WIDTH, PAD, LANE_H, BAR_H, AXIS_H = 1100, 12, 22, 14, 24
-MIN_BAR = 4.0  # px: a run of a few seconds on a day's axis stays visible
+MIN_BAR = 6.0  # px: a run of a few seconds on a day's axis stays visible
 CHAR_W = 6.2  # px per label character at the chart's font size (an estimate, for lanes)
 MAX_LANES = 12
 TICKS = 6
