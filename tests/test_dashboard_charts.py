@@ -9,7 +9,7 @@ from lakeguard.store.records import JobRunRecord
 from lakeguard.vocabulary import EventStatus
 from openlaketx.service.dashboard.charts import line_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
-from openlaketx.service.dashboard.timeline import timeline_chart
+from openlaketx.service.dashboard.timeline import LABEL_ROOM, timeline_chart
 from openlaketx.service.history import (
     ProfileHistory,
     ProfilePoint,
@@ -129,7 +129,8 @@ def test_the_timeline_places_runs_by_start_and_duration_and_colours_them_by_outc
         run(2, 20, 10, EventStatus.BLOCKED, "schedule"),
         run(1, 0, 10, EventStatus.COMPLETED, "api"),
     ]
-    chart = timeline_chart(runs, now=at(60), width=624)  # 600 px inside: 10 px per minute
+    # 600 px inside the pads and the labels' room: 10 px per minute
+    chart = timeline_chart(runs, now=at(60), width=624 + LABEL_ROOM)
     marks = {m.run_id[-1]: m for m in chart.marks}
     assert [(marks[k].x, marks[k].width) for k in "123"] == [
         (12.0, 100.0),

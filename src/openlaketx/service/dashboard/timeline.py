@@ -13,6 +13,7 @@ from lakeguard.store.records import JobRunRecord
 WIDTH, PAD, LANE_H, BAR_H, AXIS_H = 1100, 12, 22, 14, 24
 MIN_BAR = 6.0  # px: a run of a few seconds on a day's axis stays visible
 CHAR_W = 6.2  # px per label character at the chart's font size (an estimate, for lanes)
+LABEL_ROOM = 80  # px right of the axis: the newest run's label stays inside the chart
 MAX_LANES = 12
 TICKS = 6
 OUTCOMES = {"COMPLETED": "PROMOTED", "BLOCKED": "HELD", "FAILED": "FAILED"}
@@ -57,7 +58,7 @@ def timeline_chart(
     if last <= first:
         last = first + timedelta(seconds=1)
     seconds = (last - first).total_seconds()
-    inner = width - 2 * PAD
+    inner = width - 2 * PAD - LABEL_ROOM
 
     def x_of(t: datetime) -> float:
         return PAD + inner * (t - first).total_seconds() / seconds
@@ -108,7 +109,7 @@ def timeline_chart(
         ticks=ticks,
         axis_y=axis_y,
         left_x=PAD,
-        right_x=width - PAD,
+        right_x=PAD + inner,
     )
 
 
