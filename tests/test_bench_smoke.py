@@ -102,5 +102,9 @@ def test_dashboard_speed_runs_at_a_tiny_size_and_prints_its_json() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     figures = json.loads(out.stdout)
     assert figures["runs"] == 6 and figures["datasets"] == 4
-    assert [p["page"] for p in figures["pages"]] == ["overview", "dataset"]
+    assert [p["page"] for p in figures["pages"]] == [
+        "overview",
+        "dataset",
+        "dataset, each a first visit",
+    ]
     assert all(len(p["load_ms"]) == 1 for p in figures["pages"])

@@ -6,6 +6,7 @@ the session's CSRF token and the `runs:trigger` scope. Pages read metadata by de
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -42,6 +43,7 @@ LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
 RECENT_RUNS = 30
 MAX_DEPTH = 10
 ROWS_PAGE = 50
+PAGE_READS = 4  # a dataset page's reads at once
 ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
 # Pages load nothing from elsewhere and run no inline script (the SVG uses attributes only).
 CSP = (
@@ -204,22 +206,32 @@ def install_dashboard(
             v = viewer(request)
             lh = v.lakehouse
             lh.dataset(dataset_id)
-            trends = insights.rule_trends(lh, dataset_id, TREND_BATCHES)
-            versions = lh.reader.versions(dataset_id)
-            (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
+            # the page's reads are independent scans (delta-rs lets go of the GIL): at once
+            with ThreadPoolExecutor(max_workers=PAGE_READS) as pool:
+                trends_f = pool.submit(insights.rule_trends, lh, dataset_id, TREND_BATCHES)
+                versions_f = pool.submit(lh.reader.versions, dataset_id)
+                statuses_f = pool.submit(lh.status)
+                trust_f = pool.submit(lh.reader.trust_all)
+                profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
+                trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
+                changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
+                quarantine_f = pool.submit(insights.quarantine, lh, dataset_id)
+                trends, versions = trends_f.result(), versions_f.result()
+            (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
             return page(
                 "dataset.html",
                 viewer=v,
                 status=status,
-                trust=lh.reader.trust([dataset_id])[dataset_id],
+                trust=trust_f.result()[dataset_id],
                 versions=list(reversed(versions))[:LISTED],
                 more_versions=max(0, len(versions) - LISTED),
+                # the same query as the trends' (TREND_BATCHES == LISTED): read once, cached
                 decisions=list(reversed(insights.recent_decisions(lh, dataset_id, LISTED))),
                 charts=[(t, trend_chart(t)) for t in trends.rules],
-                profiles=profile_charts(history.profile_history(lh, dataset_id, TREND_BATCHES)),
-                trust_history=trust_charts(history.trust_history(lh, dataset_id, TREND_BATCHES)),
-                schema_changes=insights.schema_changes(lh, dataset_id),
-                quarantine=insights.quarantine(lh, dataset_id),
+                profiles=profile_charts(profiles_f.result()),
+                trust_history=trust_charts(trusts_f.result()),
+                schema_changes=changes_f.result(),
+                quarantine=quarantine_f.result(),
             )
         except LakeTxError as exc:
             return failure(request, exc)
