@@ -7,6 +7,7 @@ All of it is read by delta-rs from the metadata tables (and the quarantine table
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pyarrow as pa
@@ -80,8 +81,10 @@ class QuarantineSample(_Model):
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
     """Each rule's failing share on the dataset's last `batches` judged batches, oldest first."""
     lh.dataset(dataset_id)  # NotRegisteredError (404) when it is not this tenant's
-    decisions = recent_decisions(lh, dataset_id, batches)
-    defined = _rule_defs(lh, dataset_id)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two independent scans
+        defined_f = pool.submit(_rule_defs, lh, dataset_id)
+        decisions = recent_decisions(lh, dataset_id, batches)
+        defined = defined_f.result()
     trends: dict[str, RuleTrend] = {}
     for decision in decisions:
         for result in decision.rules:
