@@ -253,7 +253,8 @@ class History:
             )
         )
         rows += self._profile(run_id, dataset, rows_in, batch, end)
-        upstream = {} if layer == "bronze" else {dataset.replace("silver", "bronze"): batch}
+        parent = dataset.replace("silver", "bronze")
+        upstream = {} if layer == "bronze" else {parent: self.versions[parent]}
         evidence = Evidence(
             rules={r.rule_id: r.outcome for r in results},
             checks=(
