@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -70,3 +71,40 @@ def test_a_spark_benchmark_runs_at_a_tiny_size_and_prints_its_json(
     assert isinstance(figures, dict) and figures
     if name != "catch_up":
         assert {"ratio", "step_overhead_s"} <= figures.keys()
+
+
+@pytest.mark.subprocess
+@pytest.mark.server
+def test_dashboard_speed_runs_at_a_tiny_size_and_prints_its_json() -> None:
+    chromium = Path(os.environ.get("LAKETX_CHROMIUM", "/usr/lib/chromium/chromium"))
+    if not chromium.exists():  # as the browser tests: CI never skips it
+        missing = f"no Chromium at {chromium}: install it with `apt-get install chromium`"
+        if os.environ.get("CI"):
+            pytest.fail(missing, pytrace=False)
+        pytest.skip(missing)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "dashboard_speed.py"),
+            "--runs",
+            "6",
+            "--projects",
+            "2",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    figures = json.loads(out.stdout)
+    assert figures["runs"] == 6 and figures["datasets"] == 4
+    assert [p["page"] for p in figures["pages"]] == [
+        "overview",
+        "dataset",
+        "dataset, each a first visit",
+    ]
+    assert all(len(p["load_ms"]) == 1 for p in figures["pages"])

@@ -75,7 +75,12 @@ def dashboard(
     shutil.copytree(template_home / "metadata", home / "metadata")
     with serving(home) as served:
         lh = served.tenants.get("default")
-        project = Project(write(root / "project" / "cells.yaml", cells_yaml(S)), S)
+        # the bronze dataset's full profile on every batch: means and distinct counts to plot
+        text = cells_yaml(S).replace(
+            f"    table: bronze.cells{S}\n",
+            f"    table: bronze.cells{S}\n    profile: {{every: 1, top_values: 3}}\n",
+        )
+        project = Project(write(root / "project" / "cells.yaml", text), S)
         lh.apply(project.yaml)
         other = Project(write(root / "other" / "cells.yaml", cells_yaml("_other")), "_other")
         served.tenants.get("other").apply(other.yaml)
@@ -163,6 +168,23 @@ def test_the_overview_shows_the_three_outcomes_and_they_never_look_alike(
     for a, b in (("o-ok", "o-held"), ("o-ok", "o-failed"), ("o-held", "o-failed")):
         assert all(x != y for x, y in zip(looks[a], looks[b], strict=True)), (a, b, looks)
     assert page.locator(f"tr[data-dataset=silver_cells{S}] .fresh").count() == 1
+    chart = page.locator("[data-testid=timeline-chart]")  # the runs on a time axis
+    for outcome, word in (("promoted", "PROMOTED"), ("held", "HELD"), ("failed", "FAILED")):
+        mark = chart.locator(f"a.run-mark[data-run='{dashboard.runs[outcome]}']")
+        assert mark.get_attribute("data-outcome") == word
+        assert mark.locator("text").text_content() == "api"  # labelled by its trigger
+    starts = [
+        float(chart.locator(f"a[data-run='{dashboard.runs[o]}'] rect").get_attribute("x") or "")
+        for o in ("promoted", "held", "failed")
+    ]
+    assert starts == sorted(starts) and starts[0] < starts[-1]  # by start time, left to right
+    fills = {
+        o: chart.locator(f"a[data-run='{dashboard.runs[o]}'] rect").evaluate(
+            "e => getComputedStyle(e).fill"
+        )
+        for o in ("promoted", "held", "failed")
+    }
+    assert len(set(fills.values())) == 3, fills
     shot(page, "overview")
 
 
@@ -176,13 +198,44 @@ def test_a_dataset_page_plots_each_rule_against_its_threshold_and_opens_a_decisi
     assert plot.locator("circle").count() == 2  # two batches judged: the good, the bad
     assert plot.locator("circle.dot-fail").count() == 1
     assert int(page.locator("[data-testid=quarantine-rows]").inner_text()) > 0
+    # profile drift: lat's mean over the two profiled batches, as the pipeline computed it
+    lat = page.locator("[data-testid=profile-drift] tr[data-column=lat]")
+    means = [float(v) for v in _values(lat.locator("td[data-metric=mean] circle"))]
+    assert means == [20.0, 504.5]  # (10 + 20 + 30) / 3, then (10 + 999) / 2
+    nulls = _values(lat.locator("td[data-metric=null_ratio] circle"))
+    assert [float(v) for v in nulls] == [0.0, 0.0]
+    assert lat.locator("td[data-metric=mean] .latest").inner_text() == "504.5"
+    distinct = page.locator("[data-testid=profile-drift] tr[data-column=cell]")
+    assert [
+        float(v) for v in _values(distinct.locator("td[data-metric=approx_distinct] circle"))
+    ] == [
+        3.0,
+        2.0,
+    ]
+    # trust after each attempt: what trust_scores recorded, as the API gives it
+    with dashboard.served.client(dashboard.token) as http:
+        recorded = http.get(f"/api/v1/datasets/{dashboard.project.bronze}/trust").json()
+    scores = [float(p["score"]) for p in recorded["points"]]
+    assert len(scores) >= 2
+    drawn = page.locator("[data-chart=trust-score] circle")
+    assert [float(v) for v in _values(drawn)] == scores
+    quality = page.locator("[data-chart=trust-components] g[data-series=quality] circle")
+    assert [float(v) for v in _values(quality)] == [p["quality"] for p in recorded["points"]]
     shot(page, "dataset")
     page.click(f"tr[data-decision='{_attempt(dashboard, 'held')}'] a")
     assert "HELD" in page.locator("[data-testid=decision-outcome]").inner_text()
     assert "FAIL" in page.locator(f"tr[data-rule=lat_range{S}]").inner_text()
-    diff = page.locator("[data-testid=diff]").inner_text()
-    assert f"lat_range{S}" in diff and "PASS" in diff and "FAIL" in diff
+    diff = page.locator("[data-testid=diff]")
+    lat_range = diff.locator(f"tr[data-diff=rule][data-name=lat_range{S}]").inner_text()
+    assert "PASS 0.00%" in lat_range and "FAIL 50.00%" in lat_range  # 1 of 2 rows out of range
+    assert "outcome changed" in lat_range
+    assert diff.locator(f"tr[data-name=radio_known{S}]").count() == 0  # passed both times
     shot(page, "decision")
+
+
+def _values(marks: Any) -> list[str]:
+    """The data-value of each datum of a chart, oldest first."""
+    return [m.get_attribute("data-value") for m in marks.all()]
 
 
 def _attempt(dashboard: Dashboard, outcome: str) -> str:
@@ -236,9 +289,19 @@ def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_ten
     assert quarantined["rows"] == 2 and len(quarantined["sample"]) == 2
     assert changes.status_code == 200 and changes.json() == []
     assert fresh[dashboard.project.silver]["fresh"] is True
+    held = _attempt(dashboard, "held")
+    with dashboard.served.client(dashboard.token) as http:
+        profiles = http.get(f"/api/v1/datasets/{bronze}/profiles", params={"batches": 5}).json()
+        diff = http.get(f"/api/v1/datasets/{bronze}/decisions/{held}/diff").json()
+    mean = next(s for s in profiles["series"] if (s["column_name"], s["metric"]) == ("lat", "mean"))
+    assert [p["value"] for p in mean["points"][:2]] == [20.0, 504.5]
+    assert diff["against"] == _attempt(dashboard, "promoted") and diff["same"] is False
+    (lat_range,) = [r for r in diff["rules"] if r["rule_id"] == f"lat_range{S}"]
+    assert (lat_range["then_outcome"], lat_range["now_outcome"]) == ("PASS", "FAIL")
+    assert (lat_range["then_share"], lat_range["now_share"]) == (0.0, 0.5)
     other = dashboard.served.key("other")
     with dashboard.served.client(other) as http:
-        for path in ("rules", "quarantine", "schema-changes"):
+        for path in ("rules", "quarantine", "schema-changes", "profiles", "trust"):
             answer = http.get(f"/api/v1/datasets/{bronze}/{path}")
             assert answer.status_code == 404, (path, answer.text)
             assert answer.headers["content-type"].startswith("application/problem+json")

@@ -4,9 +4,12 @@ its CSRF token, logout and a revoked key behave as docs/dashboard.md says."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -107,3 +110,54 @@ def test_every_template_compiles() -> None:
     assert "decision.html" in names and "run.html" in names
     for name in names:
         env.get_template(name)  # a syntax error raises here, not only when a page is asked
+
+
+def _bench_history() -> Any:
+    """bench/dashboard_speed.py's History: a job run's rows as the engine records them."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "dashboard_speed.py"
+    spec = importlib.util.spec_from_file_location("bench_dashboard_speed", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.History
+
+
+def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_path: Path) -> None:
+    tenants = Tenants(LakehouseConfig.from_env(home=tmp_path / "lakehouse"))
+    lh = tenants.get("default")
+    lh.apply(write(tmp_path / "p" / "cells.yaml", cells_yaml("_p00")))
+    history = _bench_history()(lh.store, projects=1, runs=40, seed=7)
+    lh.store.append_rows([row for i in range(40) for row in history.run(i)], _by_gate=True)
+    _, token = tenants.keys.create("default", (Scope.RUNS_READ,))
+    runs = RunService(tenants, workers=1)
+    api = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(runs), follow_redirects=False) as client:
+        profiles = client.get("/api/v1/datasets/silver_cells_p00/profiles", headers=api).json()
+        trust = client.get("/api/v1/datasets/bronze_cells_p00/trust?last=5", headers=api).json()
+        decisions = lh.reader.decisions(dataset_id="silver_cells_p00")
+        latest = decisions[-1].run_id
+        diff = client.get(
+            f"/api/v1/datasets/silver_cells_p00/decisions/{latest}/diff", headers=api
+        ).json()
+        login(client, token)
+        overview = client.get("/").text
+        dataset = client.get("/datasets/silver_cells_p00").text
+        decision = client.get(f"/datasets/silver_cells_p00/decisions/{latest}").text
+    runs.drain(30)
+    nulls = next(
+        s for s in profiles["series"] if (s["column_name"], s["metric"]) == ("lat", "null_ratio")
+    )
+    assert len(nulls["points"]) == 20  # the last 20 of its profiled batches
+    assert len(trust["points"]) == 5
+    times = [p["computed_at"] for p in trust["points"]]
+    assert times == sorted(times)
+    # each silver batch read the next bronze version: the diff names the parent that moved
+    assert diff["against"] == decisions[-2].run_id
+    assert [(u["parent"], u["now_version"] - u["then_version"]) for u in diff["upstream"]] == [
+        ("bronze_cells_p00", 1)
+    ]
+    assert overview.count('class="run-mark"') == 30  # the newest 30 runs on the time axis
+    assert 'data-chart="trust-score"' in dataset and 'data-column="lat"' in dataset
+    assert 'data-diff="upstream" data-name="bronze_cells_p00"' in decision
+    assert not lh.spark_started

@@ -411,7 +411,7 @@ class StoreReader:
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
             decided = _trailing_blocked(decisions_f.result())
-        trust = self.trust([d.dataset_id for d in datasets])
+        trust = self.trust_all()
         out = []
         for ds in sorted(datasets, key=lambda d: (_LAYER_ORDER.get(d.layer, 9), d.dataset_id)):
             v, h = versions.get(ds.dataset_id, {}), history.get(ds.dataset_id, {})
@@ -432,6 +432,12 @@ class StoreReader:
                 )
             )
         return out
+
+    def trust_all(self) -> dict[str, TrustScore]:
+        """Every dataset's trust score and its components, kept as `status` keeps its answer
+        (until a table changes or the minute turns): a page asks for one dataset's after the
+        overview asked for all."""
+        return dict(self._memo("trust_all", lambda: tuple(self.trust().items())))
 
     def trust(self, dataset_ids: Sequence[str] | None = None) -> dict[str, TrustScore]:
         """Each dataset's trust score and its components (see lakeguard.trust)."""

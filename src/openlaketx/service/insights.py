@@ -7,12 +7,14 @@ All of it is read by delta-rs from the metadata tables (and the quarantine table
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
+from lakeguard.decision_diff import DecisionDiff, diff_decisions
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.kinds import stored_rule
 from lakeguard.store.records import DecisionRecord, RuleDef
@@ -79,8 +81,10 @@ class QuarantineSample(_Model):
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
     """Each rule's failing share on the dataset's last `batches` judged batches, oldest first."""
     lh.dataset(dataset_id)  # NotRegisteredError (404) when it is not this tenant's
-    decisions = recent_decisions(lh, dataset_id, batches)
-    defined = _rule_defs(lh, dataset_id)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two independent scans
+        defined_f = pool.submit(_rule_defs, lh, dataset_id)
+        decisions = recent_decisions(lh, dataset_id, batches)
+        defined = defined_f.result()
     trends: dict[str, RuleTrend] = {}
     for decision in decisions:
         for result in decision.rules:
@@ -113,6 +117,24 @@ def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
     """The dataset's newest `count` gate decisions, oldest first, with their rule results."""
     return lh.reader.decisions(dataset_id=dataset_id, last=count)
+
+
+def last_promoted_before(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
+    """The dataset's last promoted decision before `record`, as `explain` gives it (with its
+    schema changes and the version it made); None when none promoted before it."""
+    earlier = [
+        d
+        for d in lh.reader.decisions(dataset_id=record.dataset_id)
+        if d.allowed and d.evaluated_at < record.evaluated_at
+    ]
+    return lh.explain(record.dataset_id, earlier[-1].run_id) if earlier else None
+
+
+def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
+    """Attempt `run_id`'s decision against the dataset's last promoted one before it: why not
+    promoted this time."""
+    record = lh.explain(dataset_id, run_id)
+    return diff_decisions(record, last_promoted_before(lh, record))
 
 
 def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
@@ -148,7 +170,7 @@ def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:
 def freshness(lh: Lakehouse) -> list[Freshness]:
     """Every dataset's age since its latest approved version, against its freshness SLA."""
     statuses = lh.status()
-    trust = lh.reader.trust([s.dataset_id for s in statuses])
+    trust = lh.reader.trust_all()  # what status() computed: kept, not computed again
     now = lh.store.now()
     found = []
     for status in statuses:

@@ -6,6 +6,7 @@ the session's CSRF token and the `runs:trigger` scope. Pages read metadata by de
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -18,16 +19,18 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.staticfiles import StaticFiles
 
+from lakeguard.decision_diff import diff_decisions
 from lakeguard.errors import AuthError, ForbiddenError, LakeTxError, NotRegisteredError
 from lakeguard.keys import ApiKey, Scope, key_id_of
-from lakeguard.store.records import DecisionRecord
 from lakeguard.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.service import insights
+from openlaketx.service import history, insights
 from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
+from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.layout import NODE_H, NODE_W, layout, within
 from openlaketx.service.dashboard.sessions import COOKIE, Session, Sessions
+from openlaketx.service.dashboard.timeline import timeline_chart
 from openlaketx.service.graph import lineage_graph
 from openlaketx.service.problems import status_of
 from openlaketx.service.rates import RateLimiter
@@ -40,6 +43,7 @@ LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
 RECENT_RUNS = 30
 MAX_DEPTH = 10
 ROWS_PAGE = 50
+PAGE_READS = 4  # a dataset page's reads at once
 ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
 # Pages load nothing from elsewhere and run no inline script (the SVG uses attributes only).
 CSP = (
@@ -185,12 +189,14 @@ def install_dashboard(
         order: list[str] = [name for name in ("bronze", "silver", "gold") if name in layers]
         order += sorted(set(layers) - set(order))
         jobs = sorted(lh.reader.registry().jobs)
+        runs = lh.reader.job_runs(RECENT_RUNS)
         return page(
             "overview.html",
             viewer=v,
             layers=[(name, layers[name]) for name in order],
             fresh=fresh,
-            runs=lh.reader.job_runs(RECENT_RUNS),
+            runs=runs,
+            timeline=timeline_chart(runs, lh.store.now()),
             jobs=jobs,
         )
 
@@ -200,20 +206,32 @@ def install_dashboard(
             v = viewer(request)
             lh = v.lakehouse
             lh.dataset(dataset_id)
-            trends = insights.rule_trends(lh, dataset_id, TREND_BATCHES)
-            versions = lh.reader.versions(dataset_id)
-            (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
+            # the page's reads are independent scans (delta-rs lets go of the GIL): at once
+            with ThreadPoolExecutor(max_workers=PAGE_READS) as pool:
+                trends_f = pool.submit(insights.rule_trends, lh, dataset_id, TREND_BATCHES)
+                versions_f = pool.submit(lh.reader.versions, dataset_id)
+                statuses_f = pool.submit(lh.status)
+                trust_f = pool.submit(lh.reader.trust_all)
+                profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
+                trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
+                changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
+                quarantine_f = pool.submit(insights.quarantine, lh, dataset_id)
+                trends, versions = trends_f.result(), versions_f.result()
+            (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
             return page(
                 "dataset.html",
                 viewer=v,
                 status=status,
-                trust=lh.reader.trust([dataset_id])[dataset_id],
+                trust=trust_f.result()[dataset_id],
                 versions=list(reversed(versions))[:LISTED],
                 more_versions=max(0, len(versions) - LISTED),
+                # the same query as the trends' (TREND_BATCHES == LISTED): read once, cached
                 decisions=list(reversed(insights.recent_decisions(lh, dataset_id, LISTED))),
                 charts=[(t, trend_chart(t)) for t in trends.rules],
-                schema_changes=insights.schema_changes(lh, dataset_id),
-                quarantine=insights.quarantine(lh, dataset_id),
+                profiles=profile_charts(profiles_f.result()),
+                trust_history=trust_charts(trusts_f.result()),
+                schema_changes=changes_f.result(),
+                quarantine=quarantine_f.result(),
             )
         except LakeTxError as exc:
             return failure(request, exc)
@@ -225,19 +243,13 @@ def install_dashboard(
             lh = v.lakehouse
             lh.dataset(dataset_id)
             record = lh.explain(dataset_id, run_id)
-            earlier = [
-                d
-                for d in lh.reader.decisions(dataset_id=dataset_id)
-                if d.allowed and d.evaluated_at < record.evaluated_at
-            ]
-            promoted = earlier[-1] if earlier else None
+            promoted = insights.last_promoted_before(lh, record)
             return page(
                 "decision.html",
                 viewer=v,
                 d=record,
                 evidence=record.evidence,
-                diff=_diff(record, promoted),
-                promoted=promoted,
+                diff=diff_decisions(record, promoted),
             )
         except LakeTxError as exc:
             return failure(request, exc)
@@ -358,23 +370,3 @@ def install_dashboard(
 def _field(form: dict[str, list[str]], name: str) -> str | None:
     values = form.get(name)
     return values[0] if values else None
-
-
-@dataclass(frozen=True, slots=True)
-class RuleChange:
-    rule_id: str
-    then: str | None  # its outcome in the last promoted decision
-    now: str | None
-
-
-def _diff(record: DecisionRecord, promoted: DecisionRecord | None) -> list[RuleChange]:
-    """The rules whose outcome differs from the last promoted decision's."""
-    if promoted is None:
-        return []
-    now = {r.rule_id: str(r.outcome) for r in record.rules}
-    then = {r.rule_id: str(r.outcome) for r in promoted.rules}
-    return [
-        RuleChange(rule_id=rule, then=then.get(rule), now=now.get(rule))
-        for rule in sorted(set(now) | set(then))
-        if now.get(rule) != then.get(rule)
-    ]
