@@ -28,6 +28,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer, LoadType
+from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
@@ -293,6 +294,7 @@ def _merged_hash(
             batch.fingerprint,
             batch.upstream_refs,
         )
+        refuse_through_connect(spark, f"replaying {dataset.dataset_id}", MERGE_NEEDS)
         strategies.merge(
             spark,
             staged.part_folder(),
