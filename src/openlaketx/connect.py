@@ -16,8 +16,8 @@ engine resolves from).
 
 from __future__ import annotations
 
-import subprocess
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, NoReturn
 
 from lakeguard.errors import ConfigError, first_line
 from openlaketx.config import LakehouseConfig
@@ -57,33 +57,36 @@ def server_command(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> 
     ]
 
 
-def serve(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> int:
-    """Run a Connect server in the foreground until it ends (or Ctrl-C); its exit code."""
+def serve(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> NoReturn:
+    """Become a Connect server in the foreground: this process is replaced by its JVM, so a
+    signal sent to it (Ctrl-C, a supervisor's TERM) reaches the server itself."""
     check_java()
-    proc = subprocess.Popen(server_command(cfg, port, host))
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        return proc.wait()
+    command = server_command(cfg, port, host)
+    os.execv(command[0], command)
 
 
-def refuse_through_connect(spark: SparkSession, part: str, why: str) -> None:
-    """Refuse `part` on a Connect client (it needs the driver's JVM: `why`)."""
+def refuse_through_connect(spark: SparkSession, part: str, why: str, *, where: str) -> None:
+    """Refuse `part` (of the definition at `where`) on a Connect client: `why` it cannot."""
     if is_remote(spark):
-        raise ConfigError(f"{part} cannot run through Spark Connect: {why}", where=part, fix=FIX)
+        raise ConfigError(f"{part} cannot run through Spark Connect: {why}", where=where, fix=FIX)
 
 
-def connect_gap(exc: BaseException, part: str) -> ConfigError | None:
-    """`exc` as the refusal of `part` when it is a Connect client reaching for the JVM it
-    does not have (`sparkContext`, py4j); None for any other failure."""
-    from pyspark.errors import PySparkNotImplementedError
+def connect_gap(exc: BaseException, part: str, *, where: str) -> ConfigError | None:
+    """`exc` as the refusal of `part` when it, or an error it wraps, is a Connect client
+    reaching for the JVM it does not have (`sparkContext`, py4j); None for any other failure."""
+    from pyspark.errors import PySparkAttributeError, PySparkNotImplementedError
 
-    if not isinstance(exc, PySparkNotImplementedError):
-        return None
-    return ConfigError(
-        f"{part} cannot run through Spark Connect: it needs the driver's JVM, which a Connect "
-        f"client has none of ({first_line(exc)})",
-        where=part,
-        fix=FIX,
-    )
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, PySparkNotImplementedError) or (
+            isinstance(seen, PySparkAttributeError)
+            and seen.getCondition() == "JVM_ATTRIBUTE_NOT_SUPPORTED"
+        ):
+            return ConfigError(
+                f"{part} cannot run through Spark Connect: it needs the driver's JVM, which a "
+                f"Connect client has none of ({first_line(seen)})",
+                where=where,
+                fix=FIX,
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None

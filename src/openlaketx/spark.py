@@ -208,14 +208,18 @@ def client_conf(conf: dict[str, str]) -> dict[str, str]:
 def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
     """A Spark Connect session on `remote` (no JVM here), checked to have Delta."""
     try:
-        from pyspark.sql.connect.session import SparkSession as RemoteSession
+        import pyspark.sql.connect.session  # noqa: F401  # gRPC and pandas are installed
     except ImportError as exc:
         raise ConfigError(
             f"the Spark Connect client is not installed ({first_line(exc)})",
             where=f"remote {remote}",
             fix="pip install 'openlaketx[connect]' (pyspark[connect]: gRPC and pandas)",
         ) from exc
-    builder = RemoteSession.builder.remote(remote)
+    from pyspark.sql import SparkSession
+
+    # the classic builder, not Connect's own: it also switches pyspark's functions and Delta's
+    # DeltaTable to their Connect implementations for this process
+    builder = SparkSession.builder.remote(remote)
     for key, value in client_conf(conf).items():
         builder = builder.config(key, value)
     try:
@@ -235,7 +239,7 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
             fix=f"start it with `laketx connect-server`, or give it {DELTA_EXTENSION} and "
             "the DeltaCatalog",
         )
-    return spark  # type: ignore[return-value]  # the Connect session has the classic API
+    return spark
 
 
 def is_remote(spark: SparkSession) -> bool:

@@ -170,5 +170,4 @@ def connect_server(
     (for `laketx --remote sc://HOST:PORT`; development and tests). Its master is --master."""
     from openlaketx.connect import serve  # start-up time: only this command loads it
 
-    code = guard(ctx, False, lambda: serve(config_of(ctx), port, host))
-    raise typer.Exit(code)
+    guard(ctx, False, lambda: serve(config_of(ctx), port, host))

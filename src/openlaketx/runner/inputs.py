@@ -51,7 +51,8 @@ def read_source(
         found = source_engine(system.kind).read(spark, system, obj, progress, context)
     except Exception as exc:
         part = f"reading source object {obj.source_object_id} ({system.kind} source)"
-        if (refusal := connect_gap(exc, part)) is not None:
+        where = f"source_objects[{obj.source_object_id}]"
+        if (refusal := connect_gap(exc, part, where=where)) is not None:
             raise refusal from exc
         raise
     return replace(found, kind=system.kind, system_id=system.source_system_id)

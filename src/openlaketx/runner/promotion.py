@@ -111,7 +111,8 @@ def promote(
                 )
             else:
                 part = f"the Spark MERGE into {target.dataset_id}"
-                refuse_through_connect(ctx.spark, part, MERGE_NEEDS)
+                where = f"datasets[{target.dataset_id}]"
+                refuse_through_connect(ctx.spark, part, MERGE_NEEDS, where=where)
                 commit = strategies.merge(
                     ctx.spark,
                     staged.part_folder(),

@@ -294,7 +294,8 @@ def _merged_hash(
             batch.fingerprint,
             batch.upstream_refs,
         )
-        refuse_through_connect(spark, f"replaying {dataset.dataset_id}", MERGE_NEEDS)
+        part, where = f"replaying {dataset.dataset_id}", f"datasets[{dataset.dataset_id}]"
+        refuse_through_connect(spark, part, MERGE_NEEDS, where=where)
         strategies.merge(
             spark,
             staged.part_folder(),
