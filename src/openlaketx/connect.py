@@ -74,6 +74,7 @@ def refuse_through_connect(spark: SparkSession, part: str, why: str, *, where: s
 def connect_gap(exc: BaseException, part: str, *, where: str) -> ConfigError | None:
     """`exc` as the refusal of `part` when it, or an error it wraps, is a Connect client
     reaching for the JVM it does not have (`sparkContext`, py4j); None for any other failure."""
+    # start-up time: pyspark loads on first use (here: a failed read)
     from pyspark.errors import PySparkAttributeError, PySparkNotImplementedError
 
     seen: BaseException | None = exc

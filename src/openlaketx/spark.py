@@ -215,10 +215,10 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
             where=f"remote {remote}",
             fix="pip install 'openlaketx[connect]' (pyspark[connect]: gRPC and pandas)",
         ) from exc
+    # start-up time, as above; and the classic builder, not Connect's own: it also switches
+    # pyspark's functions and Delta's DeltaTable to their Connect implementations
     from pyspark.sql import SparkSession
 
-    # the classic builder, not Connect's own: it also switches pyspark's functions and Delta's
-    # DeltaTable to their Connect implementations for this process
     builder = SparkSession.builder.remote(remote)
     for key, value in client_conf(conf).items():
         builder = builder.config(key, value)
