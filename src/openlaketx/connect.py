@@ -20,8 +20,16 @@ import os
 from typing import TYPE_CHECKING, NoReturn
 
 from lakeguard.errors import ConfigError, first_line
+from openlaketx import class_archive
 from openlaketx.config import LakehouseConfig
-from openlaketx.spark import check_java, is_remote, session_conf, spark_packages
+from openlaketx.spark import (
+    DRIVER_JAVA_OPTIONS,
+    cached_jars,
+    check_java,
+    is_remote,
+    session_conf,
+    spark_packages,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,15 +54,21 @@ def server_command(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> 
         "spark.connect.grpc.binding.port": str(port),
         "spark.jars.ivy": str(cfg.jar_cache),
     }
-    packages = [*spark_packages(cfg), *filter(None, [conf.pop("spark.jars.packages", None)])]
+    # the server is a driver like any other: it maps the class-data archive when there is one
+    archive = class_archive.driver_options(cfg.jar_cache)
+    if archive:
+        conf[DRIVER_JAVA_OPTIONS] = " ".join([*archive, conf.get(DRIVER_JAVA_OPTIONS, "")]).strip()
+    packages = spark_packages(cfg)
+    jars = cached_jars(cfg.jar_cache, packages)
+    if jars is None:  # first start: Ivy resolves them into the jar cache
+        wanted = [*packages, *filter(None, [conf.pop("spark.jars.packages", None)])]
+        conf["spark.jars.packages"] = ",".join(wanted)
+    else:  # as a driver here: the cached files, no network request
+        conf["spark.jars"] = ",".join([*jars, *filter(None, [conf.get("spark.jars")])])
     flags = [item for key, value in conf.items() for item in ("--conf", f"{key}={value}")]
     submit = f"{pyspark.__path__[0]}/bin/spark-submit"
-    return [
-        submit,
-        *("--class", SERVER_CLASS, "--master", cfg.master, "--name", f"{cfg.app_name}-connect"),
-        *("--packages", ",".join(packages)),
-        *flags,
-    ]
+    name = f"{cfg.app_name}-connect"
+    return [submit, "--class", SERVER_CLASS, "--master", cfg.master, "--name", name, *flags]
 
 
 def serve(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> NoReturn:
