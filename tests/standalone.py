@@ -130,7 +130,14 @@ def start(folder: Path | None = None, *, memory: str = "1g") -> Standalone:
     return cluster
 
 
+def _exit(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    # Ctrl-C or a TERM stops the cluster too (a background shell job ignores SIGINT otherwise)
+    signal.signal(signal.SIGINT, _exit)
+    signal.signal(signal.SIGTERM, _exit)
     running = start()
     print(f"master {running.master_url}, web UI http://127.0.0.1:{running.ui_port}", flush=True)
     try:
