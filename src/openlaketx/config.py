@@ -56,6 +56,11 @@ class LakehouseConfig(BaseModel):
         description="Whose lakehouse: each tenant has its own metadata and warehouse",
     )
     master: str = "local[*]"
+    remote: str | None = Field(
+        default=None,
+        description="A Spark Connect server (sc://host:port) to run Spark through instead of a "
+        "driver in this process; `master` is then the server's business",
+    )
     spark_conf: dict[str, str] = Field(default_factory=dict)
     jar_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "laketx" / "ivy")
     app_name: str = "laketx"
@@ -88,6 +93,13 @@ class LakehouseConfig(BaseModel):
                 f"metadata home {value!r}: only local folders and s3:// URIs are supported"
             )
         return str(Path(value).expanduser().resolve())
+
+    @field_validator("remote")
+    @classmethod
+    def _remote(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("sc://"):
+            raise ValueError(f"remote {value!r} is not a Spark Connect URL (sc://host:port)")
+        return value
 
     @field_validator("home", "jar_cache")
     @classmethod
@@ -156,6 +168,7 @@ class LakehouseConfig(BaseModel):
             "LAKETX_NAMESPACE": "namespace",
             "LAKETX_TENANT": "tenant",
             "LAKETX_MASTER": "master",
+            "LAKETX_REMOTE": "remote",
             "LAKETX_JAR_CACHE": "jar_cache",
             "LAKETX_LEASE_TTL": "lease_ttl_seconds",
         }

@@ -28,6 +28,17 @@ if TYPE_CHECKING:
 
 MIN_JAVA = 17
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+LOOPBACK = frozenset({"127.0.0.1", "localhost"})
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+# Settings a Spark Connect server takes when it starts; a client cannot change them.
+SERVER_ONLY = frozenset(
+    {
+        "spark.sql.extensions",
+        "spark.sql.catalog.spark_catalog",
+        "spark.sql.catalogImplementation",
+        "spark.sql.warehouse.dir",
+    }
+)
 
 
 def java_major_version() -> int:
@@ -85,10 +96,22 @@ def _remember_jars(cache: Path, packages: tuple[str, ...], spark_jars: str) -> N
         _manifest_path(cache, packages).write_text("\n".join(jars) + "\n")
 
 
+def master_conf(master: str) -> dict[str, str]:
+    """What the driver needs for `master`. A standalone master on loopback: the driver binds
+    and advertises 127.0.0.1, since the machine's host name may resolve to an address the
+    loopback workers cannot reach (or to none)."""
+    if not master.startswith("spark://"):
+        return {}
+    hosts = {part.rsplit(":", 1)[0] for part in master.removeprefix("spark://").split(",")}
+    if not hosts <= LOOPBACK:
+        return {}
+    return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
 def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
     """The Spark conf for a lakehouse: Delta, in-memory catalog, warehouse under LAKETX_HOME."""
     conf = {
-        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         # No Hive/Derby metastore: its embedded lock admits one process. Tables are registered
         # by location on every start instead (see openlaketx.tables).
@@ -106,6 +129,7 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.databricks.delta.snapshotPartitions": "4",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.driver.memory": "4g",
+        **master_conf(cfg.master),
     }
     java_options = []
     if cfg.uses_object_store:
@@ -126,7 +150,10 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
 
 
 def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
-    """A Delta-enabled SparkSession for `cfg` (reuses the active one in this process)."""
+    """A Delta-enabled SparkSession for `cfg` (reuses the active one in this process): a
+    driver here, or a Spark Connect client when `cfg.remote` is set."""
+    if cfg.remote:
+        return _remote_session(cfg.remote, session_conf(cfg))
     check_java()
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import SparkSession
@@ -166,6 +193,58 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     if resolving:
         _remember_jars(cfg.jar_cache, packages, spark.sparkContext.getConf().get("spark.jars", ""))
     return spark
+
+
+def client_conf(conf: dict[str, str]) -> dict[str, str]:
+    """What a Spark Connect client sets on its session of a session conf: the runtime SQL and
+    Delta settings (the rest are the server's: `laketx connect-server` starts it with them)."""
+    return {
+        k: v
+        for k, v in conf.items()
+        if k.startswith(("spark.sql.", "spark.databricks.")) and k not in SERVER_ONLY
+    }
+
+
+def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
+    """A Spark Connect session on `remote` (no JVM here), checked to have Delta."""
+    try:
+        import pyspark.sql.connect.session  # noqa: F401  # gRPC and pandas are installed
+    except ImportError as exc:
+        raise ConfigError(
+            f"the Spark Connect client is not installed ({first_line(exc)})",
+            where=f"remote {remote}",
+            fix="pip install 'openlaketx[connect]' (pyspark[connect]: gRPC and pandas)",
+        ) from exc
+    # start-up time, as above; and the classic builder, not Connect's own: it also switches
+    # pyspark's functions and Delta's DeltaTable to their Connect implementations
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote(remote)
+    for key, value in client_conf(conf).items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+        extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    except Exception as exc:
+        raise ConfigError(
+            f"Spark Connect server unreachable: {first_line(exc)}",
+            where=f"remote {remote}",
+            fix="start one with `laketx connect-server --port P`, or check host and port",
+            transient=True,
+        ) from exc
+    if DELTA_EXTENSION not in extensions:
+        raise ConfigError(
+            "the Spark Connect server has no Delta extension",
+            where=f"remote {remote}",
+            fix=f"start it with `laketx connect-server`, or give it {DELTA_EXTENSION} and "
+            "the DeltaCatalog",
+        )
+    return spark
+
+
+def is_remote(spark: SparkSession) -> bool:
+    """Whether `spark` is a Spark Connect client (no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def warm_up(spark: SparkSession, folder: Path) -> None:

@@ -11,7 +11,16 @@ import typer
 
 from lakeguard.shapes import StoredRow
 from openlaketx import render
-from openlaketx.cli.shared import JsonFlag, app, guard, out, print_json, with_lakehouse
+from openlaketx.cli.shared import (
+    JsonFlag,
+    app,
+    config_of,
+    guard,
+    options_of,
+    out,
+    print_json,
+    with_lakehouse,
+)
 
 
 # -- execution -----------------------------------------------------------------------------
@@ -26,8 +35,18 @@ def run(
         min=0.0,
         help="Seconds to wait for another run holding a dataset of this one (default: exit 9).",
     ),
+    master: str | None = typer.Option(
+        None, help="Spark master for this run, e.g. spark://host:7077 (as the global option)."
+    ),
+    remote: str | None = typer.Option(
+        None, help="A Spark Connect server for this run, sc://host:port (as the global option)."
+    ),
 ) -> None:
     """Run a job (or one dataset) through the governed write path."""
+    opts = options_of(ctx)
+    opts.master = master or opts.master
+    opts.remote = remote or opts.remote
+    ctx.obj = opts
 
     def work(lh: Any, progress: Callable[[str], None]) -> Any:
         return lh.run(
@@ -139,3 +158,16 @@ def demo(
         print_json(summary)
     else:
         render.print_demo(out, summary)
+
+
+@app.command("connect-server")
+def connect_server(
+    ctx: typer.Context,
+    port: int = typer.Option(15002, help="The port the server listens on (gRPC)."),
+    host: str = typer.Option("127.0.0.1", help="The address it binds."),
+) -> None:
+    """Run a Spark Connect server with the Delta settings the engine needs, in the foreground
+    (for `laketx --remote sc://HOST:PORT`; development and tests). Its master is --master."""
+    from openlaketx.connect import serve  # start-up time: only this command loads it
+
+    guard(ctx, False, lambda: serve(config_of(ctx), port, host))

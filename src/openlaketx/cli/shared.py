@@ -38,6 +38,7 @@ class Options:
     namespace: str | None = None
     tenant: str | None = None
     master: str | None = None
+    remote: str | None = None
     conf: list[str] = field(default_factory=list)
     debug: bool = False
 
@@ -56,12 +57,17 @@ def main_options(
     namespace: str | None = typer.Option(None, help="Metadata namespace (default lakeguard)."),
     tenant: str | None = typer.Option(None, help="Tenant id (default 'default')."),
     master: str | None = typer.Option(
-        None, help="Spark master, e.g. local[*] or spark://host:7077."
+        None, help="Spark master, e.g. local[*] or spark://host:7077 (default $LAKETX_MASTER)."
+    ),
+    remote: str | None = typer.Option(
+        None,
+        help="A Spark Connect server, sc://host:port, instead of a driver here "
+        "(default $LAKETX_REMOTE).",
     ),
     conf: list[str] = typer.Option([], "--conf", help="Spark conf key=value (repeatable)."),
     debug: bool = typer.Option(False, help="Show tracebacks."),
 ) -> None:
-    ctx.obj = Options(home, namespace, tenant, master, conf, debug)
+    ctx.obj = Options(home, namespace, tenant, master, remote, conf, debug)
 
 
 def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
@@ -118,6 +124,7 @@ def config_of(ctx: typer.Context) -> LakehouseConfig:
         namespace=opts.namespace,
         tenant=opts.tenant,
         master=opts.master,
+        remote=opts.remote,
         spark_conf=parse_conf_flags(opts.conf),
     )
 

@@ -91,7 +91,7 @@ def _footers(folder: str) -> tuple[list[FileFooter], list[FileFooter]]:
 
 def stage(frame: DataFrame, folder: str) -> StagedBatch:
     """Write `frame` once into `folder` and read back its files' footers."""
-    frame.write.format("parquet").mode("errorifexists").save(folder)
+    frame.write.format("parquet").mode("error").save(folder)
     good, _ = _footers(folder)
     return StagedBatch(folder=folder, good=good, malformed=[], schema=frame.schema.jsonValue())
 
@@ -106,7 +106,7 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
         spark.read.parquet(batch.folder)
         .withColumn(MALFORMED_PART, malformed)
         .write.format("parquet")
-        .mode("errorifexists")
+        .mode("error")
         .partitionBy(MALFORMED_PART)
         .save(folder)
     )

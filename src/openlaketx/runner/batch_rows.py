@@ -65,7 +65,8 @@ def publishable(
     absent = [c for c in table_columns if c not in frame.columns]
     frame = frame.withColumn(DIGEST_COLUMN, row_digest(frame.columns, absent))
     # each rule's flag is a column of its own so that the staged footers count it
-    frame = frame.withColumns(dict(rule_flag_columns(rules)))
+    if flags := dict(rule_flag_columns(rules)):  # Spark Connect refuses an empty withColumns
+        frame = frame.withColumns(flags)
     return (
         frame.withColumn(FAILED_RULES, failed_rules_column(rules))
         .withColumn(VERSION_COL, F.lit(version).cast("long"))

@@ -21,6 +21,7 @@ from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType, RuleType, Severity
+from openlaketx.connect import connect_gap
 from openlaketx.loads.staging import landing_folder
 from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.runner.models import model_input
@@ -46,7 +47,14 @@ def read_source(
     system = registry.system(obj.source_system_id)
     require_enabled(system)
     context = ReadContext(run_id=run_id, landing=f"{landing}/{obj.source_object_id}")
-    found = source_engine(system.kind).read(spark, system, obj, progress, context)
+    try:
+        found = source_engine(system.kind).read(spark, system, obj, progress, context)
+    except Exception as exc:
+        part = f"reading source object {obj.source_object_id} ({system.kind} source)"
+        where = f"source_objects[{obj.source_object_id}]"
+        if (refusal := connect_gap(exc, part, where=where)) is not None:
+            raise refusal from exc
+        raise
     return replace(found, kind=system.kind, system_id=system.source_system_id)
 
 

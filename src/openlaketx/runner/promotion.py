@@ -7,6 +7,7 @@ from lakeguard.errors import SourceError
 from lakeguard.progress import WatermarkMark
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType
+from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import footers, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
@@ -109,6 +110,9 @@ def promote(
                     staged, target.path, tag, plan, drop=NOT_PUBLISHED, may_add=evolves
                 )
             else:
+                part = f"the Spark MERGE into {target.dataset_id}"
+                where = f"datasets[{target.dataset_id}]"
+                refuse_through_connect(ctx.spark, part, MERGE_NEEDS, where=where)
                 commit = strategies.merge(
                     ctx.spark,
                     staged.part_folder(),

@@ -28,6 +28,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer, LoadType
+from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import (
@@ -293,6 +294,8 @@ def _merged_hash(
             batch.fingerprint,
             batch.upstream_refs,
         )
+        part, where = f"replaying {dataset.dataset_id}", f"datasets[{dataset.dataset_id}]"
+        refuse_through_connect(spark, part, MERGE_NEEDS, where=where)
         strategies.merge(
             spark,
             staged.part_folder(),
