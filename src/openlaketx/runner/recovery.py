@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from deltalake import DeltaTable
-
 from lakeguard.errors import MetadataStoreError
 from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
+from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.content import recorded_digests_hash
@@ -92,7 +91,7 @@ def record_commit(
 
 
 def _table_schema_hash(path: str, commit_version: int) -> str:
-    fields = json.loads(DeltaTable(path, version=commit_version).schema().to_json())
+    fields = json.loads(storage.delta_table(path, commit_version).schema().to_json())
     return schema_hash(from_fields(fields["fields"]))
 
 
