@@ -7,16 +7,17 @@ column (additive schema drift, promoted). Then `verify` and a `replay` of the si
 What it returns is plain JSON (row counts, content hashes, decisions), so a run on an object
 store can be compared with a local run of the same deliveries.
 
-`python -m tests.scenario FEED` runs it in a process of its own on the lakehouse the
-`LAKETX_*` variables name (its Spark session gets s3a there), printing the JSON last.
+`python -m tests.scenario FEED ACTION...` does the actions (see `steps`) in a process of its
+own on the lakehouse the `LAKETX_*` variables name (its Spark session gets s3a there), printing
+what it saw as JSON lines; `arm:POINT` makes the next run die at a kill point.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,75 +101,144 @@ def document(feed: str) -> str:
     ).lstrip()
 
 
-def local_writer(root: Path) -> Callable[[str, str], None]:
-    def put(name: str, text: str) -> None:
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+class Feed:
+    """Where deliveries land: a local folder or an `s3://` prefix (written by a plain client)."""
 
-    return put
+    def __init__(self, root: str, fs: pafs.FileSystem | None = None) -> None:
+        self.root = root
+        self.fs = fs or pafs.LocalFileSystem()
 
+    def _path(self, name: str) -> str:
+        return f"{self.root.removeprefix('s3://')}/{name}"
 
-def s3_writer(fs: pafs.FileSystem, prefix: str) -> Callable[[str, str], None]:
-    def put(name: str, text: str) -> None:
-        with fs.open_output_stream(f"{prefix.removeprefix('s3://')}/{name}") as out:
+    def put(self, name: str, text: str) -> None:
+        if not self.root.startswith("s3://"):
+            Path(self._path(name)).parent.mkdir(parents=True, exist_ok=True)
+        with self.fs.open_output_stream(self._path(name)) as out:
             out.write(text.encode())
 
-    return put
+    def remove(self, name: str) -> None:
+        self.fs.delete_file(self._path(name))
+
+    def names(self, folder: str) -> list[str]:
+        selector = pafs.FileSelector(self._path(folder), allow_not_found=True)
+        return sorted(i.base_name for i in self.fs.get_file_info(selector))
 
 
-def run_scenario(lh: Any, feed: str, put: Callable[[str, str], None]) -> dict[str, Any]:
-    """Apply the project, run the job after each delivery, verify and replay; what it saw."""
+def apply(lh: Any, feed: str) -> None:
     doc = Path(lh.config.home) / "scenario" / "ref.yaml"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(document(feed), encoding="utf-8")
     lh.apply(doc)
-    statuses = []
-    for name, text in DELIVERIES:
-        put(f"incoming/{name}", text)
-        statuses.append(str(lh.run(JOB).status))
+
+
+def report(lh: Any) -> dict[str, Any]:
+    """What the lakehouse holds: versions (rows, content hash), quarantine, gold, `verify`,
+    a replay of silver's newest version, and bronze's columns."""
     versions = {
         ds: [(v.version, v.row_count, v.content_hash) for v in lh.reader.versions(ds)]
         for ds in DATASETS
     }
     quarantine = dataset_location(lh.warehouse, quarantine_name("bronze_ref"))
     quarantined = storage.delta_table(quarantine).to_pyarrow_table().num_rows
-    gold = [tuple(r) for r in lh.read("gold_ref_totals").collect()]
-    violations = [f"{v.check} {v.where}: {v.what}" for v in lh.verify(set(DATASETS))]
-    replayed = lh.replay("silver_ref", versions["silver_ref"][-1][0])
     return {
-        "statuses": statuses,
         "versions": versions,
         "quarantined": quarantined,
-        "gold": gold,
-        "violations": violations,
-        "replay_matches": replayed.matches,
+        "gold": [list(r) for r in lh.read("gold_ref_totals").select("n", "total").collect()],
+        "violations": [f"{v.check} {v.where}: {v.what}" for v in lh.verify(set(DATASETS))],
+        "replay_matches": lh.replay("silver_ref", versions["silver_ref"][-1][0]).matches,
         "columns": sorted(lh.read("bronze_ref").columns),
     }
 
 
-def _child(feed: str) -> int:
+BROKEN = 2  # the delivery the gate blocks: the operator takes it away after its run
+
+
+def run_scenario(lh: Any, feed: Feed) -> dict[str, Any]:
+    """Apply the project, run the job after each delivery; the statuses and the report."""
+    apply(lh, feed.root)
+    statuses = []
+    for n, (name, text) in enumerate(DELIVERIES):
+        feed.put(f"incoming/{name}", text)
+        statuses.append(str(lh.run(JOB).status))
+        if n == BROKEN:
+            feed.remove(f"incoming/{name}")
+    return {"statuses": statuses, **report(lh)}
+
+
+def _die(*_args: Any, **_kwargs: Any) -> None:
+    os._exit(137)
+
+
+def arm(point: str) -> None:
+    """Make this process die at `point` of its next run (no cleanup, like a SIGKILL)."""
+    if point == "before_publish":
+        import openlaketx.runner.promotion as step
+
+        step.publish = _die  # type: ignore[assignment]
+    elif point == "before_version":
+        from lakeguard.gate import Gate
+
+        Gate.record_version = _die  # type: ignore[method-assign]
+    elif point == "mid_move":  # every file copied to quarantine, the source not yet deleted
+        move = storage.move_tree
+
+        def copy_then_die(source: str, target: str) -> None:
+            storage.remove_tree = _die
+            move(source, target)
+
+        storage.move_tree = copy_then_die
+    else:
+        raise SystemExit(f"unknown kill point {point}")
+
+
+def steps(lh: Any, feed: Feed, actions: list[str]) -> None:
+    """Do `actions` in order: apply, deliver:N, take:N (the operator removes delivery N), run,
+    arm:POINT, report, scenario (each result printed as a JSON line)."""
+    for action in actions:
+        verb, _, arg = action.partition(":")
+        if verb == "apply":
+            apply(lh, feed.root)
+        elif verb == "deliver":
+            feed.put(f"incoming/{DELIVERIES[int(arg)][0]}", DELIVERIES[int(arg)][1])
+        elif verb == "take":
+            feed.remove(f"incoming/{DELIVERIES[int(arg)][0]}")
+        elif verb == "run":
+            print(json.dumps({"run": str(lh.run(JOB).status)}), flush=True)
+        elif verb == "arm":
+            arm(arg)
+        elif verb == "report":
+            print(json.dumps(report(lh)), flush=True)
+        elif verb == "scenario":
+            print(json.dumps(run_scenario(lh, feed)), flush=True)
+        else:
+            raise SystemExit(f"unknown action {action}")
+
+
+def feed_at(root: str) -> Feed:
+    """The feed at `root`; on S3 through the object store the `LAKETX_S3_*` settings name."""
+    if not root.startswith("s3://"):
+        return Feed(root)
     from lakeguard.store.objectstore import ObjectStoreSettings
+
+    settings = ObjectStoreSettings.from_env()
+    keys = settings.storage_options()
+    fs = pafs.S3FileSystem(
+        access_key=keys["AWS_ACCESS_KEY_ID"],
+        secret_key=keys["AWS_SECRET_ACCESS_KEY"],
+        endpoint_override=(settings.endpoint or "").split("://", 1)[-1],
+        scheme="http",
+        region=settings.region,
+    )
+    return Feed(root, fs)
+
+
+def _child(root: str, actions: list[str]) -> int:
     from openlaketx.lakehouse import Lakehouse
 
-    lh = Lakehouse.open()
-    if feed.startswith("s3://"):
-        settings = ObjectStoreSettings.from_env()
-        keys = settings.storage_options()
-        fs = pafs.S3FileSystem(
-            access_key=keys["AWS_ACCESS_KEY_ID"],
-            secret_key=keys["AWS_SECRET_ACCESS_KEY"],
-            endpoint_override=(settings.endpoint or "").split("://", 1)[-1],
-            scheme="http",
-            region=settings.region,
-        )
-        put = s3_writer(fs, feed)
-    else:
-        put = local_writer(Path(feed))
-    found = run_scenario(lh, feed, put)
-    print(json.dumps(found), flush=True)
+    steps(Lakehouse.open(), feed_at(root), actions)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(_child(sys.argv[1]))
+    sys.exit(_child(sys.argv[1], sys.argv[2:]))
