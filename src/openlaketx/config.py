@@ -54,6 +54,11 @@ class LakehouseConfig(BaseModel):
         description="Where the data tables (with their staged batches and quarantine) live "
         "when not under the home: a folder or an s3:// URI",
     )
+    object_store_sources: bool = Field(
+        default=False,
+        description="A source is on an object store: Spark needs s3a even when the lakehouse "
+        "itself is local (set by the engine from the registered sources)",
+    )
     namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")
     tenant: str = Field(
         default=DEFAULT_TENANT,
@@ -122,7 +127,7 @@ class LakehouseConfig(BaseModel):
     @property
     def uses_object_store(self) -> bool:
         """Whether any of the lakehouse lives on an object store (Spark then needs s3a)."""
-        return any(
+        return self.object_store_sources or any(
             location.startswith("s3://")
             for location in (self.metadata_home or "", self.warehouse_home or "")
         )
