@@ -18,6 +18,8 @@ import json
 import os
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -192,9 +194,28 @@ def arm(point: str) -> None:
         raise SystemExit(f"unknown kill point {point}")
 
 
+def _ran(result: Any) -> dict[str, Any]:
+    refused = result.refused
+    return {"run": str(result.status), "refused": type(refused).__name__ if refused else None}
+
+
+def _holding(signal: Path) -> Callable[[str], None]:
+    """A progress hook that, at the run's first stage (its leases held), says so by creating
+    `<signal>.held` and waits for `<signal>.go`."""
+
+    def progress(message: str) -> None:
+        held = signal.with_suffix(".held")
+        if message.endswith(": stage") and not held.exists():
+            held.touch()
+            while not signal.with_suffix(".go").exists():
+                time.sleep(0.1)
+
+    return progress
+
+
 def steps(lh: Any, feed: Feed, actions: list[str]) -> None:
     """Do `actions` in order: apply, deliver:N, take:N (the operator removes delivery N), run,
-    arm:POINT, report, scenario (each result printed as a JSON line)."""
+    hold_run:SIGNAL, arm:POINT, report, scenario (each result printed as a JSON line)."""
     for action in actions:
         verb, _, arg = action.partition(":")
         if verb == "apply":
@@ -204,7 +225,9 @@ def steps(lh: Any, feed: Feed, actions: list[str]) -> None:
         elif verb == "take":
             feed.remove(f"incoming/{DELIVERIES[int(arg)][0]}")
         elif verb == "run":
-            print(json.dumps({"run": str(lh.run(JOB).status)}), flush=True)
+            print(json.dumps(_ran(lh.run(JOB))), flush=True)
+        elif verb == "hold_run":  # holds in its first stage until ARG.go exists
+            print(json.dumps(_ran(lh.run(JOB, progress=_holding(Path(arg))))), flush=True)
         elif verb == "arm":
             arm(arg)
         elif verb == "report":

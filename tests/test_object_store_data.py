@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,31 @@ def test_runs_on_the_object_store_killed_at_each_step_equal_an_uninterrupted_loc
     )
     runs += child(feed, "run", "deliver:2", "arm:mid_move", "run", dies=True)
     runs += child(feed, "run", "take:2", "deliver:3", "arm:before_version", "run", dies=True)
-    *last, got = child(feed, "run", "report")
+    # the last recovery holds its leases while another process runs the same job: refused,
+    # so every data-table commit, Spark's or delta-rs's, is made by the lease holder alone
+    signal = tmp_path / "hold"
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "tests.scenario", feed, f"hold_run:{signal}", "report"],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 900
+        while not signal.with_suffix(".held").exists():
+            assert holder.poll() is None, holder.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the holding run never staged"
+            time.sleep(0.2)
+        (other,) = child(feed, "run")
+        assert other["run"].rsplit(".", 1)[-1] == "FAILED"
+        assert other["refused"] == "WriteConflict"  # the leases are taken
+    finally:
+        signal.with_suffix(".go").touch()
+        out, err = holder.communicate(timeout=900)
+    assert holder.returncode == 0, err[-3000:]
+    *last, got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     runs += last
     statuses = [r["run"].rsplit(".", 1)[-1] for r in runs]
     # d1; d2 recovered; d3 blocked (its quarantine copy left uncommitted); d4 recovered
