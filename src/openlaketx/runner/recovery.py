@@ -16,6 +16,7 @@ from openlaketx.loads.commit import TaggedCommit, app_id, find_commit, published
 from openlaketx.loads.content import recorded_digests_hash
 from openlaketx.runner.context import RunContext, Target
 from openlaketx.runner.lifecycle import DatasetAttempt
+from openlaketx.sources.kinds import engine
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,19 @@ def recover(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> Recover
             latest = ctx.gate.latest(target.dataset_id)
             recorded.append(commit)
         log.metadata = {"recovered_commits": [c.commit_version for c in recorded]}
+    _finish_sources(ctx, target, [c.run_id for c in recorded])
     return Recovered(latest, recorded, swept)
+
+
+def _finish_sources(ctx: RunContext, target: Target, run_ids: list[str]) -> None:
+    """Let each source finish what the recorded attempts left undone after publishing (a
+    file source archives the files they took); their input counts as taken already."""
+    taken = ctx.writer.taken(target.dataset_id, run_ids)
+    for obj in ctx.registry.source_objects(target.dataset_id):
+        rows = [r for r in taken if r.source_object_id == obj.source_object_id]
+        if rows:
+            system = ctx.registry.system(obj.source_system_id)
+            engine(system.kind).recovered(ctx.spark, system, obj, rows)
 
 
 def record_commit(
