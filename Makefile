@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh machine (Java 17+ and Python 3.11+; Go for the tests,
 # which build their S3 server once; Debian's chromium for the browser tests, see README):
 #   make demo   create .venv if missing, install, resolve the Delta jars, run the demo pipeline
-#   (make demo-s3: the same with the metadata on an S3 server it starts: docs/object-store.md)
+#   (make demo-s3: the same with the lakehouse on an S3 server it starts: docs/object-store.md)
 #   make test   same set-up, then the whole test suite (parallel workers, docs/testing.md)
 # Also: make check (lint and the tests that need no JVM), make test-deep (more random cases).
 VENV    := .venv

@@ -33,6 +33,7 @@ SERVER_FIXTURES = {"postgres", "served", "collector", "s3_server"}
 # The modules whose tests take longest, longest first: xdist workers take tests in this order,
 # so the long ones start early and the short ones fill the end.
 SLOW_FIRST = (
+    "test_object_store_data.py",
     "test_connect.py",
     "test_cluster.py",
     "test_batch_boundaries.py",

@@ -201,26 +201,31 @@ def start(folder: Path | None = None) -> SeaweedS3:
 
 
 def demo(home: Path) -> int:
-    """`make demo-s3`: the demo, from scratch, with its metadata on a SeaweedFS server started
-    for it (objects in `<home>/objects`, data tables under `home`); prints where it lives."""
+    """`make demo-s3`: the demo, from scratch, with its data tables and metadata on a SeaweedFS
+    server started for it (objects in `<home>/objects`); prints where the lakehouse lives."""
     shutil.rmtree(home, ignore_errors=True)  # the folder is the target's own: a fresh start
     server = start(home / "objects")
     metadata = f"s3://{BUCKET}/demo/metadata"
+    warehouse = f"s3://{BUCKET}/demo/warehouse"
     env = {
         **os.environ,
         **server.env(),
         "LAKETX_HOME": str(home.resolve()),
         "LAKETX_METADATA_HOME": metadata,
+        "LAKETX_WAREHOUSE": warehouse,
     }
-    print(f"the lakehouse's metadata lives at {metadata}/lakeguard on {server.endpoint}")
+    print(
+        f"the lakehouse lives on {server.endpoint}: data tables at {warehouse}, "
+        f"metadata at {metadata}/lakeguard"
+    )
     try:
         done = subprocess.run([str(Path(sys.executable).with_name("laketx")), "demo"], env=env)
     finally:
         server.stop(keep=True)
     print(
-        f"\nthe lakehouse's metadata lived at {metadata}/lakeguard on the S3 server "
-        f"{server.endpoint} (SeaweedFS, stopped now; its objects are in {server.root}); "
-        f"the data tables are under {home.resolve()}"
+        f"\nthe lakehouse lived at {warehouse} (data tables) and {metadata}/lakeguard "
+        f"(metadata) on the S3 server {server.endpoint} (SeaweedFS, stopped now; its objects "
+        f"are in {server.root}); the demo's feed files are under {home.resolve()}"
     )
     return done.returncode
 

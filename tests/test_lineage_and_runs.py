@@ -183,7 +183,7 @@ def test_each_tenant_has_its_own_namespace_and_warehouse(tmp_path: Path) -> None
     acme = base.for_tenant("acme")
     assert base.metadata_root == tmp_path / "home" / "metadata" / "lakeguard"
     assert acme.metadata_root == tmp_path / "home" / "tenants" / "acme" / "metadata" / "lakeguard"
-    assert acme.warehouse == tmp_path / "home" / "tenants" / "acme" / "warehouse"
+    assert acme.warehouse == str(tmp_path / "home" / "tenants" / "acme" / "warehouse")
     assert acme.control_root == base.metadata_root  # keys of every tenant live in one place
     from lakeguard.errors import ConfigError
 

@@ -179,11 +179,35 @@ def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
     conf = session_conf(on_store)
     assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_server.endpoint
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
-    assert f"-Daws.sharedCredentialsFile={s3_server.credentials_file}" in conf[
-        "spark.driver.extraJavaOptions"
-    ]
+    assert (
+        f"-Daws.sharedCredentialsFile={s3_server.credentials_file}"
+        in conf["spark.driver.extraJavaOptions"]
+    )
     assert not any(SECRET_KEY in value for value in conf.values())
     assert not any("s3a" in key for key in session_conf(local))
+
+
+def test_a_local_lakehouse_whose_source_is_on_an_object_store_gives_spark_s3a(
+    tmp_path: Path,
+) -> None:
+    from openlaketx.lakehouse import Lakehouse
+    from openlaketx.s3a import S3A_PACKAGE
+    from openlaketx.spark import spark_packages
+
+    lh = Lakehouse.open(home=str(tmp_path / "home"))
+    assert S3A_PACKAGE not in spark_packages(lh.spark_config())
+    doc = tmp_path / "drops.yaml"
+    doc.write_text(
+        "version: 1\n"
+        "source_systems: [{id: drops, options: {root: 's3://lake/drops'}}]\n"
+        "source_objects:\n"
+        "  - {id: drop_csv, system: drops, locator: 'in/*.csv', format: csv, "
+        "dataset: bronze_drops, columns: [{name: id, type: int}]}\n"
+        "datasets: [{id: bronze_drops, layer: bronze}]\n"
+    )
+    lh.apply(doc)
+    assert S3A_PACKAGE in spark_packages(lh.spark_config())
+    assert not lh.config.uses_object_store  # the lakehouse itself stays local
 
 
 SPARK_CHILD = """

@@ -170,3 +170,11 @@ class ForbiddenError(LakeTxError):
     """A usable key without the scope the request needs (HTTP 403)."""
 
     exit_code = 11
+
+
+class StorageError(LakeTxError):
+    """The warehouse's files could not be listed, read, moved or removed (a disk or an object
+    store that refuses or does not answer); a retry may succeed."""
+
+    transient = True
+    exit_code = 12

@@ -49,6 +49,16 @@ class LakehouseConfig(BaseModel):
         description="Where the metadata tables live when not under the home: a folder or an "
         "s3:// URI (the object store's settings: lakeguard.store.objectstore)",
     )
+    warehouse_home: str | None = Field(
+        default=None,
+        description="Where the data tables (with their staged batches and quarantine) live "
+        "when not under the home: a folder or an s3:// URI",
+    )
+    object_store_sources: bool = Field(
+        default=False,
+        description="A source is on an object store: Spark needs s3a even when the lakehouse "
+        "itself is local (set by the engine from the registered sources)",
+    )
     namespace: str = Field(default="lakeguard", pattern=r"^[a-z][a-z0-9_]*$")
     tenant: str = Field(
         default=DEFAULT_TENANT,
@@ -74,24 +84,22 @@ class LakehouseConfig(BaseModel):
     def _local_home(cls, value: object) -> object:
         if isinstance(value, str) and "://" in value:
             raise ValueError(
-                f"home {value!r} is a URI: the home (warehouse, staging, quarantine, archived "
-                "source files) must be a local folder for now; put the metadata on an object "
-                "store with "
-                "LAKETX_METADATA_HOME=s3://bucket/prefix (docs/object-store.md)"
+                f"home {value!r} is a URI: the home (API keys, scheduler state, the demo's "
+                "files) is a local folder; put the data tables on an object store with "
+                "LAKETX_WAREHOUSE=s3://bucket/prefix/warehouse and the metadata with "
+                "LAKETX_METADATA_HOME=s3://bucket/prefix/metadata (docs/object-store.md)"
             )
         return value
 
-    @field_validator("metadata_home")
+    @field_validator("metadata_home", "warehouse_home")
     @classmethod
-    def _metadata_home(cls, value: str | None) -> str | None:
+    def _location(cls, value: str | None) -> str | None:
         if value is None:
             return None
         if value.startswith("s3://"):
             return value.rstrip("/")
         if "://" in value:
-            raise ValueError(
-                f"metadata home {value!r}: only local folders and s3:// URIs are supported"
-            )
+            raise ValueError(f"{value!r}: only local folders and s3:// URIs are supported")
         return str(Path(value).expanduser().resolve())
 
     @field_validator("remote")
@@ -115,8 +123,14 @@ class LakehouseConfig(BaseModel):
         return self.home / "tenants" / self.tenant
 
     @property
-    def warehouse(self) -> Path:
-        return self.tenant_home / "warehouse"
+    def warehouse(self) -> str:
+        """Where the tenant's data tables live: `<tenant_home>/warehouse`, or under
+        `warehouse_home` (`<warehouse_home>`, `<warehouse_home>/tenants/<tenant>`)."""
+        if self.warehouse_home is None:
+            return str(self.tenant_home / "warehouse")
+        if self.tenant == DEFAULT_TENANT:
+            return self.warehouse_home
+        return f"{self.warehouse_home}/tenants/{self.tenant}"
 
     @property
     def metadata_root(self) -> Path:
@@ -125,7 +139,10 @@ class LakehouseConfig(BaseModel):
     @property
     def uses_object_store(self) -> bool:
         """Whether any of the lakehouse lives on an object store (Spark then needs s3a)."""
-        return bool(self.metadata_home and self.metadata_home.startswith("s3://"))
+        return self.object_store_sources or any(
+            location.startswith("s3://")
+            for location in (self.metadata_home or "", self.warehouse_home or "")
+        )
 
     @property
     def metadata_location(self) -> str:
@@ -165,6 +182,7 @@ class LakehouseConfig(BaseModel):
         mapping = {
             "LAKETX_HOME": "home",
             "LAKETX_METADATA_HOME": "metadata_home",
+            "LAKETX_WAREHOUSE": "warehouse_home",
             "LAKETX_NAMESPACE": "namespace",
             "LAKETX_TENANT": "tenant",
             "LAKETX_MASTER": "master",

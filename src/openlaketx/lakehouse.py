@@ -28,6 +28,7 @@ from lakeguard.gate import Gate
 from lakeguard.liveness import known_dead
 from lakeguard.sqlsafety import tables_named
 from lakeguard.store import MetadataStore, StoreReader
+from lakeguard.store.objectstore import is_remote
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
@@ -65,8 +66,21 @@ class Lakehouse:
     def spark(self) -> SparkSession:
         """The Spark session (started on first use); tables are registered as they are used."""
         if self._spark is None:
-            self._spark = get_or_create_session(self.config)
+            self._spark = get_or_create_session(self.spark_config())
         return self._spark
+
+    def spark_config(self) -> LakehouseConfig:
+        """The settings Spark starts with: the lakehouse's, with s3a when a registered source
+        reads from an object store although the lakehouse itself is local."""
+        if self.config.uses_object_store:
+            return self.config
+        registry = self.reader.registry()
+        locations = [o.locator for o in registry.objects] + [
+            s.options.model_dump_json() for s in registry.systems.values()
+        ]
+        if any(is_remote(text) or '"s3://' in text for text in locations):
+            return self.config.model_copy(update={"object_store_sources": True})
+        return self.config
 
     @property
     def spark_started(self) -> bool:

@@ -12,12 +12,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from deltalake import DeltaTable
-
 from lakeguard.store import MetadataStore
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.registration import is_registered, register_table
 from lakeguard.store.viewdefs import create_view_sql, needed, view_names
+from openlaketx import storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,7 +40,7 @@ def _database(spark: SparkSession, db: str, location: str) -> None:
 def register(spark: SparkSession, warehouse: str, table_name: str) -> bool:
     """Register the Delta table behind `table_name` if it exists; True when it does."""
     location = dataset_location(warehouse, table_name)
-    if not DeltaTable.is_deltatable(location):
+    if not storage.is_delta_table(location):
         return False
     db, table = table_name.split(".", 1)
     if is_registered(spark, db, table, location):

@@ -110,4 +110,3 @@ def storage_options(location: str) -> dict[str, str] | None:
     if not is_remote(location):
         return None
     return ObjectStoreSettings.from_env().storage_options()
-

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from lakeguard.store import leases
 from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import RuntimeRow
+from lakeguard.store.runtime_rows import RuntimeRow, SourceProgressRow
 from lakeguard.store.store import MetadataStore
 
 
@@ -27,6 +27,16 @@ class RunWriter:
 
     def now(self) -> datetime:
         return self._store.now()
+
+    def taken(self, dataset_id: str, run_ids: Sequence[str]) -> list[SourceProgressRow]:
+        """The progress rows of these attempts: what they read from their sources (for a
+        recovering run to finish what the crashed attempts whose versions it records left
+        undone)."""
+        wanted = set(run_ids)
+        if not wanted:
+            return []
+        rows = self._store.read(SourceProgressRow, filters=[("dataset_id", "=", dataset_id)])
+        return [r for r in rows if r.run_id in wanted]
 
     def append(self, rows: Iterable[RuntimeRow]) -> None:
         """Append typed runtime rows: one commit per table, the tables' commits concurrent."""

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
-from deltalake import DeltaTable, QueryBuilder
+from deltalake import QueryBuilder
 
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import CORRUPT_RECORD, is_bookkeeping
+from openlaketx import storage
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -103,7 +103,7 @@ def recorded_digests_hash(spark: SparkSession, path: str, version: int, commit: 
     """The content hash of what version `version` wrote, from the digests its rows carry (two
     columns read by delta-rs, the files pruned by the version column's statistics: no Spark
     job); recomputed from the data by Spark if any of them lacks one."""
-    table = DeltaTable(path, version=commit)
+    table = storage.delta_table(path, commit)
     names = {f.name for f in table.schema().fields}
     if DIGEST_COLUMN in names and VERSION_COLUMN in names:
         sql = (
@@ -134,10 +134,10 @@ def staged_hash(paths: Iterable[str]) -> str | None:
     rows = 0
     high = low = 0
     for path in paths:
-        names = set(pq.read_schema(path).names)
+        names = set(storage.parquet_columns(path))
         if DIGEST_COLUMN not in names:
             return None
-        table = pq.read_table(path, columns=[c for c in (DIGEST_COLUMN, CORRUPT) if c in names])
+        table = storage.read_parquet(path, [c for c in (DIGEST_COLUMN, CORRUPT) if c in names])
         digests = table.column(DIGEST_COLUMN)
         if CORRUPT in names:  # unparseable rows are never promoted
             digests = digests.filter(pc.is_null(table.column(CORRUPT)))

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from lakeguard.shapes import JsonObject
+from openlaketx import storage
 
 # Delta truncates string statistics to a 32-character prefix; a longer max cannot be truncated
 # safely (a prefix sorts below the value), so it is left out and readers do not skip on it.
@@ -56,8 +57,14 @@ def _merge(into: ColumnSummary, low: Any, high: Any, nulls: int | None, has_boun
 
 def read_footer(path: str) -> FileFooter:
     """The footer summary of one Parquet file (top-level columns only)."""
-    meta = pq.ParquetFile(path).metadata
-    stat = os.stat(path)
+    if storage.is_remote(path):
+        with storage.open_input(path) as handle:
+            meta = pq.ParquetFile(handle).metadata
+        size, mtime = storage.file_info(path)
+    else:
+        meta = pq.ParquetFile(path).metadata
+        stat = os.stat(path)
+        size, mtime = stat.st_size, int(stat.st_mtime * 1000)
     columns: dict[str, ColumnSummary] = {}
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
@@ -80,8 +87,8 @@ def read_footer(path: str) -> FileFooter:
                 _merge(summary, stats.min if has else None, stats.max if has else None, nulls, has)
     return FileFooter(
         path=path,
-        size=stat.st_size,
-        modification_time=int(stat.st_mtime * 1000),
+        size=size,
+        modification_time=mtime,
         num_records=int(meta.num_rows),
         columns=columns,
     )

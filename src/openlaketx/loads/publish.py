@@ -9,9 +9,6 @@ file's Parquet footer, so Spark's data skipping works on published files as on i
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 from deltalake import CommitProperties, DeltaTable, Field, Schema, Transaction
 from deltalake.exceptions import CommitFailedError
@@ -19,7 +16,9 @@ from deltalake.transaction import AddAction, RemoveAction, create_table_with_add
 
 from lakeguard.errors import SchemaDriftError, WriteConflict
 from lakeguard.shapes import JsonObject
+from lakeguard.store.objectstore import storage_options
 from lakeguard.vocabulary import is_staged_only
+from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.footers import FileFooter, delta_stats
 from openlaketx.loads.staging import StagedBatch
@@ -78,10 +77,9 @@ def evolve(
 
 
 def add_actions(table_path: str, footers: list[FileFooter], columns: list[str]) -> list[AddAction]:
-    root = Path(table_path)
     return [
         AddAction(
-            str(Path(f.path).relative_to(root)),
+            storage.relative(f.path, table_path),
             f.size,
             {},
             f.modification_time,
@@ -104,12 +102,17 @@ def _commit(
 ) -> None:
     if create:
         create_table_with_add_actions(
-            table_path, _struct(fields), actions, mode="error", commit_properties=props
+            table_path,
+            _struct(fields),
+            actions,
+            mode="error",
+            commit_properties=props,
+            storage_options=storage_options(table_path),
         )
         return
     schema = ensure_columns(table_path, fields, may_add=may_add)
     changes: list[AddAction | RemoveAction] = [*actions]
-    DeltaTable(table_path).create_write_transaction(
+    storage.delta_table(table_path).create_write_transaction(
         changes, mode=mode, schema=_struct(schema), commit_properties=props
     )
 
@@ -122,7 +125,7 @@ def ensure_columns(
     delta-rs keeps a table's schema on an append, and Spark's MERGE does not add columns
     either, so new columns are added in a commit of their own before the data commit.
     """
-    dt = DeltaTable(table_path)
+    dt = storage.delta_table(table_path)
     existing = fields_of(json.loads(dt.schema().to_json()))
     evolved = evolve(existing, fields, where=table_path, may_add=may_add)
     if evolved is None:
@@ -136,7 +139,9 @@ def ensure_columns(
 
 def create_empty(table_path: str, fields: list[JsonObject]) -> None:
     """Create a table with no rows (a maintenance commit) for a first MERGE to publish into."""
-    DeltaTable.create(table_path, _struct(fields), mode="error")
+    DeltaTable.create(
+        table_path, _struct(fields), mode="error", storage_options=storage_options(table_path)
+    )
 
 
 def publish(
@@ -155,9 +160,9 @@ def publish(
         custom_metadata={"userMetadata": tag.user_metadata(rows=batch.good_rows)},
         app_transactions=[Transaction(tag.app_id, tag.data_version)],
     )
-    create = not DeltaTable.is_deltatable(table_path)
+    create = not storage.is_delta_table(table_path)
     if not create:
-        done = DeltaTable(table_path).transaction_version(tag.app_id)
+        done = storage.delta_table(table_path).transaction_version(tag.app_id)
         if done is not None and done >= tag.data_version:
             raise WriteConflict(
                 f"version {tag.data_version} of {tag.dataset_id} was already published",
@@ -180,12 +185,12 @@ def publish(
 
 
 def _move(files: list[FileFooter], source: str, target: str) -> list[FileFooter]:
-    """Move a batch part's folder (a rename, not a copy, on one file system)."""
-    Path(target).parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(source, target)
+    """Move a batch part's folder: a rename on one disk, a copy then a delete on an object
+    store (where the quarantine commit that follows makes the copy count)."""
+    storage.move_tree(source, target)
     return [
         FileFooter(
-            path=os.path.join(target, os.path.relpath(f.path, source)),
+            path=storage.join(target, storage.relative(f.path, source)),
             size=f.size,
             modification_time=f.modification_time,
             num_records=f.num_records,
@@ -220,6 +225,6 @@ def quarantine(
         props,
         mode="append",
         may_add=True,
-        create=not DeltaTable.is_deltatable(quarantine_path),
+        create=not storage.is_delta_table(quarantine_path),
     )
     return sum(f.num_records for f in moved)

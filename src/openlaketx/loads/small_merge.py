@@ -20,7 +20,6 @@ import tempfile
 from collections.abc import Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import sqlglot
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
@@ -29,6 +28,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import PARENT_VERSION, DeleteMissing, is_staged_only
+from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.merge_plan import ROW_HASH, MergePlan
 from openlaketx.loads.publish import ensure_columns, fields_of
@@ -67,7 +67,7 @@ def datafusion(spark_sql: str) -> str:
 
 def _table_rows(path: str) -> int | None:
     """Rows in the table from its add actions' statistics (None: a file has none)."""
-    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    actions = pa.table(storage.delta_table(path).get_add_actions(flatten=True))
     if actions.num_rows == 0:
         return 0
     counts = actions.column("num_records")
@@ -82,7 +82,7 @@ def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
         return False
     if staged.good_rows > SMALL_BATCH_ROWS:
         return False
-    rows = _table_rows(path) if DeltaTable.is_deltatable(path) else 0
+    rows = _table_rows(path) if storage.is_delta_table(path) else 0
     return rows is not None and rows <= SMALL_TABLE_ROWS
 
 
@@ -93,14 +93,14 @@ def _written(staged: StagedBatch, drop: frozenset[str]) -> list[str]:
 def _source(staged: StagedBatch, columns: Sequence[str], schema: pa.Schema) -> pa.Table:
     """The batch's good rows, its `columns` cast to the table's types (Spark writes
     timestamps as INT96, which pyarrow reads in nanoseconds)."""
-    parts = [pq.read_table(f.path, columns=list(columns)) for f in staged.good]
+    parts = [storage.read_parquet(f.path, list(columns)) for f in staged.good]
     table = pa.concat_tables(parts) if parts else pa.table({c: [] for c in columns})
     want = pa.schema([schema.field(c) for c in columns])
     return table.select(list(columns)).cast(want)
 
 
 def _target_schema(path: str) -> pa.Schema:
-    return pa.schema(DeltaTable(path).schema().to_arrow())
+    return pa.schema(storage.delta_table(path).schema().to_arrow())
 
 
 def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
@@ -122,7 +122,8 @@ def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
             f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
             f"FROM s FULL OUTER JOIN t ON {plan.on()}"
         )
-        query = QueryBuilder().register("s", DeltaTable(scratch)).register("t", DeltaTable(path))
+        query = QueryBuilder().register("s", DeltaTable(scratch))
+        query = query.register("t", storage.delta_table(path))
         found = pa.table(query.execute(sql).read_all()).to_pylist()[0]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -153,7 +154,7 @@ def merge(
         app_transactions=[Transaction(tag.app_id, tag.data_version)],
     )
     merger = (
-        DeltaTable(path)
+        storage.delta_table(path)
         .merge(
             source,
             predicate=datafusion(plan.on()),

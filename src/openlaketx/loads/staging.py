@@ -15,15 +15,16 @@ published and can go; a scratch batch (the input of a Spark MERGE) is never part
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import shutil
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakeguard.hashing import digest
 from lakeguard.shapes import JsonObject
+from openlaketx import storage
 from openlaketx.loads.footers import FileFooter, read_footer
 
 if TYPE_CHECKING:
@@ -66,26 +67,14 @@ def batch_folder(table_path: str, *, scratch: bool, version: int, run_id: str) -
     return f"{table_path.rstrip('/')}/{kind}/v{version:09d}-{run_id}"
 
 
-def _data_files(folder: str) -> list[str]:
-    files = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
-        files += [
-            os.path.join(root, n)
-            for n in names
-            if n.endswith(".parquet") and not n.startswith(("_", "."))
-        ]
-    return sorted(files)
-
-
 def _footers(folder: str) -> tuple[list[FileFooter], list[FileFooter]]:
     """(good, malformed) footers of the data files under `folder`."""
     with ThreadPoolExecutor(max_workers=8) as pool:
-        footers = list(pool.map(read_footer, _data_files(folder)))
+        footers = list(pool.map(read_footer, storage.list_files(folder)))
     bad = f"{MALFORMED_PART}=true"
     return (
-        [f for f in footers if bad not in Path(f.path).parts],
-        [f for f in footers if bad in Path(f.path).parts],
+        [f for f in footers if bad not in f.path.split("/")],
+        [f for f in footers if bad in f.path.split("/")],
     )
 
 
@@ -121,17 +110,26 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
     )
 
 
+def _landing_root(table_path: str) -> str:
+    """Inside the table's folder (its Delta log never names it, so no reader sees it); for a
+    table on an object store, a local folder named after the table, since a source writes
+    what it fetches with plain file writes."""
+    if not storage.is_remote(table_path):
+        return storage.join(table_path, LANDING_DIR)
+    local = Path(tempfile.gettempdir()) / LANDING_DIR / digest(table_path, 16)
+    return str(local)
+
+
 def landing_folder(table_path: str, run_id: str) -> str:
-    """Where a run's sources may land what they fetch, inside the table's folder (its Delta
-    log never names it, so no reader sees it)."""
-    return str(Path(table_path) / LANDING_DIR / run_id)
+    """Where a run's sources may land what they fetch (always a local folder)."""
+    return storage.join(_landing_root(table_path), run_id)
 
 
 def drop_landing(table_path: str, run_id: str) -> None:
     """Remove what a run's sources landed (and the landing folder once it is empty)."""
-    shutil.rmtree(landing_folder(table_path, run_id), ignore_errors=True)
+    storage.remove_tree(landing_folder(table_path, run_id))
     with contextlib.suppress(OSError):  # another run's landing is still there: keep it
-        (Path(table_path) / LANDING_DIR).rmdir()
+        Path(_landing_root(table_path)).rmdir()
 
 
 def sweep(table_path: str, published_through: int) -> list[str]:
@@ -142,23 +140,21 @@ def sweep(table_path: str, published_through: int) -> list[str]:
     landed fetches never are. Published staged batches stay: their files belong to the table
     (VACUUM's business).
     """
-    landed = Path(table_path) / LANDING_DIR
-    removed = [str(child) for child in landed.iterdir()] if landed.is_dir() else []
-    shutil.rmtree(landed, ignore_errors=True)
+    landed = _landing_root(table_path)
+    removed = [storage.join(landed, name) for name in storage.subfolders(landed)]
+    storage.remove_tree(landed)
     for kind in (STAGED_DIR, SCRATCH_DIR):
-        parent = Path(table_path) / kind
-        if not parent.is_dir():
-            continue
-        for child in parent.iterdir():
-            match = _FOLDER.match(child.name)
+        parent = storage.join(table_path, kind)
+        for name in storage.subfolders(parent):
+            match = _FOLDER.match(name)
             if match is None:
                 continue
             if kind == SCRATCH_DIR or int(match.group(1)) > published_through:
-                shutil.rmtree(child, ignore_errors=True)
-                removed.append(str(child))
+                storage.remove_tree(storage.join(parent, name))
+                removed.append(storage.join(parent, name))
     return removed
 
 
 def discard(batch: StagedBatch) -> None:
     """Remove a batch's folder once nothing references it (a merged scratch batch)."""
-    shutil.rmtree(batch.folder, ignore_errors=True)
+    storage.remove_tree(batch.folder)

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from deltalake import DeltaTable
-
 from lakeguard.errors import LakeTxError
 from lakeguard.gate import Gate
 from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
@@ -16,6 +14,7 @@ from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, LoadType
+from openlaketx import storage
 from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
@@ -110,7 +109,7 @@ class Target:
         return self.load_type in (LoadType.MERGE, LoadType.SCD2)
 
     def exists(self) -> bool:
-        return bool(DeltaTable.is_deltatable(self.path))
+        return bool(storage.is_delta_table(self.path))
 
     def merging(self, batch: InputBatch) -> bool:
         """Whether the batch is published by a MERGE: a merge or scd2 batch into an existing

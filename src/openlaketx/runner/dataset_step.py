@@ -10,12 +10,11 @@ module of its own (recovery, stage, gating, promotion); they share only what the
 
 from __future__ import annotations
 
-import shutil
-
 from lakeguard.errors import LakeTxError, describe
 from lakeguard.quality.rules import compile_rules
 from lakeguard.store.runtime_rows import TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
+from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
 from openlaketx.runner.batch import InputBatch
@@ -119,7 +118,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
                 ctx.spark.catalog.dropTempView(view)
             for source in batch.sources:  # staged or failed: nothing reads what was fetched
                 if source.landing is not None:
-                    shutil.rmtree(source.landing, ignore_errors=True)
+                    storage.remove_tree(source.landing)
         found = novelty(ctx, target, batch, staged, start.own_latest)
         if found.nothing is not None:
             staging.discard(staged)

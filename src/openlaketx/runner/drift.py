@@ -15,8 +15,6 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from deltalake import DeltaTable
-
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.schema.drift import (
     Change,
@@ -31,6 +29,7 @@ from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import Layer, is_data_column
+from openlaketx import storage
 from openlaketx.runner.batch import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
@@ -153,7 +152,7 @@ def batch_drift(
 
 def _table_types(path: str) -> dict[str, str] | None:
     """The dataset table's column types by lower-case name (None: no table yet)."""
-    if not DeltaTable.is_deltatable(path):
+    if not storage.is_delta_table(path):
         return None
-    fields = json.loads(DeltaTable(path).schema().to_json())["fields"]
+    fields = json.loads(storage.delta_table(path).schema().to_json())["fields"]
     return {c.name.lower(): c.type for c in from_fields(fields)}

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from deltalake import DeltaTable
-
 from lakeguard.errors import MetadataStoreError
 from lakeguard.schema.fingerprint import from_fields, schema_hash
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
+from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import TaggedCommit, app_id, find_commit, published_through
 from openlaketx.loads.content import recorded_digests_hash
 from openlaketx.runner.context import RunContext, Target
 from openlaketx.runner.lifecycle import DatasetAttempt
+from openlaketx.sources.kinds import engine
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,19 @@ def recover(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> Recover
             latest = ctx.gate.latest(target.dataset_id)
             recorded.append(commit)
         log.metadata = {"recovered_commits": [c.commit_version for c in recorded]}
+    _finish_sources(ctx, target, [c.run_id for c in recorded])
     return Recovered(latest, recorded, swept)
+
+
+def _finish_sources(ctx: RunContext, target: Target, run_ids: list[str]) -> None:
+    """Let each source finish what the recorded attempts left undone after publishing (a
+    file source archives the files they took); their input counts as taken already."""
+    taken = ctx.writer.taken(target.dataset_id, run_ids)
+    for obj in ctx.registry.source_objects(target.dataset_id):
+        rows = [r for r in taken if r.source_object_id == obj.source_object_id]
+        if rows:
+            system = ctx.registry.system(obj.source_system_id)
+            engine(system.kind).recovered(ctx.spark, system, obj, rows)
 
 
 def record_commit(
@@ -92,7 +104,7 @@ def record_commit(
 
 
 def _table_schema_hash(path: str, commit_version: int) -> str:
-    fields = json.loads(DeltaTable(path, version=commit_version).schema().to_json())
+    fields = json.loads(storage.delta_table(path, commit_version).schema().to_json())
     return schema_hash(from_fields(fields["fields"]))
 
 

@@ -15,7 +15,6 @@ Three comparisons against the content hash recorded with the version (see loads.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,6 +27,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer, LoadType
+from openlaketx import storage
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag
@@ -306,4 +306,4 @@ def _merged_hash(
         )
         return version_hash(spark, f"{scratch}/table", approved.version)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        storage.remove_tree(scratch)

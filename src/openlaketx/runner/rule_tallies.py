@@ -10,12 +10,12 @@ only the attempt a Spark task committed leaves a file.
 from __future__ import annotations
 
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import RuleTally, row_rules
 from lakeguard.vocabulary import rule_flag
+from openlaketx import storage
 from openlaketx.loads.footers import FileFooter
 
 
@@ -57,7 +57,7 @@ def _tally(files: list[FileFooter], column: str) -> RuleTally:
 def _read(path: str, column: str) -> tuple[int, str | None, str | None]:
     """(non-null values, min, max) of one column of one file: the bounded read a footer
     without statistics needs."""
-    values = pq.read_table(path, columns=[column]).column(column)
+    values = storage.read_parquet(path, [column]).column(column)
     bounds = pc.min_max(values)
     return (
         len(values) - values.null_count,

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deltalake import DeltaTable
-
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
+from openlaketx import storage
 from openlaketx.loads import small_merge, staging, strategies
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
@@ -23,7 +22,7 @@ def stage_batch(
     """Write the batch, as data version `version`, with each row's broken rules, digest and
     lineage columns, into a staged folder (a MERGE's input is scratch: never table files)."""
     assert batch.frame is not None
-    table = DeltaTable(target.path).schema().to_arrow().names if target.exists() else []
+    table = storage.delta_table(target.path).schema().to_arrow().names if target.exists() else []
     frame = publishable(
         batch.frame,
         target.dataset,

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pyarrow as pa
-from deltalake import DeltaTable, QueryBuilder
+from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
 from lakeguard.decision_diff import DecisionDiff, diff_decisions
@@ -20,6 +20,7 @@ from lakeguard.quality.kinds import stored_rule
 from lakeguard.store.records import DecisionRecord, RuleDef
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import AttemptStatus
+from openlaketx import storage
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.tables import dataset_location, quarantine_name
 
@@ -196,9 +197,9 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     """How many rows the dataset's quarantine holds, and the newest `limit` of them."""
     lh.dataset(dataset_id)
     location = dataset_location(lh.warehouse, quarantine_name(dataset_id))
-    if not DeltaTable.is_deltatable(location):
+    if not storage.is_delta_table(location):
         return QuarantineSample(dataset_id=dataset_id, rows=0, sample=[])
-    table = DeltaTable(location)
+    table = storage.delta_table(location)
     files = pa.table(table.get_add_actions(flatten=True))
     rows = sum(int(n or 0) for n in files.column("num_records").to_pylist())
     query = QueryBuilder().register("q", table)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 from lakeguard.errors import SourceError
 from lakeguard.progress import SourceProgress
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import SourceKindName
 from openlaketx.sources.reads import SourceRead
 
@@ -62,6 +63,18 @@ class SourceEngine(ABC):
         """What the scheduler's arrival trigger sees waiting: one identity per input a run
         would take (a file's path, size and time), found without a JVM. None: this kind, or
         this object, has no arrival trigger (schedule it instead)."""
+        return None
+
+    def recovered(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        taken: list[SourceProgressRow],
+    ) -> None:
+        """Finish what a crashed attempt left undone after its version was published (its
+        version is recorded now, by the recovering run): `taken` is what that attempt read
+        from `obj`. Nothing by default."""
         return None
 
     def classify(

@@ -28,6 +28,7 @@ from lakeguard.source_kinds.base import RootOptions
 from lakeguard.source_kinds.file import FileObjectOptions, SeenFile
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.listing import local_files
@@ -200,6 +201,17 @@ def read_layout(
     return reader.schema(", ".join(parts)).load(paths)
 
 
+def archive_moves(
+    system: SourceSystemDef, obj: SourceObjectDef, paths: list[str]
+) -> list[tuple[str, str]]:
+    """(file, archive folder) for each path, when the source object names an archive."""
+    archive_to = file_options(obj).archive
+    if not archive_to:
+        return []
+    archive = source_path(system, archive_to)
+    return [(path, archive) for path in paths]
+
+
 def archive_files(spark: SparkSession, moves: list[tuple[str, str]]) -> None:
     """Move ingested files into their archive folder (after their version is recorded).
 
@@ -311,9 +323,7 @@ def read_files(
     for columns, _ in layouts:
         drift += [c for c in diff(approved, columns) if c not in drift]
     prints = [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in to_read]
-    archive_to = file_options(obj).archive
-    archive = source_path(system, archive_to) if archive_to else None
-    moves = [(f.path, archive) for f in to_read] if archive else []
+    moves = archive_moves(system, obj, [f.path for f in to_read])
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=frame,
@@ -358,6 +368,17 @@ class FileSource(SourceEngine):
             return None  # not on the local file system: Spark lists it
         seen = progress.of(obj.source_object_id, SeenFile)
         return select_files(listed, seen), seen
+
+    def recovered(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        taken: list[SourceProgressRow],
+    ) -> None:
+        """Archive the files a crashed attempt took (it died before its own archive step)."""
+        files = [r.path for r in taken if r.kind == SeenFile.KIND and r.path]
+        archive_files(spark, archive_moves(system, obj, files))
 
     def nothing_new(
         self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress

@@ -1,0 +1,199 @@
+"""The data plane's files, on a local disk or an S3-compatible object store (the edge).
+
+Data tables, their staged batches and quarantine live under the warehouse, which may be an
+`s3://` location. Everything the engine does to those files besides Spark's reads and writes
+goes through here: open a Delta table with delta-rs, list a staged folder's Parquet files and
+read their footers, remove a folder, move one. A location names its store by its scheme, so the
+rest of the engine handles locations as plain strings.
+
+A move on a local disk is a rename. On an object store there is no rename (S3 copies and
+deletes), so `move_tree` copies every file first and deletes the source only after: a crash in
+between leaves both, never neither, and the callers commit what was moved before they rely on
+the source being gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+
+from lakeguard.errors import StorageError, first_line
+from lakeguard.store.objectstore import ObjectStoreSettings, is_remote, storage_options
+
+__all__ = [
+    "delta_table",
+    "file_info",
+    "is_delta_table",
+    "is_remote",
+    "join",
+    "list_files",
+    "move_tree",
+    "open_input",
+    "parquet_columns",
+    "read_parquet",
+    "relative",
+    "remove_tree",
+    "subfolders",
+]
+
+
+def join(location: str, *parts: str) -> str:
+    """`location/part/...` (string joining: a URI's `//` survives, unlike `Path`)."""
+    return "/".join([location.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def relative(path: str, root: str) -> str:
+    """`path` relative to `root`, as a Delta add action names a table's file."""
+    prefix = root.rstrip("/") + "/"
+    if not path.startswith(prefix):
+        raise StorageError(
+            f"{path} is not inside the table folder {root}",
+            where=path,
+            fix="stage batches inside the target table's folder",
+        )
+    return path[len(prefix) :]
+
+
+def delta_table(location: str, version: int | None = None) -> DeltaTable:
+    """A data table opened by delta-rs (at `version`, or its newest)."""
+    return DeltaTable(location, version=version, storage_options=storage_options(location))
+
+
+def is_delta_table(location: str) -> bool:
+    """Whether a Delta table exists at `location`."""
+    return bool(DeltaTable.is_deltatable(location, storage_options=storage_options(location)))
+
+
+def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """Arrow's file system for `location` and the path within it."""
+    if not is_remote(location):
+        return pafs.LocalFileSystem(), os.path.abspath(location)
+    settings = ObjectStoreSettings.from_env()
+    keys = settings.storage_options()
+    endpoint = settings.endpoint or ""
+    fs = pafs.S3FileSystem(
+        access_key=keys.get("AWS_ACCESS_KEY_ID"),
+        secret_key=keys.get("AWS_SECRET_ACCESS_KEY"),
+        session_token=keys.get("AWS_SESSION_TOKEN"),
+        region=settings.region,
+        endpoint_override=endpoint.split("://", 1)[-1] or None,
+        scheme="http" if endpoint.startswith("http://") else "https",
+        force_virtual_addressing=not settings.path_style and not endpoint,
+    )
+    return fs, location.split("://", 1)[1]
+
+
+def _uri(location: str, path: str) -> str:
+    """A path of the file system back in the form `location` was given (scheme kept)."""
+    if is_remote(location):
+        return location.split("://", 1)[0] + "://" + path
+    return path
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def list_files(folder: str, suffix: str = ".parquet") -> list[str]:
+    """The data files under `folder` (sorted), skipping hidden files and folders (`_`, `.`)."""
+    fs, path = _filesystem(folder)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    except OSError as exc:
+        raise StorageError(
+            f"cannot list {folder}: {first_line(exc, 300)}", where=folder, fix=_REACH_FIX
+        ) from exc
+    found = []
+    for info in infos:
+        if info.type != pafs.FileType.File or not info.path.endswith(suffix):
+            continue
+        inner = info.path[len(path.rstrip("/")) + 1 :].split("/")
+        if any(_hidden(part) for part in inner):
+            continue
+        found.append(_uri(folder, info.path))
+    return sorted(found)
+
+
+def file_info(location: str) -> tuple[int, int]:
+    """(size in bytes, modification time in ms since the epoch) of one file."""
+    fs, path = _filesystem(location)
+    info = fs.get_file_info(path)
+    if info.type != pafs.FileType.File:
+        raise StorageError(f"{location} is not a file", where=location, fix=_REACH_FIX)
+    mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
+    return int(info.size or 0), int(mtime)
+
+
+def open_input(location: str) -> pafs.NativeFile:
+    """A random-access reader of one file (a Parquet footer is read from its end)."""
+    fs, path = _filesystem(location)
+    return fs.open_input_file(path)
+
+
+def read_parquet(location: str, columns: list[str]) -> pa.Table:
+    """Some columns of one Parquet file."""
+    fs, path = _filesystem(location)
+    return pq.read_table(path, columns=columns, filesystem=fs)
+
+
+def parquet_columns(location: str) -> list[str]:
+    """The column names of one Parquet file (its footer only)."""
+    fs, path = _filesystem(location)
+    with fs.open_input_file(path) as handle:
+        return list(pq.read_schema(handle).names)
+
+
+def subfolders(location: str) -> list[str]:
+    """The names of the folders directly under `location` ([] when it does not exist)."""
+    if not is_remote(location):
+        folder = Path(location)
+        return sorted(c.name for c in folder.iterdir() if c.is_dir()) if folder.is_dir() else []
+    fs, path = _filesystem(location)
+    infos = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    return sorted(i.base_name for i in infos if i.type == pafs.FileType.Directory)
+
+
+def remove_tree(location: str) -> None:
+    """Delete a folder and everything under it; nothing happens when it is not there."""
+    if not is_remote(location):
+        shutil.rmtree(location, ignore_errors=True)
+        return
+    fs, path = _filesystem(location)
+    with contextlib.suppress(FileNotFoundError):
+        fs.delete_dir(path)
+
+
+def move_tree(source: str, target: str) -> None:
+    """Move a folder: a rename on a local disk, copy-then-delete on an object store."""
+    if not is_remote(source) and not is_remote(target):
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(source, target)
+        return
+    src_fs, src = _filesystem(source)
+    dst_fs, dst = _filesystem(target)
+    infos = src_fs.get_file_info(pafs.FileSelector(src, recursive=True))
+    for info in infos:
+        if info.type != pafs.FileType.File:
+            continue
+        inner = info.path[len(src.rstrip("/")) + 1 :]
+        pafs.copy_files(
+            info.path,
+            f"{dst.rstrip('/')}/{inner}",
+            source_filesystem=src_fs,
+            destination_filesystem=dst_fs,
+        )
+    # only once every file is at the target: a crash before leaves the source whole
+    remove_tree(source)
+
+
+_REACH_FIX = (
+    "check the warehouse location and the object store's settings (LAKETX_S3_ENDPOINT, "
+    "LAKETX_S3_REGION, LAKETX_S3_PATH_STYLE, LAKETX_S3_CREDENTIALS_FILE)"
+)
