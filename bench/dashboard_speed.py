@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CHROMIUM = Path(os.environ.get("LAKETX_CHROMIUM", "/usr/lib/chromium/chromium"))
 
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

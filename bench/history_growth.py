@@ -83,6 +83,7 @@ def overhead(store: Store) -> float:
 
 def open_store(work: Path, name: str, runs: int, projects: int, per_commit: int) -> Store:
     from bench.recorded_history import project, record_history
+
     from openlaketx.lakehouse import Lakehouse
 
     tag = name[0]  # distinct ids per home: the session catalog keeps one location per name
