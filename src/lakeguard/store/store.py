@@ -374,12 +374,15 @@ class MetadataStore:
         newest_first: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        per: str | None = None,
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
         `as_of` or at table version `version`), as plain dicts: what delta-rs reads, and all a
         projection (`columns`) or a definition row can be (`read` types a runtime row).
 
         Filters are (column, op, value) triples; on a partition column they prune files.
+        With `per` (a column), `newest_first` and `limit` pick the newest `limit` rows of each
+        of its values (each dataset's latest version, say), chosen by DataFusion.
         """
         table_def(table)
         location, where = self.location(table), self._filters(filters, all_tenants)
@@ -395,9 +398,10 @@ class MetadataStore:
                     newest_first=newest_first,
                     limit=limit,
                     offset=offset,
+                    per=per,
                 )
             )
-        query = (_frozen(where), tuple(columns or ()), newest_first, limit, offset)
+        query = (_frozen(where), tuple(columns or ()), newest_first, limit, offset, per)
         with deltars.guarded(table, location, "read it"):
             return SNAPSHOTS.read(
                 location,
@@ -409,6 +413,7 @@ class MetadataStore:
                     newest_first=newest_first,
                     limit=limit,
                     offset=offset,
+                    per=per,
                 ),
             )
 
@@ -420,6 +425,7 @@ class MetadataStore:
         newest_first: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        per: str | None = None,
     ) -> list[R]:
         """This tenant's rows of a runtime table (every column), as its row class."""
         rows = self.rows(
@@ -428,6 +434,7 @@ class MetadataStore:
             newest_first=newest_first,
             limit=limit,
             offset=offset,
+            per=per,
         )
         return [row_type.from_row(r) for r in rows]
 
