@@ -19,17 +19,33 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakeguard.schema.drift import DriftDecision
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
-    from lakeguard.store.runtime_rows import (
-        DataVersionRow,
-        DecisionRow,
-        DqResultRow,
-        SchemaChangeRow,
-    )
+    from lakeguard.store.runtime_rows import DqResultRow, SchemaChangeRow
+
+
+class Promoted(Protocol):
+    """What the score reads of an approved version (a `DataVersionRow`, or its projection)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def promoted_at(self) -> datetime: ...
+
+
+class Decided(Protocol):
+    """What the score reads of a decision (a `DecisionRow`, or its projection)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def backed(self) -> bool: ...
+
 
 WEIGHTS = {"quality": 0.4, "freshness": 0.2, "stability": 0.2, "lineage": 0.2}
 RECENT = 10
@@ -70,8 +86,8 @@ def trust_score(
     *,
     dq: Iterable[DqResultRow],
     changes: Iterable[SchemaChangeRow],
-    versions: Iterable[DataVersionRow],
-    decisions: Iterable[DecisionRow],
+    versions: Iterable[Promoted],
+    decisions: Iterable[Decided],
     now: datetime,
     sla_hours: float | None = None,
 ) -> TrustScore:
@@ -87,7 +103,7 @@ def trust_score(
     unsettled = sum(1 for c in changes if c.run_id in runs and c.decision != DriftDecision.ALLOW)
     stability = 1 / (1 + unsettled)
     approved = list(versions)
-    backed = {d.run_id for d in decisions if d.allowed and d.evidence}
+    backed = {d.run_id for d in decisions if d.backed}
     lineage = sum(1 for v in approved if v.run_id in backed) / len(approved) if approved else 0.0
     latest = max((v.promoted_at for v in approved), default=None)
     sla = sla_hours if sla_hours and sla_hours > 0 else FRESH_HOURS

@@ -329,7 +329,7 @@ def scan(
         names = list(columns) if columns else [f.name for f in dt.schema().fields]
         select = ", ".join(f'"{c}"' for c in names)
         sql = (
-            f"SELECT {select} FROM (SELECT {select}, ROW_NUMBER() OVER (PARTITION BY \"{per}\" "
+            f'SELECT {select} FROM (SELECT {select}, ROW_NUMBER() OVER (PARTITION BY "{per}" '
             f'ORDER BY "{newest_first}" DESC NULLS LAST) AS "_laketx_n" FROM t'
             f'{where_sql(filters)}) WHERE "_laketx_n" > {int(offset)} '
             f'AND "_laketx_n" <= {int(offset) + int(limit)}'
