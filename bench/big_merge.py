@@ -100,13 +100,27 @@ def deliver(spark: Any, root: Path, n: int, rows: int, keys: int) -> Path:
     return root / "incoming"
 
 
-def run(lh: Any, dataset: str) -> float:
+def run(lh: Any, dataset: str, where: list[dict[str, Any]] | None = None) -> float:
+    """`lh.run` timed; with `where`, the run's phases (step_logs) and the wall time between
+    the runner's progress messages are appended to it."""
+    from bench.governed_ingest import step_phases, timeline
+
+    marks: list[tuple[float, str]] = []
     started = time.perf_counter()
-    result = lh.run(dataset, triggered_by="bench")
-    seconds = time.perf_counter() - started
+    result = lh.run(
+        dataset, triggered_by="bench", progress=lambda m: marks.append((time.perf_counter(), m))
+    )
+    ended = time.perf_counter()
     if result.status != "COMPLETED":
         raise SystemExit(f"{dataset} ended {result.status}: {result.error}")
-    return seconds
+    if where is not None:
+        where.append(
+            {
+                "phases": step_phases(lh, result.run_id),
+                "timeline": timeline(started, marks, ended),
+            }
+        )
+    return ended - started
 
 
 def bare_merge(spark: Any, files: list[Path], target: Path) -> float:
@@ -128,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is scripts
     from openlaketx.lakehouse import Lakehouse
 
     work = Path(tempfile.mkdtemp(prefix="laketx-bigmerge-"))
     governed: list[float] = []
     bare: list[float] = []
+    where: list[dict[str, Any]] = []  # the governed rounds' phases, warm-up first
     try:
         root = work / "landing"
         root.mkdir()
@@ -150,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in range(1, args.rounds + 2):
             deliver(spark, root, n, args.changes, args.rows)
             run(lh, "bronze_big")
-            g = run(lh, SILVER)
+            g = run(lh, SILVER, where)
             b = bare_merge(spark, sorted(incoming.glob(f"d{n:03d}_*.parquet")), work / "bare")
             warm_up = n == 1
             if not warm_up:
@@ -170,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         "bare_s": statistics.median(bare),
         "governed_rounds_s": governed,
         "bare_rounds_s": bare,
+        "governed_where": where,
     }
     if args.json:
         print(json.dumps(results, indent=2))
