@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10_000, help="job runs of the large store")
     parser.add_argument("--small", type=int, default=10, help="job runs of the small store")
     parser.add_argument("--projects", type=int, default=10, help="2 datasets and a job each")
-    parser.add_argument("--per-commit", type=int, default=10, help="job runs per commit")
+    parser.add_argument("--per-commit", type=int, default=25, help="job runs per commit")
     parser.add_argument("--rounds", type=int, default=5, help="one-row step rounds")
     parser.add_argument("--repeat", type=int, default=5, help="status measurements")
     parser.add_argument("--json", action="store_true")
