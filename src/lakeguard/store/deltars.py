@@ -345,6 +345,15 @@ def scan(
     return pa.table(reader.read_all())
 
 
+def query(tables: dict[str, DeltaTable], sql: str) -> pa.Table:
+    """A DataFusion query over several table snapshots, each registered under its name (the
+    store builds `sql`; its filters come from `where_sql`)."""
+    builder = QueryBuilder()
+    for name, dt in tables.items():
+        builder = builder.register(name, dt)
+    return pa.table(builder.execute(sql).read_all())
+
+
 def read(
     table: str,
     location: str,

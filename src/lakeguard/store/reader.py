@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
@@ -56,7 +56,7 @@ from lakeguard.store.runtime_rows import (
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
-from lakeguard.trust import RECENT, TrustScore, trust_score
+from lakeguard.trust import RECENT, Lineage, TrustScore, trust_score
 from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
@@ -88,30 +88,7 @@ def _trailing_blocked(decisions: list[DecisionRow]) -> dict[str, list[Blocked]]:
     return trailing
 
 
-@dataclass(frozen=True)
-class _Promoted:
-    """An approved version as trust's lineage and freshness read it."""
-
-    COLUMNS: ClassVar[tuple[str, ...]] = ("dataset_id", "run_id", "promoted_at")
-    dataset_id: str
-    run_id: str
-    promoted_at: datetime
-
-    @classmethod
-    def of(cls, row: StoredRow) -> _Promoted:
-        return cls(row["dataset_id"], row["run_id"], row["promoted_at"])
-
-
-@dataclass(frozen=True)
-class _Backed:
-    """An allowed decision with evidence (read with those filters: `backed` by construction)."""
-
-    dataset_id: str
-    run_id: str
-    backed: bool = True
-
-
-D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow, _Promoted, _Backed)
+D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow)
 
 
 def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
@@ -559,25 +536,17 @@ class StoreReader:
                 per="dataset_id",
             )
             changes_f = pool.submit(store.read, SchemaChangeRow, filters=only)
-            # lineage and freshness read every version: a projection, not whole rows
-            versions_f = pool.submit(
-                store.rows, "data_versions", filters=only, columns=list(_Promoted.COLUMNS)
-            )
-            decisions_f = pool.submit(
-                store.rows,
-                "promotion_status",
-                filters=[*only, ("allowed", "=", True), ("evidence", "!=", "")],
-                columns=["dataset_id", "run_id"],
-            )
+            # lineage and freshness count every version: DataFusion counts, one row each
+            lineage_f = pool.submit(store.lineage, ids)
             policies_f = pool.submit(store.active_definitions, "policy_rules")
             layers_f = pool.submit(
                 store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
             )
             dq, changes = _by_dataset(dq_f.result()), _by_dataset(changes_f.result())
-            versions = _by_dataset([_Promoted.of(r) for r in versions_f.result()])
-            decisions = _by_dataset(
-                [_Backed(r["dataset_id"], r["run_id"]) for r in decisions_f.result()]
-            )
+            lineage = {
+                r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
+                for r in lineage_f.result()
+            }
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
 
@@ -587,8 +556,7 @@ class StoreReader:
                 d,
                 dq=dq.get(d, []),
                 changes=changes.get(d, []),
-                versions=versions.get(d, []),
-                decisions=decisions.get(d, []),
+                lineage=lineage.get(d, Lineage()),
                 now=now,
                 sla_hours=sla_hours(policies, layers[d]) if d in layers else None,
             )

@@ -417,6 +417,25 @@ class MetadataStore:
                 ),
             )
 
+    def lineage(self, dataset_ids: Sequence[str]) -> list[StoredRow]:
+        """Per dataset: its approved versions (`approved`), how many of them an allowed decision
+        with evidence backs (`backed`) and when the newest was promoted (`latest`). DataFusion
+        joins data_versions to promotion_status and counts, so what crosses into Python is one
+        row per dataset however long the history."""
+        only = deltars.where_sql(self._filters([("dataset_id", "in", list(dataset_ids))]))
+        sql = (
+            "SELECT v.dataset_id AS dataset_id, COUNT(*) AS approved, "
+            "COUNT(b.run_id) AS backed, MAX(v.promoted_at) AS latest "
+            f"FROM (SELECT dataset_id, run_id, promoted_at FROM data_versions{only}) v "
+            "LEFT JOIN (SELECT DISTINCT run_id FROM promotion_status"
+            f"{only} AND allowed AND evidence <> '') b ON v.run_id = b.run_id "
+            "GROUP BY v.dataset_id"
+        )
+        names = ("data_versions", "promotion_status")
+        with deltars.guarded(names[0], self.location(names[0]), "count its lineage"):
+            tables = {n: deltars.open_table(self.location(n)) for n in names}
+            return to_rows(deltars.query(tables, sql))
+
     def read(
         self,
         row_type: type[R],
