@@ -623,9 +623,11 @@ class StoreReader:
             rows_f = pool.submit(
                 self._store.read, SourceProgressRow, filters=[("dataset_id", "=", dataset_id)]
             )
-            versions = self.versions(dataset_id)
+            approved = self._store.rows(  # the run ids only: every step asks
+                "data_versions", filters=[("dataset_id", "=", dataset_id)], columns=["run_id"]
+            )
             rows = rows_f.result()
-        return fold(rows, {v.run_id for v in versions})
+        return fold(rows, {r["run_id"] for r in approved})
 
     def audit_data(self, locate: Callable[[str], str]) -> AuditData:
         """Everything `lakeguard.audit` checks: this tenant's run, version and decision rows,
