@@ -193,61 +193,34 @@ class StoreReader:
 
     def last_profiles(self, dataset_id: str) -> LastProfiles:
         """The dataset's last approved batch's profile (over the last approved full profile's
-        metrics), when the last full profile ran, and how many batches were profiled since.
-
-        Every step asks, so DataFusion picks the few rows needed (the newest full profile, the
-        two runs whose metrics make the answer, the runs since): the rows read stay the same
-        however many batches the dataset has had.
-        """
-        table, own = "data_profiling_results", ("dataset_id", "=", dataset_id)
-        full_metric = ("metric", "in", sorted(FULL_METRICS))
-
-        def newest(*filters: tuple[str, str, Any]) -> StoredRow | None:
-            found = self._store.rows(
-                table,
-                filters=[own, *filters],
-                columns=["run_id", "profiled_at"],
-                newest_first="profiled_at",
-                limit=1,
-            )
-            return found[0] if found else None
-
+        metrics), when the last full profile ran, and how many batches were profiled since."""
         with ThreadPoolExecutor(max_workers=2) as pool:
-            full_f = pool.submit(newest, full_metric)
-            approved = sorted(
-                {
-                    r["run_id"]
-                    for r in self._store.rows("data_versions", filters=[own], columns=["run_id"])
-                }
+            rows_f = pool.submit(
+                self._store.rows,
+                "data_profiling_results",
+                filters=[("dataset_id", "=", dataset_id)],
+                columns=["run_id", "column_name", "metric", "value", "profiled_at"],
             )
-            last_full = full_f.result()
-        full_at = None if last_full is None else last_full["profiled_at"]
-        since = (
-            set()
-            if full_at is None
-            else {
+            approved = {  # the run ids only: every step asks
                 r["run_id"]
                 for r in self._store.rows(
-                    table, filters=[own, ("profiled_at", ">", full_at)], columns=["run_id"]
+                    "data_versions", filters=[("dataset_id", "=", dataset_id)], columns=["run_id"]
                 )
             }
-        )
-        was_approved = ("run_id", "in", approved)
-        runs = [newest(was_approved, full_metric), newest(was_approved)]
-        wanted = [str(r["run_id"]) for r in runs if r is not None]
-        rows = (
-            self._store.rows(
-                table,
-                filters=[own, ("run_id", "in", wanted)],
-                columns=["run_id", "column_name", "metric", "value"],
-            )
-            if wanted and approved
-            else []
-        )
+            rows = rows_f.result()
+        full = [r for r in rows if r["metric"] in FULL_METRICS]
+        full_at = max((r["profiled_at"] for r in full), default=None)
+        since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
+        kept = [r for r in rows if r["run_id"] in approved]
+
+        def last_run(candidates: list[StoredRow]) -> str | None:
+            last = max(candidates, key=lambda r: r["profiled_at"], default=None)
+            return None if last is None else str(last["run_id"])
+
+        runs = (last_run([r for r in kept if r["metric"] in FULL_METRICS]), last_run(kept))
         latest: dict[tuple[str, str], str | None] = {}
-        for run in (None if r is None else r["run_id"] for r in runs):
-            # the last full profile's metrics, then the last profile's over them
-            for r in rows:
+        for run in runs:  # the last full profile's metrics, then the last profile's over them
+            for r in kept:
                 if r["run_id"] == run:
                     latest[(r["column_name"], r["metric"])] = r["value"]
         return LastProfiles(latest, full_at=full_at, batches_since_full=len(since))
