@@ -193,21 +193,36 @@ class StoreReader:
 
     def last_profiles(self, dataset_id: str) -> LastProfiles:
         """The dataset's last approved batch's profile (over the last approved full profile's
-        metrics), when the last full profile ran, and how many batches were profiled since."""
+        metrics), when the last full profile ran, and how many batches were profiled since.
+
+        Every step asks: only the rows from the last approved full profile on are read (all of
+        them when there is none). Everything the answer needs is there, since a run's rows share
+        one `profiled_at`: that run, the newest full profile and the runs since, the last
+        approved run.
+        """
+        table, own = "data_profiling_results", ("dataset_id", "=", dataset_id)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            rows_f = pool.submit(
+            full_runs_f = pool.submit(  # one row per fully profiled run, picked by DataFusion
                 self._store.rows,
-                "data_profiling_results",
-                filters=[("dataset_id", "=", dataset_id)],
-                columns=["run_id", "column_name", "metric", "value", "profiled_at"],
+                table,
+                filters=[own, ("metric", "in", sorted(FULL_METRICS))],
+                columns=["run_id", "profiled_at"],
+                newest_first="profiled_at",
+                limit=1,
+                per="run_id",
             )
-            approved = {  # the run ids only: every step asks
+            approved = {  # the run ids only
                 r["run_id"]
-                for r in self._store.rows(
-                    "data_versions", filters=[("dataset_id", "=", dataset_id)], columns=["run_id"]
-                )
+                for r in self._store.rows("data_versions", filters=[own], columns=["run_id"])
             }
-            rows = rows_f.result()
+            full_runs = full_runs_f.result()
+        from_full = [r["profiled_at"] for r in full_runs if r["run_id"] in approved]
+        window = [("profiled_at", ">=", max(from_full))] if from_full else []
+        rows = self._store.rows(
+            table,
+            filters=[own, *window],
+            columns=["run_id", "column_name", "metric", "value", "profiled_at"],
+        )
         full = [r for r in rows if r["metric"] in FULL_METRICS]
         full_at = max((r["profiled_at"] for r in full), default=None)
         since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
