@@ -68,6 +68,8 @@ bench: $(STAMP)
 	$(PY) bench/governed_ingest.py
 	$(PY) bench/status_latency.py
 	$(PY) bench/small_delivery.py
+	$(PY) bench/history_growth.py
+	$(PY) bench/big_merge.py
 
 clean:
 	rm -rf $(VENV) lakehouse lakehouse-s3 .pytest_cache .mypy_cache .ruff_cache

@@ -58,6 +58,27 @@ SPARK_BENCHES = {
     "small_delivery": ["--rows", "5", "--rounds", "1"],
     "governed_ingest": ["--rows", "200", "--warmup-rows", "50", "--partitions", "2"],
     "catch_up": ["--versions", "2", "--keys", "20"],
+    "history_growth": [
+        "--runs",
+        "20",
+        "--small",
+        "2",
+        "--projects",
+        "2",
+        "--rounds",
+        "1",
+        "--repeat",
+        "1",
+    ],
+    "big_merge": ["--rows", "200", "--changes", "20", "--rounds", "1"],
+}
+# The figures each one's JSON must name (a ratio against its baseline, at least).
+SPARK_BENCH_KEYS = {
+    "small_delivery": {"ratio", "step_overhead_s"},
+    "governed_ingest": {"ratio", "step_overhead_s"},
+    "catch_up": {"versions", "kinds"},
+    "history_growth": {"step_overhead_ratio", "status_cli_ratio", "status_in_process_ratio"},
+    "big_merge": {"ratio", "governed_s", "bare_s"},
 }
 
 
@@ -68,9 +89,7 @@ def test_a_spark_benchmark_runs_at_a_tiny_size_and_prints_its_json(
 ) -> None:
     assert bench_main(name)([*SPARK_BENCHES[name], "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
-    assert isinstance(figures, dict) and figures
-    if name != "catch_up":
-        assert {"ratio", "step_overhead_s"} <= figures.keys()
+    assert isinstance(figures, dict) and SPARK_BENCH_KEYS[name] <= figures.keys()
 
 
 @pytest.mark.subprocess

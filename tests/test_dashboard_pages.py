@@ -113,9 +113,10 @@ def test_every_template_compiles() -> None:
 
 
 def _bench_history() -> Any:
-    """bench/dashboard_speed.py's History: a job run's rows as the engine records them."""
-    path = Path(__file__).resolve().parents[1] / "bench" / "dashboard_speed.py"
-    spec = importlib.util.spec_from_file_location("bench_dashboard_speed", path)
+    """The benchmarks' History (bench/recorded_history.py): a job run's rows as the engine
+    records them."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "recorded_history.py"
+    spec = importlib.util.spec_from_file_location("bench_recorded_history", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

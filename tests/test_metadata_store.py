@@ -238,6 +238,92 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
 
 
 @pytest.mark.subprocess
+def test_per_key_reads_and_lineage_counts_agree_with_every_row(store: MetadataStore) -> None:
+    """What DataFusion picks (each dataset's newest rows) and counts (lineage) equals what the
+    same question answers over every row, for this tenant only."""
+    from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow
+    from lakeguard.trust import Lineage
+
+    now, rows = utcnow(), []
+    for d, n in (("a", 4), ("b", 2)):
+        for v in range(1, n + 1):
+            run, at = f"{d}{v}", now + timedelta(minutes=v)
+            rows.append(
+                DataVersionRow(
+                    tenant_id="default",
+                    dataset_id=d,
+                    version=v,
+                    snapshot_ref=str(v),
+                    schema_hash="h",
+                    row_count=v,
+                    rows_written=1,
+                    upstream_refs="{}",
+                    run_id=run,
+                    promoted_at=at,
+                    promoted_by="job",
+                )
+            )
+            rows.append(  # b's first version has no evidence: not backed
+                DecisionRow(
+                    tenant_id="default",
+                    dataset_id=d,
+                    run_id=run,
+                    from_layer="source",
+                    to_layer="bronze",
+                    allowed=True,
+                    reason="ok",
+                    evidence=None if run == "b1" else "{}",
+                    evaluated_at=at,
+                )
+            )
+    store.append_rows(rows, _by_gate=True)
+    other = MetadataStore("lg", store.root, "acme")  # another tenant's newer version of "a"
+    other.ensure()
+    other.append_rows(
+        [
+            DataVersionRow(
+                tenant_id="acme",
+                dataset_id="a",
+                version=9,
+                snapshot_ref="9",
+                schema_hash="h",
+                row_count=9,
+                rows_written=1,
+                upstream_refs="{}",
+                run_id="x",
+                promoted_by="job",
+                promoted_at=now + timedelta(hours=1),
+            )
+        ],
+        _by_gate=True,
+    )
+
+    newest = store.rows(
+        "data_versions",
+        columns=["dataset_id", "version"],
+        newest_first="version",
+        limit=2,
+        per="dataset_id",
+    )
+    assert sorted((r["dataset_id"], r["version"]) for r in newest) == [
+        ("a", 3),
+        ("a", 4),
+        ("b", 1),
+        ("b", 2),
+    ]
+    versions = store.read(DataVersionRow)
+    decisions = store.read(DecisionRow)
+    counted = {
+        r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
+        for r in store.lineage(["a", "b"])
+    }
+    for d in ("a", "b"):
+        assert counted[d] == Lineage.of(
+            [v for v in versions if v.dataset_id == d], [x for x in decisions if x.dataset_id == d]
+        )
+    assert counted["a"].approved == 4 and counted["b"].backed == 1
+
+
 def test_store_and_reader_need_no_spark() -> None:
     code = (
         "import sys\n"

@@ -19,17 +19,54 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakeguard.schema.drift import DriftDecision
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
-    from lakeguard.store.runtime_rows import (
-        DataVersionRow,
-        DecisionRow,
-        DqResultRow,
-        SchemaChangeRow,
-    )
+    from lakeguard.store.runtime_rows import DqResultRow, SchemaChangeRow
+
+
+class Promoted(Protocol):
+    """What the score reads of an approved version (a `DataVersionRow`, or its projection)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def promoted_at(self) -> datetime: ...
+
+
+class Decided(Protocol):
+    """What the score reads of a decision (a `DecisionRow`, or its projection)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def backed(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A dataset's approved versions, how many an allowed decision with evidence backs, and
+    when the newest was promoted: all the score needs of its whole history."""
+
+    approved: int = 0
+    backed: int = 0
+    latest: datetime | None = None
+
+    @classmethod
+    def of(cls, versions: Iterable[Promoted], decisions: Iterable[Decided]) -> Lineage:
+        """Counted from the rows (the store counts it in DataFusion: `MetadataStore.lineage`)."""
+        approved = list(versions)
+        backed = {d.run_id for d in decisions if d.backed}
+        return cls(
+            approved=len(approved),
+            backed=sum(1 for v in approved if v.run_id in backed),
+            latest=max((v.promoted_at for v in approved), default=None),
+        )
+
 
 WEIGHTS = {"quality": 0.4, "freshness": 0.2, "stability": 0.2, "lineage": 0.2}
 RECENT = 10
@@ -70,13 +107,14 @@ def trust_score(
     *,
     dq: Iterable[DqResultRow],
     changes: Iterable[SchemaChangeRow],
-    versions: Iterable[DataVersionRow],
-    decisions: Iterable[DecisionRow],
+    versions: Iterable[Promoted] = (),
+    decisions: Iterable[Decided] = (),
+    lineage: Lineage | None = None,
     now: datetime,
     sla_hours: float | None = None,
 ) -> TrustScore:
     """The score of one dataset from its rows in dq_results, schema_change_log,
-    data_versions and promotion_status."""
+    data_versions and promotion_status (the last two as counted in `lineage`, when given)."""
     recent = sorted(dq, key=lambda r: r.executed_at, reverse=True)[:RECENT]
     shares = [
         r.expectations_passed / max(1, r.expectations_passed + r.expectations_failed)
@@ -86,12 +124,15 @@ def trust_score(
     runs = {r.run_id for r in recent}
     unsettled = sum(1 for c in changes if c.run_id in runs and c.decision != DriftDecision.ALLOW)
     stability = 1 / (1 + unsettled)
-    approved = list(versions)
-    backed = {d.run_id for d in decisions if d.allowed and d.evidence}
-    lineage = sum(1 for v in approved if v.run_id in backed) / len(approved) if approved else 0.0
-    latest = max((v.promoted_at for v in approved), default=None)
+    counted = lineage if lineage is not None else Lineage.of(versions, decisions)
+    backed_share = counted.backed / counted.approved if counted.approved else 0.0
     sla = sla_hours if sla_hours and sla_hours > 0 else FRESH_HOURS
-    freshness = _freshness(latest, now, sla)
-    parts = {"quality": quality, "freshness": freshness, "stability": stability, "lineage": lineage}
+    freshness = _freshness(counted.latest, now, sla)
+    parts = {
+        "quality": quality,
+        "freshness": freshness,
+        "stability": stability,
+        "lineage": backed_share,
+    }
     score = round(100 * sum(WEIGHTS[k] * v for k, v in parts.items()))
     return TrustScore(dataset_id=dataset_id, score=score, sla_hours=sla, **parts)

@@ -314,19 +314,44 @@ def scan(
     newest_first: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    per: str | None = None,
 ) -> pa.Table:
     """Rows of one table snapshot through delta-rs' DataFusion (files pruned by partition);
-    optionally the top `limit` by `newest_first` descending, sorted by DataFusion itself."""
+    optionally the top `limit` by `newest_first` descending, sorted by DataFusion itself, and
+    with `per` (a column) the top `limit` of each of its values: DataFusion picks them, so
+    what crosses into Python does not grow with the table's history."""
+    for name in (newest_first, per):
+        if name is not None and not name.replace("_", "").isalnum():
+            raise ValueError(f"unsupported order column {name!r}")
+    if per is not None:
+        if newest_first is None or limit is None:
+            raise ValueError("`per` needs `newest_first` and `limit`")
+        names = list(columns) if columns else [f.name for f in dt.schema().fields]
+        select = ", ".join(f'"{c}"' for c in names)
+        sql = (
+            f'SELECT {select} FROM (SELECT {select}, ROW_NUMBER() OVER (PARTITION BY "{per}" '
+            f'ORDER BY "{newest_first}" DESC NULLS LAST) AS "_laketx_n" FROM t'
+            f'{where_sql(filters)}) WHERE "_laketx_n" > {int(offset)} '
+            f'AND "_laketx_n" <= {int(offset) + int(limit)}'
+        )
+        return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
     select = ", ".join(f'"{c}"' for c in columns) if columns else "*"
     sql = f"SELECT {select} FROM t{where_sql(filters)}"
     if newest_first is not None:
-        if not newest_first.replace("_", "").isalnum():
-            raise ValueError(f"unsupported order column {newest_first!r}")
         sql += f' ORDER BY "{newest_first}" DESC'
     if limit is not None:
         sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
     reader = QueryBuilder().register("t", dt).execute(sql)
     return pa.table(reader.read_all())
+
+
+def query(tables: dict[str, DeltaTable], sql: str) -> pa.Table:
+    """A DataFusion query over several table snapshots, each registered under its name (the
+    store builds `sql`; its filters come from `where_sql`)."""
+    builder = QueryBuilder()
+    for name, dt in tables.items():
+        builder = builder.register(name, dt)
+    return pa.table(builder.execute(sql).read_all())
 
 
 def read(
@@ -340,6 +365,7 @@ def read(
     newest_first: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    per: str | None = None,
 ) -> pa.Table:
     """Rows of a table (at `version`, or as it was at time `as_of`), filtered."""
     with guarded(table, location, "read it"):
@@ -353,6 +379,7 @@ def read(
             newest_first=newest_first,
             limit=limit,
             offset=offset,
+            per=per,
         )
 
 

@@ -56,7 +56,7 @@ from lakeguard.store.runtime_rows import (
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.store import MetadataStore
 from lakeguard.stuck import Blocked, Stuck, stuck
-from lakeguard.trust import TrustScore, trust_score
+from lakeguard.trust import RECENT, Lineage, TrustScore, trust_score
 from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
@@ -157,11 +157,13 @@ class StoreReader:
         return sorted((ApprovedVersion.from_row(r) for r in rows), key=lambda v: v.version)
 
     def approved(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
-        """The latest approved version of a dataset (or approved `version`); None if none."""
-        versions = self.versions(dataset_id)
+        """The latest approved version of a dataset (or approved `version`); None if none.
+        DataFusion picks the row: every step asks, and a dataset's versions only grow."""
+        filters: list[tuple[str, str, Any]] = [("dataset_id", "=", dataset_id)]
         if version is not None:
-            versions = [v for v in versions if v.version == version]
-        return versions[-1] if versions else None
+            filters.append(("version", "=", version))
+        rows = self._store.read(DataVersionRow, filters=filters, newest_first="version", limit=1)
+        return ApprovedVersion.from_row(rows[0]) if rows else None
 
     def approved_schema(self, dataset_id: str) -> list[SchemaColumn] | None:
         """The schema of the dataset's latest approved version (None: none, or not captured)."""
@@ -191,16 +193,36 @@ class StoreReader:
 
     def last_profiles(self, dataset_id: str) -> LastProfiles:
         """The dataset's last approved batch's profile (over the last approved full profile's
-        metrics), when the last full profile ran, and how many batches were profiled since."""
+        metrics), when the last full profile ran, and how many batches were profiled since.
+
+        Every step asks: only the rows from the last approved full profile on are read (all of
+        them when there is none). Everything the answer needs is there, since a run's rows share
+        one `profiled_at`: that run, the newest full profile and the runs since, the last
+        approved run.
+        """
+        table, own = "data_profiling_results", ("dataset_id", "=", dataset_id)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            rows_f = pool.submit(
+            full_runs_f = pool.submit(  # one row per fully profiled run, picked by DataFusion
                 self._store.rows,
-                "data_profiling_results",
-                filters=[("dataset_id", "=", dataset_id)],
-                columns=["run_id", "column_name", "metric", "value", "profiled_at"],
+                table,
+                filters=[own, ("metric", "in", sorted(FULL_METRICS))],
+                columns=["run_id", "profiled_at"],
+                newest_first="profiled_at",
+                limit=1,
+                per="run_id",
             )
-            approved = {v.run_id for v in self.versions(dataset_id)}
-            rows = rows_f.result()
+            approved = {  # the run ids only
+                r["run_id"]
+                for r in self._store.rows("data_versions", filters=[own], columns=["run_id"])
+            }
+            full_runs = full_runs_f.result()
+        from_full = [r["profiled_at"] for r in full_runs if r["run_id"] in approved]
+        window = [("profiled_at", ">=", max(from_full))] if from_full else []
+        rows = self._store.rows(
+            table,
+            filters=[own, *window],
+            columns=["run_id", "column_name", "metric", "value", "profiled_at"],
+        )
         full = [r for r in rows if r["metric"] in FULL_METRICS]
         full_at = max((r["profiled_at"] for r in full), default=None)
         since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
@@ -396,17 +418,24 @@ class StoreReader:
     def _status(self) -> list[DatasetStatus]:
         with ThreadPoolExecutor(max_workers=3) as pool:
             datasets_f = pool.submit(self.datasets)
+            # each dataset's newest row only, picked by DataFusion: flat as history grows
             versions_f = pool.submit(
                 self._store.rows,
                 "data_versions",
                 columns=["dataset_id", "version", "snapshot_ref", "row_count", "promoted_at"],
+                newest_first="version",
+                limit=1,
+                per="dataset_id",
             )
             history_f = pool.submit(
                 self._store.rows,
                 "run_history",
                 columns=["dataset_id", "status", "end_time", "error_message"],
+                newest_first="end_time",
+                limit=1,
+                per="dataset_id",
             )
-            decisions_f = pool.submit(self._store.read, DecisionRow)
+            decisions_f = pool.submit(self._trailing_decisions)
             versions = _latest(versions_f.result(), "dataset_id", "version")
             history = _latest(history_f.result(), "dataset_id", "end_time")
             datasets = datasets_f.result()
@@ -433,6 +462,43 @@ class StoreReader:
             )
         return out
 
+    def _trailing_decisions(self) -> list[DecisionRow]:
+        """Each dataset's last allowed decision and the blocked ones after it (all of a dataset
+        never allowed): what `_trailing_blocked` keeps, without reading every decision ever."""
+        store = self._store
+        last_allowed = store.read(
+            DecisionRow,
+            filters=[("allowed", "=", True)],
+            newest_first="evaluated_at",
+            limit=1,
+            per="dataset_id",
+        )
+        since = {r.dataset_id: r.evaluated_at for r in last_allowed}
+        blocked: list[tuple[str, str, Any]] = [("allowed", "=", False)]
+        after = (
+            store.read(DecisionRow, filters=[*blocked, ("evaluated_at", ">=", min(since.values()))])
+            if since
+            else []
+        )
+        rows = [
+            *last_allowed,
+            *(r for r in after if r.dataset_id in since and r.evaluated_at >= since[r.dataset_id]),
+        ]
+        seen = [
+            r["dataset_id"]
+            for r in store.rows(
+                "promotion_status",
+                columns=["dataset_id"],
+                newest_first="evaluated_at",
+                limit=1,
+                per="dataset_id",
+            )
+        ]
+        never = [d for d in seen if d not in since]
+        if never:
+            rows += store.read(DecisionRow, filters=[*blocked, ("dataset_id", "in", never)])
+        return rows
+
     def trust_all(self) -> dict[str, TrustScore]:
         """Every dataset's trust score and its components, kept as `status` keeps its answer
         (until a table changes or the minute turns): a page asks for one dataset's after the
@@ -449,17 +515,26 @@ class StoreReader:
         )
         only: list[tuple[str, str, Any]] = [("dataset_id", "in", ids)]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            dq_f = pool.submit(store.read, DqResultRow, filters=only)
+            dq_f = pool.submit(  # the score looks at the last RECENT batches only
+                store.read,
+                DqResultRow,
+                filters=only,
+                newest_first="executed_at",
+                limit=RECENT,
+                per="dataset_id",
+            )
             changes_f = pool.submit(store.read, SchemaChangeRow, filters=only)
-            versions_f = pool.submit(store.read, DataVersionRow, filters=only)
-            decisions_f = pool.submit(store.read, DecisionRow, filters=only)
+            # lineage and freshness count every version: DataFusion counts, one row each
+            lineage_f = pool.submit(store.lineage, ids)
             policies_f = pool.submit(store.active_definitions, "policy_rules")
             layers_f = pool.submit(
                 store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
             )
             dq, changes = _by_dataset(dq_f.result()), _by_dataset(changes_f.result())
-            versions = _by_dataset(versions_f.result())
-            decisions = _by_dataset(decisions_f.result())
+            lineage = {
+                r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
+                for r in lineage_f.result()
+            }
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
 
@@ -469,8 +544,7 @@ class StoreReader:
                 d,
                 dq=dq.get(d, []),
                 changes=changes.get(d, []),
-                versions=versions.get(d, []),
-                decisions=decisions.get(d, []),
+                lineage=lineage.get(d, Lineage()),
                 now=now,
                 sla_hours=sla_hours(policies, layers[d]) if d in layers else None,
             )
@@ -537,9 +611,11 @@ class StoreReader:
             rows_f = pool.submit(
                 self._store.read, SourceProgressRow, filters=[("dataset_id", "=", dataset_id)]
             )
-            versions = self.versions(dataset_id)
+            approved = self._store.rows(  # the run ids only: every step asks
+                "data_versions", filters=[("dataset_id", "=", dataset_id)], columns=["run_id"]
+            )
             rows = rows_f.result()
-        return fold(rows, {v.run_id for v in versions})
+        return fold(rows, {r["run_id"] for r in approved})
 
     def audit_data(self, locate: Callable[[str], str]) -> AuditData:
         """Everything `lakeguard.audit` checks: this tenant's run, version and decision rows,

@@ -462,6 +462,11 @@ class DecisionRow(RuntimeRow):
     ] = None
     evaluated_at: datetime
 
+    @property
+    def backed(self) -> bool:
+        """An allowed decision that carries evidence (what trust's lineage part counts)."""
+        return self.allowed and bool(self.evidence)
+
 
 @dataclass(frozen=True, kw_only=True)
 class LeaseEventRow(RuntimeRow):

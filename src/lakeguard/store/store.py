@@ -374,12 +374,15 @@ class MetadataStore:
         newest_first: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        per: str | None = None,
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
         `as_of` or at table version `version`), as plain dicts: what delta-rs reads, and all a
         projection (`columns`) or a definition row can be (`read` types a runtime row).
 
         Filters are (column, op, value) triples; on a partition column they prune files.
+        With `per` (a column), `newest_first` and `limit` pick the newest `limit` rows of each
+        of its values (each dataset's latest version, say), chosen by DataFusion.
         """
         table_def(table)
         location, where = self.location(table), self._filters(filters, all_tenants)
@@ -395,9 +398,10 @@ class MetadataStore:
                     newest_first=newest_first,
                     limit=limit,
                     offset=offset,
+                    per=per,
                 )
             )
-        query = (_frozen(where), tuple(columns or ()), newest_first, limit, offset)
+        query = (_frozen(where), tuple(columns or ()), newest_first, limit, offset, per)
         with deltars.guarded(table, location, "read it"):
             return SNAPSHOTS.read(
                 location,
@@ -409,8 +413,28 @@ class MetadataStore:
                     newest_first=newest_first,
                     limit=limit,
                     offset=offset,
+                    per=per,
                 ),
             )
+
+    def lineage(self, dataset_ids: Sequence[str]) -> list[StoredRow]:
+        """Per dataset: its approved versions (`approved`), how many of them an allowed decision
+        with evidence backs (`backed`) and when the newest was promoted (`latest`). DataFusion
+        joins data_versions to promotion_status and counts, so what crosses into Python is one
+        row per dataset however long the history."""
+        only = deltars.where_sql(self._filters([("dataset_id", "in", list(dataset_ids))]))
+        sql = (
+            "SELECT v.dataset_id AS dataset_id, COUNT(*) AS approved, "
+            "COUNT(b.run_id) AS backed, MAX(v.promoted_at) AS latest "
+            f"FROM (SELECT dataset_id, run_id, promoted_at FROM data_versions{only}) v "
+            "LEFT JOIN (SELECT DISTINCT run_id FROM promotion_status"
+            f"{only} AND allowed AND evidence <> '') b ON v.run_id = b.run_id "
+            "GROUP BY v.dataset_id"
+        )
+        names = ("data_versions", "promotion_status")
+        with deltars.guarded(names[0], self.location(names[0]), "count its lineage"):
+            tables = {n: deltars.open_table(self.location(n)) for n in names}
+            return to_rows(deltars.query(tables, sql))
 
     def read(
         self,
@@ -420,6 +444,7 @@ class MetadataStore:
         newest_first: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        per: str | None = None,
     ) -> list[R]:
         """This tenant's rows of a runtime table (every column), as its row class."""
         rows = self.rows(
@@ -428,6 +453,7 @@ class MetadataStore:
             newest_first=newest_first,
             limit=limit,
             offset=offset,
+            per=per,
         )
         return [row_type.from_row(r) for r in rows]
 

@@ -130,7 +130,10 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
     if plan.delete_missing == DeleteMissing.SOFT:
         kept.append(DELETED_AT)
     t = table.select(*[F.col(quote(c)) for c in kept]).alias("t")
-    joined = s.join(t, F.expr(plan.on()), "full_outer")
+    # the table's keys missing from the batch count only when missing keys are deleted: else
+    # a left join (no row per untouched table key, and no full outer join's extra work)
+    how = "left_outer" if plan.delete_missing == DeleteMissing.NONE else "full_outer"
+    joined = s.join(t, F.expr(plan.on()), how)
     first = quote(plan.keys[0])
     counts = joined.agg(
         F.sum(F.when(F.expr(f"t.{first} IS NULL"), 1).otherwise(0)).alias("inserted"),

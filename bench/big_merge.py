@@ -1,0 +1,202 @@
+"""A big merge: a governed merge of M changed rows into an N-row silver table against a bare
+Delta `MERGE INTO` of the same rows on a table of the same rows, in one SparkSession.
+
+A bronze dataset receives a first delivery of N rows (`--rows`, keys 0..N-1), which a silver
+merge dataset (`business_keys: [id]`, `sequence_by: updated`, no rules) takes whole; a bare
+Delta table gets the same N rows by a plain write. Each round then delivers M changed rows
+(`--changes`: existing keys spread evenly over the whole key range, new values, a greater
+`updated`); bronze takes them (not timed), then two things are timed:
+
+* **governed**: `Lakehouse.run` of the silver dataset (lease, read of bronze's new version,
+  staging, the merge, the version's content hash, the decision and the run records);
+* **bare**: `MERGE INTO` the bare table `USING` the same delivered file, with the same
+  condition (`WHEN MATCHED AND s.updated >= t.updated THEN UPDATE SET *`,
+  `WHEN NOT MATCHED THEN INSERT *`).
+
+One warm-up round first (not counted), then medians of `--rounds`; the ratio is governed /
+bare (the issue's goal: at most 1.10x). Generation, setup and bronze's runs are not timed.
+
+    .venv/bin/python bench/big_merge.py                        # 1,000,000 into 10,000,000
+    .venv/bin/python bench/big_merge.py --rows 1000000 --changes 100000 --rounds 2 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SILVER = "silver_big"
+
+
+def log(message: str) -> None:
+    print(f"[big_merge] {message}", file=sys.stderr, flush=True)
+
+
+def document(root: Path) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "source_systems": [{"id": "landing", "options": {"root": str(root)}}],
+        "source_objects": [
+            {
+                "id": "big_parquet",
+                "system": "landing",
+                "locator": "incoming/*.parquet",
+                "format": "parquet",
+                "dataset": "bronze_big",
+                "columns": [
+                    {"name": "id", "type": "bigint"},
+                    {"name": "name", "type": "string"},
+                    {"name": "amount", "type": "bigint"},
+                    {"name": "updated", "type": "bigint"},
+                ],
+            }
+        ],
+        "datasets": [
+            {"id": "bronze_big", "layer": "bronze"},
+            {
+                "id": SILVER,
+                "layer": "silver",
+                "parents": ["bronze_big"],
+                "load_type": "merge",
+                "business_keys": ["id"],
+                "sequence_by": "updated",
+            },
+        ],
+    }
+
+
+def deliver(spark: Any, root: Path, n: int, rows: int, keys: int) -> Path:
+    """Delivery `n` as Parquet files in the landing folder: all `keys` for n = 0, else `rows`
+    existing keys spread evenly over them, with new values and `updated` = n."""
+    from pyspark.sql import functions as F
+
+    ids = spark.range(rows)
+    if n:
+        stride = max(keys // rows, 1)
+        ids = ids.select(((F.col("id") * stride + n) % keys).alias("id"))
+    frame = ids.select(
+        F.col("id"),
+        F.concat(F.lit("n"), (F.abs(F.xxhash64("id", F.lit(n))) % 1000).cast("string")).alias(
+            "name"
+        ),
+        (F.abs(F.xxhash64(F.lit(n), "id")) % 100_000).alias("amount"),
+        F.lit(n).cast("bigint").alias("updated"),
+    )
+    staging = root / f"staging_{n:03d}"
+    frame.write.parquet(str(staging))
+    (root / "incoming").mkdir(exist_ok=True)
+    for k, part in enumerate(sorted(staging.glob("*.parquet"))):
+        shutil.move(str(part), root / "incoming" / f"d{n:03d}_{k:03d}.parquet")
+    shutil.rmtree(staging)
+    return root / "incoming"
+
+
+def run(lh: Any, dataset: str, where: list[dict[str, Any]] | None = None) -> float:
+    """`lh.run` timed; with `where`, the run's phases (step_logs) and the wall time between
+    the runner's progress messages are appended to it."""
+    from bench.governed_ingest import step_phases, timeline
+
+    marks: list[tuple[float, str]] = []
+    started = time.perf_counter()
+    result = lh.run(
+        dataset, triggered_by="bench", progress=lambda m: marks.append((time.perf_counter(), m))
+    )
+    ended = time.perf_counter()
+    if result.status != "COMPLETED":
+        raise SystemExit(f"{dataset} ended {result.status}: {result.error}")
+    if where is not None:
+        where.append(
+            {
+                "phases": step_phases(lh, result.run_id),
+                "timeline": timeline(started, marks, ended),
+            }
+        )
+    return ended - started
+
+
+def bare_merge(spark: Any, files: list[Path], target: Path) -> float:
+    started = time.perf_counter()
+    spark.read.parquet(*map(str, files)).createOrReplaceTempView("bare_changes")
+    spark.sql(
+        f"MERGE INTO delta.`{target}` t USING bare_changes s ON t.id = s.id "
+        "WHEN MATCHED AND s.updated >= t.updated THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=10_000_000, help="rows of the silver table")
+    parser.add_argument("--changes", type=int, default=1_000_000, help="changed rows per merge")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is scripts
+    from openlaketx.lakehouse import Lakehouse
+
+    work = Path(tempfile.mkdtemp(prefix="laketx-bigmerge-"))
+    governed: list[float] = []
+    bare: list[float] = []
+    where: list[dict[str, Any]] = []  # the governed rounds' phases, warm-up first
+    try:
+        root = work / "landing"
+        root.mkdir()
+        (work / "big.yaml").write_text(yaml.safe_dump(document(root), sort_keys=False))
+        lh = Lakehouse.open(home=work / "lakehouse")
+        lh.apply(work / "big.yaml")
+        spark = lh.spark
+        started = time.perf_counter()
+        incoming = deliver(spark, root, 0, args.rows, args.rows)
+        spark.read.parquet(str(incoming)).write.format("delta").save(str(work / "bare"))
+        run(lh, "bronze_big")
+        run(lh, SILVER)
+        took = time.perf_counter() - started
+        log(f"{args.rows:,} rows in silver and in the bare table ({took:.0f} s, not timed)")
+        for n in range(1, args.rounds + 2):
+            deliver(spark, root, n, args.changes, args.rows)
+            run(lh, "bronze_big")
+            g = run(lh, SILVER, where)
+            b = bare_merge(spark, sorted(incoming.glob(f"d{n:03d}_*.parquet")), work / "bare")
+            warm_up = n == 1
+            if not warm_up:
+                governed.append(g)
+                bare.append(b)
+            note = " (warm-up)" if warm_up else ""
+            log(f"round {n - 1}{note}: governed {g:.2f} s, bare {b:.2f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    results = {
+        "rows": args.rows,
+        "changes": args.changes,
+        "rounds": args.rounds,
+        "ratio": statistics.median(governed) / statistics.median(bare),
+        "governed_s": statistics.median(governed),
+        "bare_s": statistics.median(bare),
+        "governed_rounds_s": governed,
+        "bare_rounds_s": bare,
+        "governed_where": where,
+    }
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print(f"{args.changes:,} changed rows into {args.rows:,}, medians of {args.rounds}:")
+        print(f"  bare MERGE INTO         {results['bare_s']:7.2f} s")
+        print(f"  governed Lakehouse.run  {results['governed_s']:7.2f} s")
+        print(f"  ratio                   {results['ratio']:7.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
