@@ -243,3 +243,32 @@ def test_spark_reads_the_metadata_and_writes_a_delta_table_on_the_object_store(
     assert written.to_pyarrow_table().num_rows == 100
     write_deltalake(written, pa.table({"id": pa.array([100], pa.int64())}), mode="append")
     assert DeltaTable(table, storage_options=options).to_pyarrow_table().num_rows == 101
+
+
+def test_files_on_the_object_store_are_listed_as_hadoop_globs_them(
+    s3_server: Any, on_s3: str, tmp_path: Path
+) -> None:
+    """Without a JVM: a glob matches within one path segment, a folder gives its direct
+    children, hidden names are skipped; the same tree on a local disk lists the same."""
+    from openlaketx import storage
+    from openlaketx.sources.files import list_files
+    from openlaketx.sources.listing import local_files
+
+    names = ["in/a.csv", "in/b.json", "in/_skip.csv", "in/.skip.csv", "in/sub/c.csv", "out/d.csv"]
+    fs = s3_server.filesystem()
+    for name in names:
+        with fs.open_output_stream(f"{on_s3.removeprefix('s3://')}/feed/{name}") as out:
+            out.write(b"x,y\n1,2\n")
+        (tmp_path / "feed" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "feed" / name).write_bytes(b"x,y\n1,2\n")
+    cases = {"in/*.csv": ["in/a.csv"], "in": ["in/a.csv", "in/b.json"], "*/d.csv": ["out/d.csv"]}
+    for pattern, expected in cases.items():
+        remote = [f.location for f in storage.glob_files(f"{on_s3}/feed/{pattern}")]
+        assert remote == [f"{on_s3}/feed/{e}" for e in expected], pattern
+        local = local_files(str(tmp_path / "feed" / pattern)) or []
+        assert [f.path for f in local] == [f"file:{tmp_path}/feed/{e}" for e in expected]
+    (seen,) = list_files(f"{on_s3}/feed/in/*.csv", content_hash=True)
+    assert seen.size == 8 and seen.content_hash == storage.sha256(f"{on_s3}/feed/in/a.csv")
+    storage.move_file(f"{on_s3}/feed/in/a.csv", f"{on_s3}/feed/archive/a.csv")
+    assert storage.glob_files(f"{on_s3}/feed/in/*.csv") == []
+    assert storage.header_line(f"{on_s3}/feed/archive/a.csv") == "x,y"

@@ -8,10 +8,10 @@ files itself (staged footers, the delta-rs publish and small merges), so the ser
 client must see the lakehouse at the same paths (one machine, or shared storage).
 
 A Connect client has no JVM of its own. What needs one is refused with a ConfigError naming
-the part (`refuse_through_connect`, `connect_gap`): file listing through Hadoop's file system
-(file and http sources) and Spark MERGEs through Delta's `DeltaTable` API, which needs Delta's
-Connect plugins on the server (`io.delta:delta-connect-server`, not in the package registry the
-engine resolves from).
+the part (`refuse_through_connect`, `connect_gap`): Spark MERGEs through Delta's `DeltaTable`
+API, which needs Delta's Connect plugins on the server (`io.delta:delta-connect-server`, not in
+the package registry the engine resolves from). File sources list, read headers and archive
+without a JVM (`openlaketx.storage`), so they run through Connect.
 """
 
 from __future__ import annotations

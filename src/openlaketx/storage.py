@@ -15,8 +15,12 @@ the source being gone.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import hashlib
 import os
+import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,20 +32,29 @@ from lakeguard.errors import StorageError, first_line
 from lakeguard.store.objectstore import ObjectStoreSettings, is_remote, storage_options
 
 __all__ = [
+    "ListedFile",
     "delta_table",
+    "exists",
     "file_info",
+    "glob_files",
+    "header_line",
     "is_delta_table",
     "is_remote",
     "join",
     "list_files",
+    "move_file",
     "move_tree",
     "open_input",
     "parquet_columns",
     "read_parquet",
     "relative",
     "remove_tree",
+    "sha256",
     "subfolders",
 ]
+
+
+_GLOB = re.compile(r"[*?\[{]")
 
 
 def join(location: str, *parts: str) -> str:
@@ -148,6 +161,87 @@ def parquet_columns(location: str) -> list[str]:
     fs, path = _filesystem(location)
     with fs.open_input_file(path) as handle:
         return list(pq.read_schema(handle).names)
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    """A file as the store lists it (`location` in the form the pattern was given)."""
+
+    location: str
+    size: int
+    mtime_ms: int
+
+
+def _segments_match(path: str, pattern: str) -> bool:
+    """Whether `path` matches the glob `pattern` segment by segment (`*` stays in one)."""
+    parts, globs = path.split("/"), pattern.split("/")
+    return len(parts) == len(globs) and all(
+        fnmatch.fnmatchcase(p, g) for p, g in zip(parts, globs, strict=True)
+    )
+
+
+def glob_files(pattern: str) -> list[ListedFile]:
+    """The files a glob names on an object store, as Hadoop's `globStatus` would: each match
+    that is a file, and the direct children of each match that is a folder; names starting
+    with `_` or `.` are skipped, as Spark's readers skip them."""
+    fs, path = _filesystem(pattern)
+    fixed = path.split("/")
+    first = next((i for i, part in enumerate(fixed) if _GLOB.search(part)), len(fixed))
+    base = "/".join(fixed[: max(first, 1)])
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+        if first == len(fixed):  # no glob: the path itself, a file or a folder
+            infos = [*infos, fs.get_file_info(path)]
+    except OSError as exc:
+        raise StorageError(
+            f"cannot list {pattern}: {first_line(exc, 300)}", where=pattern, fix=_REACH_FIX
+        ) from exc
+    found = {}
+    for info in infos:
+        if info.type != pafs.FileType.File or _hidden(info.base_name):
+            continue
+        parent = info.path.rsplit("/", 1)[0]
+        if _segments_match(info.path, path) or _segments_match(parent, path):
+            mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
+            found[info.path] = ListedFile(_uri(pattern, info.path), int(info.size or 0), mtime)
+    return [found[k] for k in sorted(found)]
+
+
+def header_line(location: str, encoding: str = "utf-8") -> str:
+    """The first line of a text file (a CSV header), read without reading the rest."""
+    fs, path = _filesystem(location)
+    with fs.open_input_stream(path) as handle:
+        head = b""
+        while b"\n" not in head and (chunk := handle.read(1 << 16)):
+            head += chunk
+    return head.split(b"\n", 1)[0].decode(encoding, errors="replace")
+
+
+def sha256(location: str) -> str:
+    """The SHA-256 of a file's content, streamed."""
+    fs, path = _filesystem(location)
+    digest = hashlib.sha256()
+    with fs.open_input_stream(path) as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def exists(location: str) -> bool:
+    fs, path = _filesystem(location)
+    return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
+
+
+def move_file(source: str, target: str) -> None:
+    """Move one file: a rename on a local disk, copy-then-delete on an object store."""
+    if not is_remote(source) and not is_remote(target):
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+        return
+    src_fs, src = _filesystem(source)
+    dst_fs, dst = _filesystem(target)
+    pafs.copy_files(src, dst, source_filesystem=src_fs, destination_filesystem=dst_fs)
+    src_fs.delete_file(src)  # only once the copy is whole
 
 
 def subfolders(location: str) -> list[str]:

@@ -149,7 +149,7 @@ def promote(
     moves = [m for s in batch.sources for m in s.archive]
     if moves:
         with attempt.phase("archive", "archive") as log:
-            archive_files(ctx.spark, moves)
+            archive_files(moves)
             log.rows = len(moves)
     return target.result(
         attempt.run_id,

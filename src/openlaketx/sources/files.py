@@ -1,21 +1,21 @@
 """File sources (csv, json, parquet): each delivered file is ingested exactly once.
 
-The locator's files are listed through Hadoop's file system (any scheme Spark reads), with
-size and modification time (and a content hash where the source asks for one). Only files the
-dataset's approved versions have not taken are read; a file that comes back under a known name
-with other content is read again or blocks the batch, as the source says. Files are read with
-the approved schema; rows that do not parse are kept in `_corrupt_record` for the gate to count.
-Delivered files are never moved or deleted, unless the source names an archive folder.
+The locator's files are listed without Spark (a local folder, or an object store through
+`openlaketx.storage`), with size and modification time (and a content hash where the source
+asks for one), so a file source needs no JVM in this process and runs through Spark Connect.
+Only files the dataset's approved versions have not taken are read; a file that comes back
+under a known name with other content is read again or blocks the batch, as the source says.
+Files are read with the approved schema; rows that do not parse are kept in `_corrupt_record`
+for the gate to count. Delivered files are never moved or deleted, unless the source names an
+archive folder.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError, first_line
 from lakeguard.evidence import Check, CheckKind
@@ -30,8 +30,9 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
+from openlaketx import storage
 from openlaketx.sources.base import ReadContext, SourceEngine
-from openlaketx.sources.listing import local_files
+from openlaketx.sources.listing import listing_path, local_files
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
@@ -72,49 +73,28 @@ def file_options(obj: SourceObjectDef) -> FileObjectOptions:
     return options_as(obj.options, FileObjectOptions)
 
 
-def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+def _plain(location: str) -> str:
+    """A listed location as the storage layer names it (`file:/x` is the local path `/x`)."""
+    local = listing_path(location)
+    return local if local is not None else location
 
 
-def _content_hash(fs: Any, status: Any) -> str | None:
-    uri = urlparse(status.getPath().toString())
-    if uri.scheme in ("", "file"):
-        sha = hashlib.sha256()
-        with open(uri.path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                sha.update(chunk)
-        return sha.hexdigest()
-    checksum = fs.getFileChecksum(status.getPath())  # e.g. an object store's etag
-    return None if checksum is None else str(checksum.toString())
-
-
-def list_files(spark: SparkSession, pattern: str, *, content_hash: bool) -> list[SeenFile]:
-    """The data files `pattern` names (a glob, a file or a folder), as the file system has them.
-
-    Names starting with `_` or `.` are skipped, as Spark's readers skip them.
-    """
-    fs, hadoop_path = _fs(spark, pattern)
-    statuses = list(fs.globStatus(hadoop_path) or [])
-    files = []
-    for status in statuses:
-        children = list(fs.listStatus(status.getPath())) if status.isDirectory() else [status]
-        for child in children:
-            name = child.getPath().getName()
-            if not child.isFile() or name.startswith(("_", ".")):
-                continue
-            stamp = datetime.fromtimestamp(child.getModificationTime() / 1000, UTC)
-            files.append(
-                SeenFile(
-                    path=child.getPath().toString(),
-                    size=int(child.getLen()),
-                    modification_time=stamp.replace(tzinfo=None),
-                    content_hash=_content_hash(fs, child) if content_hash else None,
-                )
-            )
-    return sorted(files, key=lambda f: f.path)
+def list_files(pattern: str, *, content_hash: bool) -> list[SeenFile]:
+    """The data files `pattern` names (a glob, a file or a folder), as the file system has them,
+    listed without Spark: local paths as Hadoop names them (`file:/...`), object-store ones by
+    their URI. Names starting with `_` or `.` are skipped, as Spark's readers skip them."""
+    local = local_files(pattern, content_hash=content_hash)
+    if local is not None:
+        return local
+    return [
+        SeenFile(
+            path=f.location,
+            size=f.size,
+            modification_time=datetime.fromtimestamp(f.mtime_ms / 1000, UTC).replace(tzinfo=None),
+            content_hash=storage.sha256(f.location) if content_hash else None,
+        )
+        for f in storage.glob_files(pattern)
+    ]
 
 
 def declared_columns(obj: SourceObjectDef) -> list[SchemaColumn]:
@@ -125,23 +105,10 @@ def declared_columns(obj: SourceObjectDef) -> list[SchemaColumn]:
     ]
 
 
-def _header(spark: SparkSession, path: str, options: dict[str, str]) -> list[str]:
+def _header(path: str, options: dict[str, str]) -> list[str]:
     """The column names of a CSV file's first line."""
     separator = options.get("sep", options.get("delimiter", ","))
-    fs, hadoop_path = _fs(spark, path)
-    uri = urlparse(path)
-    if uri.scheme in ("", "file"):
-        with open(uri.path, encoding=options.get("encoding", "utf-8"), errors="replace") as f:
-            line = f.readline()
-    else:
-        stream = fs.open(hadoop_path)
-        try:
-            reader = spark.sparkContext._jvm.java.io.BufferedReader(  # type: ignore[union-attr]
-                spark.sparkContext._jvm.java.io.InputStreamReader(stream)  # type: ignore[union-attr]
-            )
-            line = reader.readLine() or ""
-        finally:
-            stream.close()
+    line = storage.header_line(_plain(path), options.get("encoding", "utf-8"))
     return [name.strip().strip('"') for name in line.rstrip("\r\n").split(separator)]
 
 
@@ -170,7 +137,7 @@ def live_layouts(
         return [(approved, paths)]
     groups: dict[tuple[str, ...], list[str]] = {}
     for path in paths:
-        groups.setdefault(tuple(_header(spark, path, obj.read_options)), []).append(path)
+        groups.setdefault(tuple(_header(path, obj.read_options)), []).append(path)
     layouts = []
     for names, members in groups.items():
         columns = [
@@ -212,27 +179,30 @@ def archive_moves(
     return [(path, archive) for path in paths]
 
 
-def archive_files(spark: SparkSession, moves: list[tuple[str, str]]) -> None:
+def archive_files(moves: list[tuple[str, str]]) -> None:
     """Move ingested files into their archive folder (after their version is recorded).
 
-    A name already in the archive gets a numbered suffix: nothing archived is overwritten.
+    A name already in the archive gets a numbered suffix: nothing archived is overwritten. On
+    an object store a move is a copy then a delete: a crash between leaves the file in both
+    places, and the next attempt archives it again under a numbered name.
     """
     for source, folder in moves:
-        fs, src = _fs(spark, source)
-        if not fs.exists(src):
+        src = _plain(source)
+        if not storage.exists(src):
             continue  # archived by an earlier attempt
-        target, n = f"{folder.rstrip('/')}/{src.getName()}", 0
-        _, dst = _fs(spark, target)
-        while fs.exists(dst):
+        target = storage.join(_plain(folder), src.rsplit("/", 1)[-1])
+        dst, n = target, 0
+        while storage.exists(dst):
             n += 1
-            _, dst = _fs(spark, f"{target}.{n}")
-        fs.mkdirs(dst.getParent())
-        if not fs.rename(src, dst):
+            dst = f"{target}.{n}"
+        try:
+            storage.move_file(src, dst)
+        except OSError as exc:
             raise SourceError(
-                f"cannot move {source} to the archive {target}",
+                f"cannot move {source} to the archive {target}: {first_line(exc)}",
                 where=target,
                 fix="check the archive folder's permissions; the data is promoted already",
-            )
+            ) from exc
 
 
 def read_files(
@@ -245,7 +215,7 @@ def read_files(
     where = f"source_objects[{obj.source_object_id}]"
     pattern = source_path(system, obj.locator)
     try:
-        listed = list_files(spark, pattern, content_hash=file_options(obj).content_hash)
+        listed = list_files(pattern, content_hash=file_options(obj).content_hash)
     except Exception as exc:
         raise SourceError(
             f"cannot list {pattern}: {first_line(exc)}",
@@ -339,7 +309,7 @@ def read_files(
 
 
 class FileSource(SourceEngine):
-    """Files under a folder: listed by Hadoop's file system (any scheme Spark reads)."""
+    """Files under a local folder or an object-store prefix, listed without Spark."""
 
     kind = SourceKindName.FILE
 
@@ -378,7 +348,7 @@ class FileSource(SourceEngine):
     ) -> None:
         """Archive the files a crashed attempt took (it died before its own archive step)."""
         files = [r.path for r in taken if r.kind == SeenFile.KIND and r.path]
-        archive_files(spark, archive_moves(system, obj, files))
+        archive_files(archive_moves(system, obj, files))
 
     def nothing_new(
         self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress

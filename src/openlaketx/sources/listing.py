@@ -2,8 +2,8 @@
 nothing new before starting a JVM).
 
 Paths and times come out as Spark's Hadoop listing gives them (`file:/abs/path`, modification
-time to the millisecond), so they compare with what `source_progress` recorded. Other file
-systems (object stores, HDFS) are not listed here: None says "ask Spark".
+time to the millisecond), so they compare with what `source_progress` recorded. Object stores
+are not listed here: None says "not a local path" (`openlaketx.storage` lists those).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from lakeguard.source_kinds.file import SeenFile
 
 
-def _local(pattern: str) -> str | None:
+def listing_path(pattern: str) -> str | None:
     """The local path a pattern names (`file:/x`, `file:///x` or a plain path)."""
     if pattern.startswith("file:"):
         rest = pattern.removeprefix("file:")
@@ -43,7 +43,7 @@ def _seen(path: str, content_hash: bool) -> SeenFile:
 def local_files(pattern: str, *, content_hash: bool = False) -> list[SeenFile] | None:
     """The data files `pattern` names (a glob, a file or a folder), as `list_files` would
     list them; None when the pattern is not on the local file system."""
-    root = _local(pattern)
+    root = listing_path(pattern)
     if root is None:
         return None
     found = []
