@@ -22,7 +22,8 @@ def conf_for(master: str, **spark_conf: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "master", ["spark://127.0.0.1:7077", "spark://localhost:7077", "spark://127.0.0.1:1,localhost:2"]
+    "master",
+    ["spark://127.0.0.1:7077", "spark://localhost:7077", "spark://127.0.0.1:1,localhost:2"],
 )
 def test_a_standalone_master_on_loopback_gets_the_drivers_loopback_address(master: str) -> None:
     assert LOOPBACK.items() <= conf_for(master).items()
