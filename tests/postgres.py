@@ -13,11 +13,12 @@ import glob
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.ports import free_ports
 
 PASSWORD = "s3cret-for-tests"
 USER = "postgres"
@@ -36,12 +37,6 @@ def _bin_dir() -> Path:
         if Path(candidate, "pg_ctl").exists():
             return Path(candidate)
     raise RuntimeError("no PostgreSQL binaries: install the dev dependencies (make test)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -115,7 +110,7 @@ def start() -> Postgres:
         os.chmod(root, 0o755)
         for path in [root, *root.rglob("*")]:
             shutil.chown(path, user=run_as)
-    server = Postgres(root=root, bin=bin_dir, port=_free_port(), run_as=run_as)
+    server = Postgres(root=root, bin=bin_dir, port=free_ports(1)[0], run_as=run_as)
     pwfile = root / "pwfile"
     pwfile.write_text(PASSWORD + "\n")
     if run_as:

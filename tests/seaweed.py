@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.fs as pafs
+
+from tests.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKET = "lake"
@@ -52,17 +53,6 @@ def weed_binary() -> str:
     if done.returncode != 0:
         raise RuntimeError(f"cannot get SeaweedFS: {done.stderr.strip()}")
     return done.stdout.strip().splitlines()[-1]
-
-
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 @dataclass
@@ -169,7 +159,7 @@ def start(folder: Path | None = None) -> SeaweedS3:
     root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="laketx-s3-"))
     (root / "data").mkdir(parents=True, exist_ok=True)
     config = _write_config(root)
-    ports = dict(zip(PORTS, _free_ports(len(PORTS)), strict=True))
+    ports = dict(zip(PORTS, free_ports(len(PORTS)), strict=True))
     args = [
         binary,
         "mini",

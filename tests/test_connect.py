@@ -19,7 +19,8 @@ import pytest
 from deltalake import write_deltalake
 
 from tests.conftest import cells_yaml, open_copy, write
-from tests.standalone import free_ports, stop_group
+from tests.ports import free_ports
+from tests.standalone import stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
 

@@ -184,7 +184,7 @@ def test_each_tenant_has_its_own_namespace_and_warehouse(tmp_path: Path) -> None
     assert base.metadata_root == tmp_path / "home" / "metadata" / "lakeguard"
     assert acme.metadata_root == tmp_path / "home" / "tenants" / "acme" / "metadata" / "lakeguard"
     assert acme.warehouse == str(tmp_path / "home" / "tenants" / "acme" / "warehouse")
-    assert acme.control_root == base.metadata_root  # keys of every tenant live in one place
+    assert acme.control_location == base.metadata_location  # every tenant's keys in one place
     from lakeguard.errors import ConfigError
 
     for bad in ("../x", "Acme", "a/b", ""):

@@ -272,3 +272,34 @@ def test_files_on_the_object_store_are_listed_as_hadoop_globs_them(
     storage.move_file(f"{on_s3}/feed/in/a.csv", f"{on_s3}/feed/archive/a.csv")
     assert storage.glob_files(f"{on_s3}/feed/in/*.csv") == []
     assert storage.header_line(f"{on_s3}/feed/archive/a.csv") == "x,y"
+
+
+def test_the_services_keys_and_tenants_live_with_the_metadata_on_the_object_store(
+    s3_server: Any, on_s3: str, tmp_path: Path
+) -> None:
+    """The control store (API keys of every tenant) is the default tenant's store: on S3 with
+    the metadata, nothing of it under the local home; tenants are found there too."""
+    from openlaketx.lakehouse import Lakehouse
+    from openlaketx.service.tenants import known_tenants
+
+    made = runner.invoke(
+        app, ["keys", "create", "--tenant", "acme", "--scopes", "runs:read", "--json"]
+    )
+    assert made.exit_code == 0, made.output
+    token = json.loads(made.stdout)["token"]
+    listed = runner.invoke(app, ["keys", "list", "--json"])
+    assert listed.exit_code == 0 and [k["tenant_id"] for k in json.loads(listed.stdout)] == ["acme"]
+    keys = s3_server.keys_under(f"{on_s3}/lakeguard/api_keys")
+    assert keys and not (tmp_path / "home" / "metadata").exists()
+    assert not any(token.encode() in fs_read(s3_server, k) for k in keys)
+    cfg = LakehouseConfig.from_env()
+    assert known_tenants(cfg) == ["default"]
+    Lakehouse.open(cfg.for_tenant("acme"))
+    assert known_tenants(cfg) == ["acme", "default"]
+    assert not (tmp_path / "home" / "tenants").exists()
+
+
+def fs_read(server: Any, key: str) -> bytes:
+    with server.filesystem().open_input_stream(key) as handle:
+        data: bytes = handle.read()
+    return data

@@ -155,10 +155,10 @@ class LakehouseConfig(BaseModel):
         return f"{self.metadata_home}/tenants/{self.tenant}/{self.namespace}"
 
     @property
-    def control_root(self) -> Path:
+    def control_location(self) -> str:
         """The home's own metadata (API keys of every tenant, scheduler ticks): the default
-        tenant's store."""
-        return self.home / "metadata" / self.namespace
+        tenant's store, under the home or under `metadata_home` (then on an object store too)."""
+        return self.for_tenant(DEFAULT_TENANT).metadata_location
 
     def for_tenant(self, tenant: str) -> LakehouseConfig:
         """The same settings for another tenant (its own namespace root and warehouse)."""

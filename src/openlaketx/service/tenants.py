@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lakeguard.keys import KeyStore
 from lakeguard.store import MetadataStore
+from openlaketx import storage
 from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 
@@ -19,7 +20,7 @@ class Tenants:
         self.base = base
         self._open: dict[str, Lakehouse] = {}
         self._lock = threading.Lock()
-        control = MetadataStore(base.namespace, str(base.control_root), DEFAULT_TENANT)
+        control = MetadataStore(base.namespace, base.control_location, DEFAULT_TENANT)
         control.ensure()
         self.control = control
         self.keys = KeyStore(control)
@@ -43,7 +44,15 @@ def known_tenants(base: LakehouseConfig) -> list[str]:
     """Tenants of a home whose lakehouse exists (nothing opened: a store of an older version
     can be listed, then migrated)."""
     found = {DEFAULT_TENANT}
-    folder: Path = base.home / "tenants"
-    if folder.is_dir():
-        found |= {p.name for p in folder.iterdir() if (p / "metadata").is_dir()}
+    if base.metadata_home is not None:  # `<metadata_home>/tenants/<tenant>/<namespace>`
+        folder = storage.join(base.metadata_home, "tenants")
+        found |= {
+            tenant
+            for tenant in storage.subfolders(folder)
+            if base.namespace in storage.subfolders(storage.join(folder, tenant))
+        }
+        return sorted(found)
+    tenants: Path = base.home / "tenants"
+    if tenants.is_dir():
+        found |= {p.name for p in tenants.iterdir() if (p / "metadata").is_dir()}
     return sorted(found)
