@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) bench/governed_ingest.py
 	$(PY) bench/status_latency.py
 	$(PY) bench/small_delivery.py
+	$(PY) bench/first_run.py
 	$(PY) bench/history_growth.py
 	$(PY) bench/big_merge.py
 

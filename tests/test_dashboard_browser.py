@@ -198,6 +198,8 @@ def test_a_dataset_page_plots_each_rule_against_its_threshold_and_opens_a_decisi
     assert plot.locator("circle").count() == 2  # two batches judged: the good, the bad
     assert plot.locator("circle.dot-fail").count() == 1
     assert int(page.locator("[data-testid=quarantine-rows]").inner_text()) > 0
+    broke = page.locator("[data-testid=broken-rules]").all_inner_texts()
+    assert any(f"lat_range{S}" in text for text in broke), broke
     # profile drift: lat's mean over the two profiled batches, as the pipeline computed it
     lat = page.locator("[data-testid=profile-drift] tr[data-column=lat]")
     means = [float(v) for v in _values(lat.locator("td[data-metric=mean] circle"))]
@@ -287,6 +289,11 @@ def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_ten
     assert [p["outcome"] for p in lat["points"][:2]] == ["PASS", "FAIL"]
     assert lat["points"][1]["failed_share"] == 0.5  # one of the two rows delivered
     assert quarantined["rows"] == 2 and len(quarantined["sample"]) == 2
+    # each row says which rules it broke; the engine's own columns are left out
+    assert any(f"lat_range{S}" in row["broken_rules"] for row in quarantined["sample"])
+    assert all(
+        not name.startswith("_laketx") for row in quarantined["sample"] for name in row["values"]
+    )
     assert changes.status_code == 200 and changes.json() == []
     assert fresh[dashboard.project.silver]["fresh"] is True
     held = _attempt(dashboard, "held")

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from lakeguard.decision_diff import DecisionDiff, diff_decisions
 from lakeguard.errors import LakeTxError
+from lakeguard.quality.evaluate import FAILED_RULES
 from lakeguard.quality.kinds import stored_rule
 from lakeguard.store.records import DecisionRecord, RuleDef
 from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
 from openlaketx import storage
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.tables import dataset_location, quarantine_name
@@ -73,10 +74,18 @@ class Freshness(_Model):
     fresh: bool
 
 
+class QuarantinedRow(_Model):
+    """One quarantined row: the rules it broke, and its own columns (the engine's left out;
+    an unparseable line keeps its text in `_corrupt_record`)."""
+
+    broken_rules: list[str]
+    values: dict[str, object]
+
+
 class QuarantineSample(_Model):
     dataset_id: str
     rows: int
-    sample: list[dict[str, object]]
+    sample: list[QuarantinedRow]
 
 
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
@@ -207,7 +216,13 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     return QuarantineSample(
         dataset_id=dataset_id,
         rows=rows,
-        sample=[{k: _text(v) for k, v in row.items()} for row in sample.to_pylist()],
+        sample=[
+            QuarantinedRow(
+                broken_rules=[str(r) for r in row.get(FAILED_RULES) or []],
+                values={k: _text(v) for k, v in row.items() if not k.startswith(ENGINE_PREFIX)},
+            )
+            for row in sample.to_pylist()
+        ],
     )
 
 
