@@ -20,6 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs as pafs
 
@@ -79,6 +80,15 @@ class SeaweedS3:
             "LAKETX_S3_PATH_STYLE": "true",
             "LAKETX_S3_CREDENTIALS_FILE": str(self.credentials_file),
         }
+
+    def point_at(self, monkeypatch: Any) -> str:
+        """Set this server's settings in the environment (children inherit them), with no
+        `AWS_*` keys of the machine's in the way; returns an `s3://` prefix no test uses."""
+        for name, value in self.env().items():
+            monkeypatch.setenv(name, value)
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            monkeypatch.delenv(name, raising=False)
+        return self.fresh_prefix()
 
     def fresh_prefix(self) -> str:
         """An `s3://` prefix no other test uses."""

@@ -34,11 +34,7 @@ runner = CliRunner()
 @pytest.fixture
 def on_s3(s3_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """Settings pointing at the server (children inherit them); a fresh metadata home."""
-    for name, value in s3_server.env().items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    prefix: str = s3_server.fresh_prefix()
+    prefix: str = s3_server.point_at(monkeypatch)
     monkeypatch.setenv("LAKETX_METADATA_HOME", prefix)
     monkeypatch.setenv("LAKETX_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)

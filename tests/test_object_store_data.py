@@ -31,11 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def on_s3(s3_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """Settings putting a fresh lakehouse on the server (children inherit them)."""
-    for name, value in s3_server.env().items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    prefix: str = s3_server.fresh_prefix()
+    prefix: str = s3_server.point_at(monkeypatch)
     monkeypatch.setenv("LAKETX_METADATA_HOME", f"{prefix}/metadata")
     monkeypatch.setenv("LAKETX_WAREHOUSE", f"{prefix}/warehouse")
     monkeypatch.setenv("LAKETX_HOME", str(tmp_path / "home"))
