@@ -16,7 +16,10 @@ from lakeguard.errors import MetadataStoreError
 # The version this code writes and needs; the number of the latest migration.
 STORE_VERSION = 2
 VERSION_PROPERTY = "laketx.store_version"
-# A table being rewritten by a migration keeps its old self here until the new one is in place.
+# A table being rewritten by a migration (`rewrite.py`) names the migration in this property
+# until the rewrite is done; the store does not open meanwhile.
+MIGRATING_PROPERTY = "laketx.migrating"
+# Where an older laketx kept a table's old self while it swapped in the rewritten one.
 MIGRATING_SUFFIX = ".pre-migration"
 
 
