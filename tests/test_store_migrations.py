@@ -1,7 +1,8 @@
 """Store migrations, without Spark: a store written before stores had a version (checked in
 as tests/fixtures/store_v0) is refused with the command to run, `laketx migrate` brings it to
 this code's version keeping every row, runs again as a no-op, and finishes a rewrite that was
-interrupted at the swap."""
+interrupted at any step (or by an older laketx between its two renames). The same on the
+object store: tests/test_store_migrations_s3.py."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
-
-FIXTURE = Path(__file__).parent / "fixtures" / "store_v0"
+from tests.store_v0 import FIXTURE, STEPS, Interrupted, assert_migrated, every_row, interrupt_at
 
 
 @pytest.fixture
@@ -29,24 +29,6 @@ def home(tmp_path: Path) -> Path:
 
 def store_of(home: Path) -> MetadataStore:
     return MetadataStore("lakeguard", str(home / "metadata" / "lakeguard"), "default")
-
-
-def every_row(store: MetadataStore) -> dict[str, list[dict[str, object]]]:
-    """Each table's rows (every tenant), in a stable order, without the renamed column's name."""
-    from lakeguard.store import deltars
-    from lakeguard.store.arrow import to_rows
-
-    found = {}
-    for table in store.tables():
-        location = store.location(table)
-        if not deltars.is_table(location):
-            continue
-        rows = [
-            {("trigger_by" if k == "triggered_by" else k): v for k, v in r.items()}
-            for r in to_rows(deltars.read(table, location))
-        ]
-        found[table] = sorted(rows, key=repr)
-    return found
 
 
 def test_an_older_store_is_refused_with_the_command_to_run(home: Path) -> None:
@@ -79,11 +61,11 @@ def test_migrate_keeps_every_row_and_runs_once(home: Path) -> None:
     assert pending(store) == [] and migrate(store) == []  # nothing left: a no-op
 
 
-def test_an_interrupted_rewrite_is_finished_by_running_migrate_again(home: Path) -> None:
+def test_a_rewrite_an_older_laketx_left_between_its_renames_is_finished(home: Path) -> None:
     store = store_of(home)
     location = store.location("pipeline_runs")
-    # as if a migrate was killed between its two renames: the old table set aside, the new
-    # one not yet in place
+    # as if the migrate of an older laketx (which swapped folders) was killed between its two
+    # renames: the old table set aside, the new one not yet in place
     shutil.copytree(location, location + STAGING_SUFFIX)
     os.rename(location, location + MIGRATING_SUFFIX)
     with pytest.raises(StoreVersionError, match="interrupted"):
@@ -92,6 +74,25 @@ def test_an_interrupted_rewrite_is_finished_by_running_migrate_again(home: Path)
     assert not os.path.exists(location + MIGRATING_SUFFIX)
     assert not os.path.exists(location + STAGING_SUFFIX)
     assert len(store.rows("pipeline_runs")) == 5
+
+
+@pytest.mark.parametrize("point", STEPS)
+def test_a_rewrite_interrupted_at_each_step_is_finished_by_migrate(
+    home: Path, point: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = store_of(home)
+    before = every_row(store)
+    with monkeypatch.context() as patched:
+        interrupt_at(patched, point)
+        with pytest.raises(Interrupted):
+            migrate(store)
+    refusal = "interrupted" if point != "after_end" else "laketx migrate"
+    with pytest.raises(StoreVersionError, match=refusal):
+        store_of(home).ensure()
+    done = migrate(store)
+    if point != "after_end":
+        assert any("interrupted run" in line for line in done), done
+    assert_migrated(store, before)
 
 
 def test_the_cli_plans_then_migrates(home: Path) -> None:
