@@ -32,13 +32,16 @@ from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows, whole_table
 from lakeguard.store.definitions import table_def
 from lakeguard.store.objectstore import is_remote
-from lakeguard.store.versioning import MIGRATING_PROPERTY, MIGRATING_SUFFIX
+from lakeguard.store.versioning import (
+    MARK_MIGRATION,
+    MARK_STEP,
+    MIGRATING_PROPERTY,
+    MIGRATING_SUFFIX,
+)
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
-MARK_MIGRATION = "laketx.migration"
-MARK_STEP = "laketx.migration_step"
 # Between a begin commit and now only the rewrite's own commits land (the store refuses to
 # open meanwhile), so its begin is among the newest few.
 HISTORY_WINDOW = 50
