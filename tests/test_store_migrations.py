@@ -104,3 +104,30 @@ def test_the_cli_plans_then_migrates(home: Path) -> None:
     migrated = runner.invoke(app, ["--home", str(home), "migrate"])
     assert migrated.exit_code == 0, migrated.output
     assert runner.invoke(app, ["--home", str(home), "status", "--json"]).exit_code == 0
+
+
+def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path: Path) -> None:
+    """The switch a rewrite commits: new types and partitioning with every row, in one commit
+    on top of exactly the snapshot it was built from (a commit landing first fails it)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from lakeguard.store import deltars
+
+    location = str(tmp_path / "t")
+    write_deltalake(
+        location,
+        pa.table({"n": pa.array([1, 2, 3], pa.int32()), "p": list("xyx")}),
+        partition_by=["p"],
+    )
+    stale = deltars.load("t", location)
+    write_deltalake(location, pa.table({"n": pa.array([4], pa.int32()), "p": ["y"]}), mode="append")
+    wider = pa.table({"n": pa.array([1, 2, 3, 4], pa.int64()), "p": list("xyxy")})
+    with pytest.raises(deltars.CasLost):  # a row was appended since `stale` was read
+        deltars.replace_all("t", location, wider, base=stale, partition_by=[], marker={})
+    assert deltars.load("t", location).version() == 1
+    base = deltars.load("t", location)
+    deltars.replace_all("t", location, wider, base=base, partition_by=[], marker={"m": "1"})
+    dt = deltars.load("t", location)
+    assert dt.metadata().partition_columns == [] and dt.to_pyarrow_table().num_rows == 4
+    assert dt.schema().fields[0].type.type == "long"

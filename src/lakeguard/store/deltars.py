@@ -427,7 +427,7 @@ def replace_all(
                 data,
                 mode="overwrite",
                 schema_mode="overwrite",
-                partition_by=list(partition_by) or None,
+                partition_by=list(partition_by),  # empty: no partitioning any more
                 commit_properties=CommitProperties(custom_metadata=marker, max_commit_retries=0),
             )
         except CommitFailedError as exc:

@@ -150,6 +150,7 @@ def rewrite_table(
     if base.version() != read_at.version() + 1:  # someone else committed since the read
         end(table, location, migration, undo=True)
         raise _written_meanwhile(table, location)
+    before = base.version()  # `base` moves to the new version once the replace is written
     try:
         version = deltars.replace_all(
             table,
@@ -165,7 +166,7 @@ def rewrite_table(
     first = tdef.columns[0].name
     kept = deltars.read(table, location, columns=[first], version=version).num_rows
     if kept != len(old):
-        deltars.restore(table, location, base.version(), _marker(migration, "restore"))
+        deltars.restore(table, location, before, _marker(migration, "restore"))
         end(table, location, migration, undo=True)
         raise MetadataStoreError(
             f"rewriting {table} kept {kept} of {len(old)} rows; the table was restored",
