@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -131,3 +132,30 @@ def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path
     dt = deltars.load("t", location)
     assert dt.metadata().partition_columns == [] and dt.to_pyarrow_table().num_rows == 4
     assert dt.schema().fields[0].type.type == "long"
+
+
+def test_a_rewrite_that_loses_a_row_is_undone(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replacing commit that holds fewer rows than were read is restored away: the table is
+    back at its old rows and shape, not marked, and the next migrate succeeds."""
+    from lakeguard.errors import MetadataStoreError
+    from lakeguard.store import deltars
+
+    store = store_of(home)
+    before = every_row(store)
+    real = deltars.replace_all
+
+    def lossy(table: str, location: str, data: Any, **kw: Any) -> int:
+        return real(table, location, data.slice(1), **kw)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(deltars, "replace_all", lossy)
+        with pytest.raises(MetadataStoreError, match="kept 4 of 5 rows; the table was restored"):
+            migrate(store)
+    assert every_row(store)["pipeline_runs"] == before["pipeline_runs"]
+    location = store.location("pipeline_runs")
+    columns = [c[0] for c in deltars.existing_columns(deltars.load("pipeline_runs", location))]
+    assert "triggered_by" in columns  # its old shape
+    with pytest.raises(StoreVersionError, match="is at version"):
+        store_of(home).ensure()  # not marked as interrupted: simply not migrated yet
+    migrate(store)
+    assert_migrated(store, before)
