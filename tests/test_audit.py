@@ -169,6 +169,9 @@ def test_invariant_3_append_only_tables() -> None:
     ]
     unset = {"run_history": (commits, {"delta.appendOnly": "false"})}
     assert checks(append_only=unset) == ["append_only_property"]
+    # a store migration's rewrite (`laketx migrate`, its commit marked) is not a violation
+    migrated = [*commits, Commit(2, "WRITE", None, {"mode": "Overwrite"}, migration="2 m")]
+    assert checks(append_only={"run_history": (migrated, {"delta.appendOnly": "true"})}) == []
 
 
 def found(lh: Any, *datasets: str) -> list[Violation]:

@@ -1,13 +1,15 @@
 """Store migrations, without Spark: a store written before stores had a version (checked in
 as tests/fixtures/store_v0) is refused with the command to run, `laketx migrate` brings it to
 this code's version keeping every row, runs again as a no-op, and finishes a rewrite that was
-interrupted at the swap."""
+interrupted at any step (or by an older laketx between its two renames). The same on the
+object store: tests/test_store_migrations_s3.py."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -17,8 +19,7 @@ from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
-
-FIXTURE = Path(__file__).parent / "fixtures" / "store_v0"
+from tests.store_v0 import FIXTURE, STEPS, Interrupted, assert_migrated, every_row, interrupt_at
 
 
 @pytest.fixture
@@ -29,24 +30,6 @@ def home(tmp_path: Path) -> Path:
 
 def store_of(home: Path) -> MetadataStore:
     return MetadataStore("lakeguard", str(home / "metadata" / "lakeguard"), "default")
-
-
-def every_row(store: MetadataStore) -> dict[str, list[dict[str, object]]]:
-    """Each table's rows (every tenant), in a stable order, without the renamed column's name."""
-    from lakeguard.store import deltars
-    from lakeguard.store.arrow import to_rows
-
-    found = {}
-    for table in store.tables():
-        location = store.location(table)
-        if not deltars.is_table(location):
-            continue
-        rows = [
-            {("trigger_by" if k == "triggered_by" else k): v for k, v in r.items()}
-            for r in to_rows(deltars.read(table, location))
-        ]
-        found[table] = sorted(rows, key=repr)
-    return found
 
 
 def test_an_older_store_is_refused_with_the_command_to_run(home: Path) -> None:
@@ -79,11 +62,11 @@ def test_migrate_keeps_every_row_and_runs_once(home: Path) -> None:
     assert pending(store) == [] and migrate(store) == []  # nothing left: a no-op
 
 
-def test_an_interrupted_rewrite_is_finished_by_running_migrate_again(home: Path) -> None:
+def test_a_rewrite_an_older_laketx_left_between_its_renames_is_finished(home: Path) -> None:
     store = store_of(home)
     location = store.location("pipeline_runs")
-    # as if a migrate was killed between its two renames: the old table set aside, the new
-    # one not yet in place
+    # as if the migrate of an older laketx (which swapped folders) was killed between its two
+    # renames: the old table set aside, the new one not yet in place
     shutil.copytree(location, location + STAGING_SUFFIX)
     os.rename(location, location + MIGRATING_SUFFIX)
     with pytest.raises(StoreVersionError, match="interrupted"):
@@ -92,6 +75,25 @@ def test_an_interrupted_rewrite_is_finished_by_running_migrate_again(home: Path)
     assert not os.path.exists(location + MIGRATING_SUFFIX)
     assert not os.path.exists(location + STAGING_SUFFIX)
     assert len(store.rows("pipeline_runs")) == 5
+
+
+@pytest.mark.parametrize("point", STEPS)
+def test_a_rewrite_interrupted_at_each_step_is_finished_by_migrate(
+    home: Path, point: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = store_of(home)
+    before = every_row(store)
+    with monkeypatch.context() as patched:
+        interrupt_at(patched, point)
+        with pytest.raises(Interrupted):
+            migrate(store)
+    refusal = "interrupted" if point != "after_end" else "laketx migrate"
+    with pytest.raises(StoreVersionError, match=refusal):
+        store_of(home).ensure()
+    done = migrate(store)
+    if point != "after_end":
+        assert any("interrupted run" in line for line in done), done
+    assert_migrated(store, before)
 
 
 def test_the_cli_plans_then_migrates(home: Path) -> None:
@@ -103,3 +105,57 @@ def test_the_cli_plans_then_migrates(home: Path) -> None:
     migrated = runner.invoke(app, ["--home", str(home), "migrate"])
     assert migrated.exit_code == 0, migrated.output
     assert runner.invoke(app, ["--home", str(home), "status", "--json"]).exit_code == 0
+
+
+def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path: Path) -> None:
+    """The switch a rewrite commits: new types and partitioning with every row, in one commit
+    on top of exactly the snapshot it was built from (a commit landing first fails it)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from lakeguard.store import deltars
+
+    location = str(tmp_path / "t")
+    write_deltalake(
+        location,
+        pa.table({"n": pa.array([1, 2, 3], pa.int32()), "p": list("xyx")}),
+        partition_by=["p"],
+    )
+    stale = deltars.load("t", location)
+    write_deltalake(location, pa.table({"n": pa.array([4], pa.int32()), "p": ["y"]}), mode="append")
+    wider = pa.table({"n": pa.array([1, 2, 3, 4], pa.int64()), "p": list("xyxy")})
+    with pytest.raises(deltars.CasLost):  # a row was appended since `stale` was read
+        deltars.replace_all("t", location, wider, base=stale, partition_by=[], marker={})
+    assert deltars.load("t", location).version() == 1
+    base = deltars.load("t", location)
+    deltars.replace_all("t", location, wider, base=base, partition_by=[], marker={"m": "1"})
+    dt = deltars.load("t", location)
+    assert dt.metadata().partition_columns == [] and dt.to_pyarrow_table().num_rows == 4
+    assert dt.schema().fields[0].type.type == "long"
+
+
+def test_a_rewrite_that_loses_a_row_is_undone(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replacing commit that holds fewer rows than were read is restored away: the table is
+    back at its old rows and shape, not marked, and the next migrate succeeds."""
+    from lakeguard.errors import MetadataStoreError
+    from lakeguard.store import deltars
+
+    store = store_of(home)
+    before = every_row(store)
+    real = deltars.replace_all
+
+    def lossy(table: str, location: str, data: Any, **kw: Any) -> int:
+        return real(table, location, data.slice(1), **kw)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(deltars, "replace_all", lossy)
+        with pytest.raises(MetadataStoreError, match="kept 4 of 5 rows; the table was restored"):
+            migrate(store)
+    assert every_row(store)["pipeline_runs"] == before["pipeline_runs"]
+    location = store.location("pipeline_runs")
+    columns = [c[0] for c in deltars.existing_columns(deltars.load("pipeline_runs", location))]
+    assert "triggered_by" in columns  # its old shape
+    with pytest.raises(StoreVersionError, match="is at version"):
+        store_of(home).ensure()  # not marked as interrupted: simply not migrated yet
+    migrate(store)
+    assert_migrated(store, before)

@@ -247,7 +247,8 @@ def _commits(data: AuditData) -> list[Violation]:
 
 
 def _append_only(data: AuditData) -> list[Violation]:
-    """Invariant 3: append-only tables keep `delta.appendOnly` and are never rewritten."""
+    """Invariant 3: append-only tables keep `delta.appendOnly` and are never rewritten, but by
+    a store migration (`laketx migrate`, its commits marked)."""
     found: list[Violation] = []
     for table, (commits, config) in data.append_only.items():
         if str(config.get("delta.appendOnly", "")).lower() != "true":
@@ -264,7 +265,7 @@ def _append_only(data: AuditData) -> list[Violation]:
         for commit in commits:
             mode = str(commit.parameters.get("mode", "Append")).lower()
             rewrite = commit.operation not in _APPEND_OPERATIONS or mode not in ("append", "")
-            if rewrite and not commit.maintenance:
+            if rewrite and not commit.maintenance and commit.migration is None:
                 found.append(
                     Violation(
                         3,

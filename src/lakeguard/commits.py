@@ -17,6 +17,7 @@ from deltalake import DeltaTable
 
 from lakeguard.shapes import JsonObject
 from lakeguard.store.objectstore import storage_options
+from lakeguard.store.versioning import MARK_MIGRATION
 
 TAG_KEY = "laketx"
 # Operations that change no row (they may rewrite files or the table's metadata).
@@ -75,6 +76,7 @@ class Commit:
     operation: str
     tag: JsonObject | None
     parameters: JsonObject = field(default_factory=dict)
+    migration: str | None = None  # the store migration that made it (its commitInfo marker)
 
     @property
     def maintenance(self) -> bool:
@@ -94,6 +96,7 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
             operation=str(entry.get("operation") or ""),
             tag=parse_tag(entry.get("userMetadata")),
             parameters=dict(entry.get("operationParameters") or {}),
+            migration=entry.get(MARK_MIGRATION),
         )
         for entry in DeltaTable(path, storage_options=storage_options(path)).history(limit)
     ]

@@ -7,7 +7,7 @@ Timestamps in metadata are naive UTC in Python and Delta `timestamp` (UTC instan
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -91,6 +91,24 @@ def to_arrow(table: TableDef, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
             column = [_as_utc(v) for v in column]
         arrays.append(pa.array(column, type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def whole_table(
+    table: TableDef, data: pa.Table, generated: Mapping[str, Sequence[Any]]
+) -> pa.Table:
+    """`data` (a table's writable columns) with its generated columns' `generated` values,
+    every field carrying its Delta metadata (comment, generation expression): the table's
+    whole schema, for a commit that replaces the schema along with the rows."""
+    fields, arrays = [], []
+    for col in table.columns:
+        metadata = {k: str(v) for k, v in delta_field(col)["metadata"].items()}
+        field = pa.field(col.name, _ARROW[col.type], col.nullable, metadata=metadata or None)
+        fields.append(field)
+        if col.generated:
+            arrays.append(pa.array(list(generated[col.name]), type=field.type))
+        else:
+            arrays.append(data.column(col.name).cast(field.type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def _as_utc(value: datetime | None) -> datetime | None:

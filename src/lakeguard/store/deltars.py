@@ -388,8 +388,58 @@ def history(table: str, location: str, limit: int | None) -> list[StoredRow]:
         return open_table(location).history(limit)
 
 
-def set_properties(table: str, location: str, properties: dict[str, str]) -> None:
-    """Set table properties in one commit (a metadata-only change: no data file is touched)."""
+def set_properties(
+    table: str,
+    location: str,
+    properties: dict[str, str],
+    *,
+    marker: dict[str, str] | None = None,
+) -> None:
+    """Set table properties in one commit (a metadata-only change: no data file is touched);
+    `marker` goes into the commit's commitInfo, for whoever reads the history."""
     with guarded(table, location, "set its properties"):
-        open_table(location).alter.set_table_properties(properties, raise_if_not_exists=False)
+        open_table(location).alter.set_table_properties(
+            properties,
+            raise_if_not_exists=False,
+            commit_properties=CommitProperties(custom_metadata=marker) if marker else None,
+        )
+    SNAPSHOTS.touched(location)
+
+
+def replace_all(
+    table: str,
+    location: str,
+    data: pa.Table,
+    *,
+    base: DeltaTable,
+    partition_by: Sequence[str],
+    marker: dict[str, str],
+) -> int:
+    """Replace every row and the schema (and partitioning) of a table in one commit on top of
+    exactly the snapshot `base` (any other commit landing first makes it fail: `CasLost`);
+    `marker` goes into the commit's commitInfo. Returns the commit's table version.
+
+    The schema is `data`'s, field metadata (comments, generation expressions) included."""
+    with guarded(table, location, "replace its rows"):
+        try:
+            write_deltalake(
+                base,
+                data,
+                mode="overwrite",
+                schema_mode="overwrite",
+                partition_by=list(partition_by),  # empty: no partitioning any more
+                commit_properties=CommitProperties(custom_metadata=marker, max_commit_retries=0),
+            )
+        except CommitFailedError as exc:
+            raise CasLost(table) from exc
+        SNAPSHOTS.touched(location)
+        return int(base.version())
+
+
+def restore(table: str, location: str, version: int, marker: dict[str, str]) -> None:
+    """Bring the table back to its rows and schema at `version`, in one commit."""
+    with guarded(table, location, "restore an earlier version"):
+        open_table(location).restore(
+            version, commit_properties=CommitProperties(custom_metadata=marker)
+        )
     SNAPSHOTS.touched(location)

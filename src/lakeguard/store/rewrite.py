@@ -1,82 +1,186 @@
 """Rewriting a metadata table into its current definition, keeping every row (what a
 non-additive migration does: a rename, a type change, a new partitioning).
 
-The new table is built beside the old one, checked to hold as many rows, then swapped in by
-two renames. A run interrupted anywhere is finished or undone by running it again: the old
-table waits under `<table>.pre-migration` until the new one is in place, and `ensure` refuses
-to open a store while it is there. Local file systems only (a rename is not atomic on an
-object store).
+One code path for a local folder and an object store, with no rename: the table's own Delta
+log is the switch. Three commits, each marked in its commitInfo with the migration and the step
+(`laketx.migration`, `laketx.migration_step`):
+
+1. begin: the table property `laketx.migrating` names the migration, and the append-only lock
+   is lifted (`delta.appendOnly=false`; it refuses the replacing commit otherwise);
+2. replace: the new rows, built in memory from the snapshot read and counted, replace every
+   file, the schema and the partitioning in one overwrite commit on top of exactly the begin
+   commit (a commit of anyone else in between fails it, so no row can be lost);
+3. end: the property is cleared and the table's own `delta.appendOnly` is back.
+
+While the property is set, `ensure` refuses to open the store. Interrupted anywhere, the next
+`laketx migrate` first calls `resume`: after the replace it does the end step (the rewrite is
+finished); before it, it undoes the begin step and the migration runs again from the start.
+The replaced files stay in the folder until a VACUUM, and the history keeps the old rows
+readable by version.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import MetadataStoreError
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
-from lakeguard.store.arrow import to_arrow, to_rows
+from lakeguard.store.arrow import to_arrow, to_rows, whole_table
 from lakeguard.store.definitions import table_def
 from lakeguard.store.objectstore import is_remote
-from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.versioning import MIGRATING_SUFFIX
+from lakeguard.store.versioning import (
+    MARK_MIGRATION,
+    MARK_STEP,
+    MIGRATING_PROPERTY,
+    MIGRATING_SUFFIX,
+)
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
+# Between a begin commit and now only the rewrite's own commits land (the store refuses to
+# open meanwhile), so its begin is among the newest few.
+HISTORY_WINDOW = 50
+# Where an older laketx (whose rewrite swapped two folders by renaming) built the new table.
 STAGING_SUFFIX = ".migrating"
 
 
-def resume(location: str) -> None:
-    """Finish or undo a rewrite interrupted at the swap."""
+def _marker(migration: str, step: str) -> dict[str, str]:
+    return {MARK_MIGRATION: migration, MARK_STEP: step}
+
+
+def in_progress(configuration: Mapping[str, str | None]) -> str | None:
+    """The migration rewriting a table, from its properties (None: none)."""
+    return configuration.get(MIGRATING_PROPERTY) or None
+
+
+def begin(table: str, location: str, migration: str) -> None:
+    """Mark the table as being rewritten and lift its append-only lock, in one commit."""
+    deltars.set_properties(
+        table,
+        location,
+        {MIGRATING_PROPERTY: migration, "delta.appendOnly": "false"},
+        marker=_marker(migration, "begin"),
+    )
+
+
+def end(table: str, location: str, migration: str, *, undo: bool = False) -> None:
+    """Clear the mark and put the definition's append-only lock back, in one commit."""
+    append_only = str(table_def(table).append_only).lower()
+    deltars.set_properties(
+        table,
+        location,
+        {MIGRATING_PROPERTY: "", "delta.appendOnly": append_only},
+        marker=_marker(migration, "undo" if undo else "end"),
+    )
+
+
+def replaced(table: str, location: str, migration: str) -> bool:
+    """Whether the replacing commit of `migration` landed after its latest begin commit."""
+    for commit in deltars.history(table, location, HISTORY_WINDOW):
+        if commit.get(MARK_MIGRATION) == migration:
+            if commit.get(MARK_STEP) == "replace":
+                return True
+            if commit.get(MARK_STEP) == "begin":
+                return False
+    return False
+
+
+def _resume_renamed(location: str) -> None:
+    """A rewrite by an older laketx, interrupted between its two renames (local folders only)."""
     backup = location + MIGRATING_SUFFIX
-    if not os.path.exists(backup):
+    if is_remote(location) or not os.path.exists(backup):
         return
     if deltars.is_table(location):
         shutil.rmtree(backup)  # the new table is in place: only the clean-up was left
     else:
         os.rename(backup, location)  # the old table goes back; the rewrite starts again
+    shutil.rmtree(location + STAGING_SUFFIX, ignore_errors=True)
+
+
+def resume(table: str, location: str) -> str | None:
+    """Finish or undo a rewrite of `table` interrupted part-way; what was done (None: there
+    was nothing to resume)."""
+    _resume_renamed(location)
+    if not deltars.is_table(location):
+        return None
+    migration = in_progress(deltars.load(table, location).metadata().configuration)
+    if migration is None:
+        return None
+    if replaced(table, location, migration):
+        end(table, location, migration)
+        return f"{table}: finished the rewrite an interrupted run of {migration!r} left"
+    end(table, location, migration, undo=True)
+    return f"{table}: undid the start of a rewrite an interrupted run of {migration!r} left"
 
 
 def rewrite_table(
-    store: MetadataStore, table: str, transform: Callable[[StoredRow], StoredRow]
+    store: MetadataStore,
+    table: str,
+    transform: Callable[[StoredRow], StoredRow],
+    *,
+    migration: str,
 ) -> int:
     """Rewrite `table` (every tenant's rows) into its current definition, each row passed
-    through `transform`; returns the rows kept."""
+    through `transform` (generated columns keep their values); returns the rows kept.
+    `migration` names the rewrite in the table's history."""
     location = store.location(table)
-    if is_remote(location):
-        # the swap below is two renames, and a rename on an object store is a copy
-        raise MetadataStoreError(
-            f"rewriting metadata table {table} on an object store is not supported yet",
-            where=location,
-            fix="run this migration on a local copy of the metadata and upload it back, or "
-            "wait for the object-store migration (issue 20)",
-        )
-    resume(location)
+    resume(table, location)
     tdef = table_def(table)
-    generated = {c.name for c in tdef.columns if c.generated}
-    rows = [
-        transform({k: v for k, v in row.items() if k not in generated})
-        for row in to_rows(deltars.read(table, location))
-    ]
-    staging = location + STAGING_SUFFIX
-    shutil.rmtree(staging, ignore_errors=True)
-    deltars.create(tdef, staging)
-    if rows:
-        deltars.append(table, staging, to_arrow(tdef, rows))
-    kept = len(to_rows(deltars.read(table, staging, columns=[tdef.columns[0].name])))
-    if kept != len(rows):
-        shutil.rmtree(staging)
+    generated = [c.name for c in tdef.columns if c.generated]
+    read_at = deltars.load(table, location)
+    old = to_rows(deltars.scan(read_at))
+    # built and validated before anything is committed: a bad row leaves the table untouched
+    rows = [transform({k: v for k, v in r.items() if k not in generated}) for r in old]
+    data = whole_table(
+        tdef, to_arrow(tdef, rows), {name: [r.get(name) for r in old] for name in generated}
+    )
+    if data.num_rows != len(old):
         raise MetadataStoreError(
-            f"rewriting {table} kept {kept} of {len(rows)} rows; the table was left as it was",
+            f"rewriting {table} built {data.num_rows} of {len(old)} rows; nothing was changed",
             where=location,
             fix="report this; the store is unchanged and still at its old version",
         )
-    os.rename(location, location + MIGRATING_SUFFIX)
-    os.rename(staging, location)
-    shutil.rmtree(location + MIGRATING_SUFFIX)
-    SNAPSHOTS.touched(location)
+    begin(table, location, migration)
+    base = deltars.load(table, location)
+    if base.version() != read_at.version() + 1:  # someone else committed since the read
+        end(table, location, migration, undo=True)
+        raise _written_meanwhile(table, location)
+    before = base.version()  # `base` moves to the new version once the replace is written
+    try:
+        version = deltars.replace_all(
+            table,
+            location,
+            data,
+            base=base,
+            partition_by=tdef.partitioned_by,
+            marker=_marker(migration, "replace"),
+        )
+    except deltars.CasLost:
+        end(table, location, migration, undo=True)
+        raise _written_meanwhile(table, location) from None
+    first = tdef.columns[0].name
+    kept = deltars.read(table, location, columns=[first], version=version).num_rows
+    if kept != len(old):
+        deltars.restore(table, location, before, _marker(migration, "restore"))
+        end(table, location, migration, undo=True)
+        raise MetadataStoreError(
+            f"rewriting {table} kept {kept} of {len(old)} rows; the table was restored",
+            where=location,
+            fix="report this; the store is back at its old version",
+        )
+    end(table, location, migration)
     return kept
+
+
+def _written_meanwhile(table: str, location: str) -> MetadataStoreError:
+    return MetadataStoreError(
+        f"another process wrote to metadata table {table} while a migration rewrote it; "
+        "nothing was changed",
+        where=location,
+        fix="stop every laketx process that uses this store, then run `laketx migrate` again",
+    )

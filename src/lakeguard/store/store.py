@@ -32,6 +32,7 @@ from lakeguard.store.runtime_rows import RuntimeRow
 from lakeguard.store.sameness import same_definition
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import (
+    MIGRATING_PROPERTY,
     MIGRATING_SUFFIX,
     STORE_VERSION,
     StoreVersionError,
@@ -122,14 +123,12 @@ class MetadataStore:
     def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
         location = self.location(table.name)
         if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
-            raise StoreVersionError(
-                f"a migration of {table.name} was interrupted",
-                where=location,
-                fix="run `laketx migrate` again: it finishes or undoes the interrupted step",
-            )
+            raise _interrupted(table.name, location)
         if deltars.create(table, location):
             return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
         dt = deltars.load(table.name, location)
+        if dt.metadata().configuration.get(MIGRATING_PROPERTY):  # a rewrite is half done
+            raise _interrupted(table.name, location)
         deltars.check_writable(table.name, location, dt)
         version = table_version(dt.metadata().configuration)
         if version < STORE_VERSION:
@@ -470,3 +469,11 @@ class MetadataStore:
     def since(days: int, now: datetime | None = None) -> date:
         """The first partition date of a look-back window of `days` days."""
         return ((now or utcnow()) - timedelta(days=days)).date()
+
+
+def _interrupted(table: str, location: str) -> StoreVersionError:
+    return StoreVersionError(
+        f"a migration of {table} was interrupted",
+        where=location,
+        fix="run `laketx migrate` again: it finishes or undoes the interrupted step",
+    )

@@ -16,7 +16,13 @@ from lakeguard.errors import MetadataStoreError
 # The version this code writes and needs; the number of the latest migration.
 STORE_VERSION = 2
 VERSION_PROPERTY = "laketx.store_version"
-# A table being rewritten by a migration keeps its old self here until the new one is in place.
+# A table being rewritten by a migration (`rewrite.py`) names the migration in this property
+# until the rewrite is done; the store does not open meanwhile.
+MIGRATING_PROPERTY = "laketx.migrating"
+# The keys a migration's commits carry in their commitInfo: the migration, and the step.
+MARK_MIGRATION = "laketx.migration"
+MARK_STEP = "laketx.migration_step"
+# Where an older laketx kept a table's old self while it swapped in the rewritten one.
 MIGRATING_SUFFIX = ".pre-migration"
 
 

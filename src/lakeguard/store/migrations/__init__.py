@@ -63,10 +63,12 @@ def pending(store: MetadataStore) -> list[Step]:
 
 def migrate(store: MetadataStore) -> list[str]:
     """Run every pending migration in order; what each did. The store opens afterwards."""
-    for table in store.tables():  # a rewrite interrupted at its swap, finished or undone first
-        resume(store.location(table))
-    store.ensure(check_version=False)
     done: list[str] = []
+    for table in store.tables():  # a rewrite interrupted part-way, finished or undone first
+        resumed = resume(table, store.location(table))
+        if resumed is not None:
+            done.append(resumed)
+    store.ensure(check_version=False)
     for step in pending(store):
         said = step.migration.apply(store)
         for table in step.tables:

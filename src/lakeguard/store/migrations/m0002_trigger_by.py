@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
 TABLE = "pipeline_runs"
+VERSION = 2
+NAME = "pipeline_runs.trigger_by"
 
 
 def _renamed(row: StoredRow) -> StoredRow:
@@ -24,17 +26,17 @@ def _renamed(row: StoredRow) -> StoredRow:
 
 def _apply(store: MetadataStore) -> list[str]:
     location = store.location(TABLE)
-    resume(location)
+    resume(TABLE, location)
     columns = {name for name, _, _ in deltars.existing_columns(deltars.load(TABLE, location))}
     if "triggered_by" not in columns:
         return []
-    kept = rewrite_table(store, TABLE, _renamed)
+    kept = rewrite_table(store, TABLE, _renamed, migration=f"{VERSION} {NAME}")
     return [f"{TABLE}: renamed triggered_by to trigger_by ({kept} rows kept)"]
 
 
 MIGRATION = Migration(
-    version=2,
-    name="pipeline_runs.trigger_by",
+    version=VERSION,
+    name=NAME,
     why="seed 003 names the column trigger_by",
     apply=_apply,
 )

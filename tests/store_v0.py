@@ -1,0 +1,163 @@
+"""The store written before stores had a version (tests/fixtures/store_v0), for the migration
+tests: a copy of it, locally or on the object store, its rows, and what a migrated store is
+like; and a `laketx migrate` killed at a chosen step of its table rewrite."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from lakeguard.audit import AuditData, audit
+from lakeguard.commits import history
+from lakeguard.store import MetadataStore, deltars
+from lakeguard.store.arrow import to_arrow, to_rows
+from lakeguard.store.definitions import table_def
+from lakeguard.store.versioning import MARK_STEP, MIGRATING_PROPERTY, STORE_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "store_v0"
+STORE = FIXTURE / "metadata" / "lakeguard"
+RUNS = 5  # pipeline_runs rows in the fixture
+
+
+def upload(server: Any, prefix: str) -> str:
+    """Copy the fixture's store to `<prefix>/lakeguard` on the server; returns that root."""
+    target = f"{prefix}/lakeguard"
+    pafs.copy_files(
+        str(STORE),
+        target.removeprefix("s3://"),
+        source_filesystem=pafs.LocalFileSystem(),
+        destination_filesystem=server.filesystem(),
+    )
+    return target
+
+
+def every_row(store: MetadataStore) -> dict[str, list[dict[str, object]]]:
+    """Each table's rows (every tenant), in a stable order, without the renamed column's name."""
+    found = {}
+    for table in store.tables():
+        location = store.location(table)
+        if not deltars.is_table(location):
+            continue
+        rows = [
+            {("trigger_by" if k == "triggered_by" else k): v for k, v in r.items()}
+            for r in to_rows(deltars.read(table, location))
+        ]
+        found[table] = sorted(rows, key=repr)
+    return found
+
+
+def assert_migrated(store: MetadataStore, before: dict[str, list[dict[str, object]]]) -> None:
+    """Every row kept once, every table at this code's version, pipeline_runs rewritten once
+    into its definition (generated partition column and append-only lock included), and the
+    store opens and takes a new run row."""
+    after = every_row(store)
+    assert {t: r for t, r in after.items() if t in before} == before
+    assert store.store_versions() == dict.fromkeys(store.tables(), STORE_VERSION)
+    store.ensure()
+    location = store.location("pipeline_runs")
+    dt = deltars.load("pipeline_runs", location)
+    config = dt.metadata().configuration
+    assert config.get("delta.appendOnly") == "true" and not config.get(MIGRATING_PROPERTY)
+    assert dt.metadata().partition_columns == ["run_date"]
+    fields = {f["name"]: f for f in json.loads(dt.schema().to_json())["fields"]}
+    assert "triggered_by" not in fields and "trigger_by" in fields
+    assert fields["run_date"]["metadata"]["delta.generationExpression"] == (
+        "CAST(start_time AS DATE)"
+    )
+    steps = [c.get(MARK_STEP) for c in dt.history()]
+    # rewritten once, however often it was interrupted (a replace restored away does not count)
+    assert steps.count("replace") - steps.count("restore") == 1
+    # `laketx verify` takes the marked rewrite of an append-only table for the migration it is
+    append_only = {"pipeline_runs": (history(location), dict(config))}
+    audit_data = AuditData(
+        events=[],
+        attempts=[],
+        job_runs=[],
+        versions=[],
+        decisions=[],
+        datasets={},
+        commits={},
+        append_only=append_only,
+    )
+    assert audit(audit_data, lambda _worker: False) == []
+    row = {k: v for k, v in store.rows("pipeline_runs")[0].items() if k != "run_date"}
+    row["pipeline_logging_id"] = "after-migration"
+    deltars.append("pipeline_runs", location, to_arrow(table_def("pipeline_runs"), [row]))
+    added = store.rows("pipeline_runs", filters=[("pipeline_logging_id", "=", "after-migration")])
+    assert [r["run_date"] for r in added] == [row["start_time"].date()]
+    assert len(store.rows("pipeline_runs")) == RUNS + 1
+
+
+# Where the rewrite of pipeline_runs stops: before its replacing commit, between that commit
+# and the end commit, and after the end commit (before the table is stamped with its version).
+STEPS = ("before_replace", "before_end", "after_end")
+
+class Interrupted(Exception):
+    """Raised in-process at a chosen step, as a crash would stop the rewrite there."""
+
+
+def interrupt_at(monkeypatch: Any, point: str) -> None:
+    """Make the next rewrite raise `Interrupted` at `point` (one of `STEPS`)."""
+    import lakeguard.store.rewrite as rewrite
+
+    real_end = rewrite.end
+
+    def stop(*_a: Any, **_k: Any) -> None:
+        raise Interrupted(point)
+
+    def end_then_stop(*a: Any, **k: Any) -> None:
+        real_end(*a, **k)
+        raise Interrupted(point)
+
+    if point == "before_replace":
+        monkeypatch.setattr(deltars, "replace_all", stop)
+    elif point == "before_end":
+        monkeypatch.setattr(rewrite, "end", stop)
+    else:
+        monkeypatch.setattr(rewrite, "end", end_then_stop)
+
+
+CHILD = """
+import os, sys
+import lakeguard.store.rewrite as rewrite
+from lakeguard.store import deltars
+from openlaketx.cli import app
+
+def die(*_a, **_k):
+    os._exit(137)
+
+home, point = sys.argv[1:3]
+real_end = rewrite.end
+if point == "before_replace":
+    deltars.replace_all = die
+elif point == "before_end":
+    rewrite.end = die
+elif point == "after_end":
+    def end_then_die(*a, **k):
+        real_end(*a, **k)
+        die()
+    rewrite.end = end_then_die
+else:
+    raise SystemExit(f"unknown step {point}")
+app(["--home", home, "migrate"])
+"""
+
+
+def kill_during_migrate(home: Path, point: str) -> None:
+    """`laketx migrate` in a child process that dies (os._exit, no clean-up) at `point`; the
+    metadata home comes from the environment the child inherits."""
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(home), point],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert child.returncode == 137, child.stdout[-2000:] + child.stderr[-3000:]
