@@ -32,6 +32,7 @@ from lakeguard.store.objectstore import is_remote
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
+from openlaketx.loads.version_read import read_version
 from openlaketx.runner import job as job_runner
 from openlaketx.runner.context import StepObserver
 from openlaketx.runner.news import nothing_new
@@ -259,11 +260,8 @@ class Lakehouse:
                 where="data_versions",
                 fix="run it first; only approved versions are readable",
             )
-        return (
-            self.spark.read.format("delta")
-            .option("versionAsOf", int(approved.snapshot_ref))
-            .load(dataset_location(self.warehouse, ds.table_name))
-        )
+        location = dataset_location(self.warehouse, ds.table_name)
+        return read_version(self.spark, location, int(approved.snapshot_ref))
 
     def sql(self, query: str) -> DataFrame:
         """Run a Spark SQL query, having registered the lakehouse tables it names."""

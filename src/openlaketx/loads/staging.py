@@ -62,6 +62,17 @@ class StagedBatch:
         return f"{self.folder}/{MALFORMED_PART}={str(malformed).lower()}"
 
 
+def staged_rows(spark: SparkSession, batch: StagedBatch, malformed: bool = False) -> DataFrame:
+    """The good (or malformed) rows of a staged batch, read with the schema it was staged with
+    (a Parquet read left to infer it runs a Spark job over the footers first)."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
+    from pyspark.sql.types import StructType
+
+    return spark.read.schema(StructType.fromJson(batch.schema)).parquet(
+        batch.part_folder(malformed)
+    )
+
+
 def batch_folder(table_path: str, *, scratch: bool, version: int, run_id: str) -> str:
     kind = SCRATCH_DIR if scratch else STAGED_DIR
     return f"{table_path.rstrip('/')}/{kind}/v{version:09d}-{run_id}"
@@ -92,7 +103,7 @@ def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedB
     """
     folder = f"{batch.folder}-split"
     (
-        spark.read.parquet(batch.folder)
+        staged_rows(spark, batch)
         .withColumn(MALFORMED_PART, malformed)
         .write.format("parquet")
         .mode("error")

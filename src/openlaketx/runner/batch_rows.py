@@ -62,16 +62,21 @@ def publishable(
         frame = strategies.with_scd2_columns(frame, effective_time(frame, dataset))
     if transform.delete_missing == DeleteMissing.SOFT:
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
-    absent = [c for c in table_columns if c not in frame.columns]
-    frame = frame.withColumn(DIGEST_COLUMN, row_digest(frame.columns, absent))
-    # each rule's flag is a column of its own so that the staged footers count it
-    if flags := dict(rule_flag_columns(rules)):  # Spark Connect refuses an empty withColumns
-        frame = frame.withColumns(flags)
-    return (
-        frame.withColumn(FAILED_RULES, failed_rules_column(rules))
-        .withColumn(VERSION_COL, F.lit(version).cast("long"))
-        .withColumn(RUN_COL, F.lit(run_id))
-        .withColumn(LOADED_COL, F.current_timestamp())
+    present = frame.columns
+    absent = [c for c in table_columns if c not in present]
+    # Two projections, not one per column: each is a round trip and an analysis in the JVM,
+    # a fixed cost of every step. Each rule's flag is a column of its own so that the staged
+    # footers count it; the list of broken rules is read from the flags, hence after them.
+    frame = frame.withColumns(
+        {DIGEST_COLUMN: row_digest(present, absent), **dict(rule_flag_columns(rules))}
+    )
+    return frame.withColumns(
+        {
+            FAILED_RULES: failed_rules_column(rules),
+            VERSION_COL: F.lit(version).cast("long"),
+            RUN_COL: F.lit(run_id),
+            LOADED_COL: F.current_timestamp(),
+        }
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lakeguard.quality.evaluate import FAILED_RULES
-from openlaketx.loads.staging import StagedBatch
+from openlaketx.loads.staging import StagedBatch, staged_rows
 from openlaketx.sources.files import CORRUPT_COLUMN
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def rows_failing(spark: SparkSession, staged: StagedBatch, rule_ids: Sequence[st
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
-    rows = spark.read.parquet(staged.part_folder())
+    rows = staged_rows(spark, staged)
     if CORRUPT_COLUMN in rows.columns:  # unparseable rows are set aside anyway
         rows = rows.where(F.col(CORRUPT_COLUMN).isNull())
     return rows.where(failing_any(rule_ids)).count()

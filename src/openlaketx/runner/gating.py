@@ -18,6 +18,7 @@ from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
 from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
+from openlaketx.loads.version_read import read_version
 from openlaketx.runner import drift, dropping, evidence
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
@@ -184,9 +185,9 @@ def approved_snapshot(ctx: RunContext, dataset_id: str) -> DataFrame | None:
     if approved is None:
         return None
     referenced = ctx.registry.dataset(dataset_id)
-    snapshot = (
-        ctx.spark.read.format("delta")
-        .option("versionAsOf", int(approved.snapshot_ref))
-        .load(dataset_location(ctx.warehouse, referenced.table_name))
+    snapshot = read_version(
+        ctx.spark,
+        dataset_location(ctx.warehouse, referenced.table_name),
+        int(approved.snapshot_ref),
     )
     return merge_plan(referenced).current(snapshot)

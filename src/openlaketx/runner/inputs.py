@@ -23,6 +23,7 @@ from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType, RuleType, Severity
 from openlaketx.connect import connect_gap
 from openlaketx.loads.staging import landing_folder
+from openlaketx.loads.version_read import read_version
 from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.runner.models import model_input
 from openlaketx.sources.base import ReadContext
@@ -211,18 +212,15 @@ def parent_rows(
 
     path = dataset_location(warehouse, parent.table_name)
 
-    def snapshot(version: ApprovedVersion) -> DataFrame:
-        return (
-            spark.read.format("delta").option("versionAsOf", int(version.snapshot_ref)).load(path)
-        )
+    def snapshot(at: ApprovedVersion, first: int, last: int) -> DataFrame:
+        rows = read_version(spark, path, int(at.snapshot_ref), lineage=(first, last))
+        return rows.where(version.between(first, last))
 
     version = F.col(VERSION_COL)
     if LoadType(parent.load_type) == LoadType.APPEND or len(versions) == 1:
-        frames = [
-            snapshot(versions[-1]).where(version.between(versions[0].version, versions[-1].version))
-        ]
+        frames = [snapshot(versions[-1], versions[0].version, versions[-1].version)]
     else:
-        frames = [snapshot(v).where(version == v.version) for v in versions]
+        frames = [snapshot(v, v.version, v.version) for v in versions]
     frames = [f.withColumn(PARENT_VERSION, version) for f in frames]
     return without_lineage(reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames))
 
@@ -274,9 +272,9 @@ def without_repeats(
 
     column, lower, kind = windows[0]
     held = (
-        spark.read.format("delta")
-        .option("versionAsOf", int(own_latest.snapshot_ref))
-        .load(dataset_location(warehouse, dataset.table_name))
+        read_version(
+            spark, dataset_location(warehouse, dataset.table_name), int(own_latest.snapshot_ref)
+        )
         .where(F.col(quote(column)) >= F.lit(lower).cast(kind))
         .select(*[F.col(quote(c)) for c in batch.frame.columns])
     )

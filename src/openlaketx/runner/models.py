@@ -18,6 +18,7 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import Layer
+from openlaketx.loads.version_read import read_version
 from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.tables import dataset_location
 
@@ -76,11 +77,8 @@ def model_input(
 def _snapshot(
     spark: SparkSession, registry: Registry, parent: str, approved: ApprovedVersion, warehouse: str
 ) -> DataFrame:
-    return (
-        spark.read.format("delta")
-        .option("versionAsOf", int(approved.snapshot_ref))
-        .load(dataset_location(warehouse, registry.dataset(parent).table_name))
-    )
+    location = dataset_location(warehouse, registry.dataset(parent).table_name)
+    return read_version(spark, location, int(approved.snapshot_ref))
 
 
 def _touched_keys(

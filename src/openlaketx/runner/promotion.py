@@ -206,7 +206,10 @@ def _highest(ctx: RunContext, target: Target, staged: staging.StagedBatch, colum
         # start-up time: pyspark loads on first use, never in metadata-only commands
         from pyspark.sql import functions as F
 
-        row = ctx.spark.read.parquet(staged.folder).agg(F.max(column)).first()
+        rows = staging.staged_rows(ctx.spark, staged)
+        if staged.split:
+            rows = rows.unionByName(staging.staged_rows(ctx.spark, staged, malformed=True))
+        row = rows.agg(F.max(column)).first()
         value = row[0] if row else None
     if value is None:
         raise SourceError(

@@ -39,6 +39,7 @@ from openlaketx.loads.content import (
     version_rows,
 )
 from openlaketx.loads.publish import create_empty, fields_of
+from openlaketx.loads.version_read import read_version
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan, publishable, starts_by_data
 from openlaketx.runner.dropping import failing_any
@@ -279,12 +280,8 @@ def _merged_hash(
         if previous is None:
             create_empty(f"{scratch}/table", fields_of(staged.schema))
         else:
-            (
-                spark.read.format("delta")
-                .option("versionAsOf", int(previous.snapshot_ref))
-                .load(path)
-                .write.format("delta")
-                .save(f"{scratch}/table")
+            read_version(spark, path, int(previous.snapshot_ref)).write.format("delta").save(
+                f"{scratch}/table"
             )
         tag = CommitTag(
             "replay",

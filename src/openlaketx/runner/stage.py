@@ -69,6 +69,6 @@ def novelty(
     if small_merge.applies(plan, staged, target.path):
         counts = small_merge.changes(staged, target.path, plan)
     else:
-        rows = ctx.spark.read.parquet(staged.part_folder())
+        rows = staging.staged_rows(ctx.spark, staged)
         counts = strategies.changes(ctx.spark, rows, target.path, plan)
     return Novelty(None if any(counts.values()) else "no row would change")

@@ -29,7 +29,7 @@ from lakeguard.quality.evaluate import (
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
 from lakeguard.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
-from openlaketx.loads.staging import StagedBatch
+from openlaketx.loads.staging import StagedBatch, staged_rows
 from openlaketx.runner.profiling import full_profile
 from openlaketx.runner.rule_tallies import rule_tallies
 
@@ -68,7 +68,7 @@ def evaluate_staged(
     over the keys."""
     rows = staged.rows
     outcomes = row_outcomes(rule_tallies([*staged.good, *staged.malformed], rules), rules, rows)
-    good = spark.read.parquet(staged.part_folder()) if staged.good else None
+    good = staged_rows(spark, staged) if staged.good else None
     per_version = _rows_per_parent_version(good, rules)
     for rule in rules:
         if rule.row_level:
