@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,8 @@ def assert_migrated(store: MetadataStore, before: dict[str, list[dict[str, objec
     # rewritten once, however often it was interrupted (a replace restored away does not count)
     assert steps.count("replace") - steps.count("restore") == 1
     # `laketx verify` takes the marked rewrite of an append-only table for the migration it is
-    append_only = {"pipeline_runs": (history(location), dict(config))}
+    properties: Mapping[str, str | None] = dict(config)
+    append_only = {"pipeline_runs": (history(location), properties)}
     audit_data = AuditData(
         events=[],
         attempts=[],
@@ -97,6 +99,7 @@ def assert_migrated(store: MetadataStore, before: dict[str, list[dict[str, objec
 # Where the rewrite of pipeline_runs stops: before its replacing commit, between that commit
 # and the end commit, and after the end commit (before the table is stamped with its version).
 STEPS = ("before_replace", "before_end", "after_end")
+
 
 class Interrupted(Exception):
     """Raised in-process at a chosen step, as a crash would stop the rewrite there."""
@@ -121,6 +124,23 @@ def interrupt_at(monkeypatch: Any, point: str) -> None:
         monkeypatch.setattr(rewrite, "end", stop)
     else:
         monkeypatch.setattr(rewrite, "end", end_then_stop)
+
+
+def interrupted_then_refused(store: MetadataStore, point: str, monkeypatch: Any) -> None:
+    """Interrupt a `migrate` of `store` at `point`; a store opened afresh then refuses to
+    open until the next `laketx migrate`."""
+    import pytest
+
+    from lakeguard.store.migrations import migrate
+    from lakeguard.store.versioning import StoreVersionError
+
+    with monkeypatch.context() as patched:
+        interrupt_at(patched, point)
+        with pytest.raises(Interrupted):
+            migrate(store)
+    refusal = "interrupted" if point != "after_end" else "laketx migrate"
+    with pytest.raises(StoreVersionError, match=refusal):
+        MetadataStore(store.namespace, store.root, store.tenant).ensure()
 
 
 CHILD = """

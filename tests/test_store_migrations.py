@@ -19,7 +19,7 @@ from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
-from tests.store_v0 import FIXTURE, STEPS, Interrupted, assert_migrated, every_row, interrupt_at
+from tests.store_v0 import FIXTURE, STEPS, assert_migrated, every_row, interrupted_then_refused
 
 
 @pytest.fixture
@@ -83,13 +83,7 @@ def test_a_rewrite_interrupted_at_each_step_is_finished_by_migrate(
 ) -> None:
     store = store_of(home)
     before = every_row(store)
-    with monkeypatch.context() as patched:
-        interrupt_at(patched, point)
-        with pytest.raises(Interrupted):
-            migrate(store)
-    refusal = "interrupted" if point != "after_end" else "laketx migrate"
-    with pytest.raises(StoreVersionError, match=refusal):
-        store_of(home).ensure()
+    interrupted_then_refused(store, point, monkeypatch)
     done = migrate(store)
     if point != "after_end":
         assert any("interrupted run" in line for line in done), done

@@ -18,10 +18,9 @@ from lakeguard.store.versioning import StoreVersionError
 from openlaketx.cli import app
 from tests.store_v0 import (
     STEPS,
-    Interrupted,
     assert_migrated,
     every_row,
-    interrupt_at,
+    interrupted_then_refused,
     kill_during_migrate,
     upload,
 )
@@ -67,13 +66,7 @@ def test_a_migrate_interrupted_at_each_step_on_the_object_store_is_finished_by_t
     on_s3: MetadataStore, point: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = every_row(on_s3)
-    with monkeypatch.context() as patched:
-        interrupt_at(patched, point)
-        with pytest.raises(Interrupted):
-            migrate(on_s3)
-    refusal = "interrupted" if point != "after_end" else "laketx migrate"
-    with pytest.raises(StoreVersionError, match=refusal):
-        MetadataStore("lakeguard", on_s3.root, "default").ensure()
+    interrupted_then_refused(on_s3, point, monkeypatch)
     migrate(on_s3)
     assert_migrated(on_s3, before)
 
