@@ -159,13 +159,19 @@ class Pairs:
 ENGINE_PREFIX = "_laketx"
 
 
-def table_rows(lh: Any, dataset_id: str, kind: str) -> list[tuple[Any, ...]]:
+def twin_state(lh: Any, dataset_id: str, kind: str) -> tuple[list[tuple[Any, ...]], str]:
+    """A dataset's rows (`table_rows`) and the content hash of what is live (`live_hash`),
+    both from one read of its latest approved snapshot."""
+    frame = lh.read(dataset_id)
+    return table_rows(frame, kind), live_hash(frame, kind)
+
+
+def table_rows(frame: Any, kind: str) -> list[tuple[Any, ...]]:
     """A dataset's rows as sorted tuples, without what depends on when a run ran: the engine's
     columns, and for scd2 the times that are load times (no time-typed `sequence_by`, or a
     version closed because its key went missing)."""
     from pyspark.sql import functions as F
 
-    frame = lh.read(dataset_id)
     columns = [c for c in frame.columns if not c.startswith(ENGINE_PREFIX)]
     if "_laketx_deleted_at" in frame.columns:
         frame = frame.withColumn("deleted", F.col("_laketx_deleted_at").isNotNull())
@@ -182,13 +188,12 @@ def table_rows(lh: Any, dataset_id: str, kind: str) -> list[tuple[Any, ...]]:
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 
 
-def live_hash(lh: Any, dataset_id: str, kind: str) -> str:
+def live_hash(frame: Any, kind: str) -> str:
     """The content hash of what is live: current (scd2), not soft-deleted rows."""
     from pyspark.sql import functions as F
 
     from openlaketx.loads.content import frame_hash
 
-    frame = lh.read(dataset_id)
     if "is_current" in frame.columns:
         frame = frame.where(F.col("is_current"))
         if "sequence_by" not in KINDS.get(kind, ""):

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from lakeguard.gate import Gate
 from lakeguard.store import StoreReader
-from tests.boundaries import Pairs, live_hash, table_rows
+from tests.boundaries import Pairs, twin_state
 from tests.conftest import assert_sound
 
 pytestmark = pytest.mark.spark
@@ -166,8 +166,9 @@ def assert_caught_up_on_several_versions(lh: Any, pairs: Pairs) -> None:
 
 def assert_same(lh: Any, pairs: Pairs) -> None:
     for kind, one, caught_up in pairs.pairs():
-        assert table_rows(lh, caught_up, kind) == table_rows(lh, one, kind), kind
-        assert live_hash(lh, caught_up, kind) == live_hash(lh, one, kind), kind
+        (rows, hashed), (rows_one, hashed_one) = (twin_state(lh, d, kind) for d in (caught_up, one))
+        assert rows == rows_one, kind
+        assert hashed == hashed_one, kind
     datasets = {pairs.bronze, *(d for _, one, all_ in pairs.pairs() for d in (one, all_))}
     assert_sound(lh, *datasets)
     reader = StoreReader(lh.store)
