@@ -147,7 +147,9 @@ class Pairs:
             + f"\n  - id: {self.job_all}\n    tasks:\n"
             + "\n".join(all_tasks)
             + "\ndatasets:\n"
-            + "\n".join(datasets)
+            # no batch profile: profiles prove nothing about batch boundaries (test_profiling.py
+            # covers them), and reading and appending them was a good part of every step
+            + "\n".join(f"{d}\n    profile: false" for d in datasets)
             + "\n"
         )
 
