@@ -148,7 +148,7 @@ class Pairs:
             + "\n".join(all_tasks)
             + "\ndatasets:\n"
             # no batch profile: profiles prove nothing about batch boundaries (test_profiling.py
-            # covers them), and reading and appending them was a good part of every step
+            # covers them), and each step read the earlier runs' profiles and appended its own
             + "\n".join(f"{d}\n    profile: false" for d in datasets)
             + "\n"
         )
