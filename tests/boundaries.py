@@ -17,7 +17,7 @@ from tests.conftest import write
 
 # kind -> the dataset fields that make it. Its parent is the bronze dataset, except for
 # snapshot kinds (`delete_missing`), whose parent is `full_one`: each of its versions is a
-# full snapshot.
+# full snapshot (a project whose pairs leave `full` out still has `full_one`, as that parent).
 KINDS: dict[str, str] = {
     "append": "load_type: append",
     "full": "load_type: full",
@@ -85,6 +85,15 @@ class Pairs:
         one_tasks = [f"      - {{id: ingest, dataset: {self.bronze}}}"]
         all_tasks = []
         snapshots = self.ds("full", "one")
+        if any(map(snapshot_kind, self.kinds)) and "full" not in self.kinds:
+            # the snapshot kinds' parent alone: the `full` pair is compared in another family
+            datasets.append(
+                f"  - id: {snapshots}\n    layer: silver\n    parents: [{self.bronze}]\n"
+                f"    {KINDS['full']}"
+            )
+            one_tasks.append(
+                f"      - {{id: {snapshots}, dataset: {snapshots}, depends_on: [ingest]}}"
+            )
         for kind in sorted(self.kinds, key=snapshot_kind):  # `full` before snapshot kinds
             parent, after = self.bronze, "ingest"
             if snapshot_kind(kind):
@@ -138,7 +147,9 @@ class Pairs:
             + f"\n  - id: {self.job_all}\n    tasks:\n"
             + "\n".join(all_tasks)
             + "\ndatasets:\n"
-            + "\n".join(datasets)
+            # no batch profile: profiles prove nothing about batch boundaries (test_profiling.py
+            # covers them), and each step read the earlier runs' profiles and appended its own
+            + "\n".join(f"{d}\n    profile: false" for d in datasets)
             + "\n"
         )
 
@@ -159,13 +170,19 @@ class Pairs:
 ENGINE_PREFIX = "_laketx"
 
 
-def table_rows(lh: Any, dataset_id: str, kind: str) -> list[tuple[Any, ...]]:
+def twin_state(lh: Any, dataset_id: str, kind: str) -> tuple[list[tuple[Any, ...]], str]:
+    """A dataset's rows (`table_rows`) and the content hash of what is live (`live_hash`),
+    both from one read of its latest approved snapshot."""
+    frame = lh.read(dataset_id)
+    return table_rows(frame, kind), live_hash(frame, kind)
+
+
+def table_rows(frame: Any, kind: str) -> list[tuple[Any, ...]]:
     """A dataset's rows as sorted tuples, without what depends on when a run ran: the engine's
     columns, and for scd2 the times that are load times (no time-typed `sequence_by`, or a
     version closed because its key went missing)."""
     from pyspark.sql import functions as F
 
-    frame = lh.read(dataset_id)
     columns = [c for c in frame.columns if not c.startswith(ENGINE_PREFIX)]
     if "_laketx_deleted_at" in frame.columns:
         frame = frame.withColumn("deleted", F.col("_laketx_deleted_at").isNotNull())
@@ -182,13 +199,12 @@ def table_rows(lh: Any, dataset_id: str, kind: str) -> list[tuple[Any, ...]]:
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 
 
-def live_hash(lh: Any, dataset_id: str, kind: str) -> str:
+def live_hash(frame: Any, kind: str) -> str:
     """The content hash of what is live: current (scd2), not soft-deleted rows."""
     from pyspark.sql import functions as F
 
     from openlaketx.loads.content import frame_hash
 
-    frame = lh.read(dataset_id)
     if "is_current" in frame.columns:
         frame = frame.where(F.col("is_current"))
         if "sequence_by" not in KINDS.get(kind, ""):

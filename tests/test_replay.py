@@ -50,14 +50,13 @@ def test_untouched_history_replays_and_a_change_behind_the_gate_does_not(
         assert all(c and d for _, c, d in recorded), recorded  # every version carries both
     assert hashes(lh, p.bronze)[0][1] == "3:" + hashes(lh, p.bronze)[0][1].split(":")[1]
 
-    for dataset in (p.bronze, p.silver, gold):
-        for version in (1, 2):
-            report = lh.replay(dataset, version)
-            assert report.matches, (dataset, version, report)
-            assert report.comparisons[0].name == "stored"
-    rebuilt = {c.name: c for c in lh.replay(p.silver, 2).comparisons}["rebuilt"]
+    reports = {(d, v): lh.replay(d, v) for d in (p.bronze, p.silver, gold) for v in (1, 2)}
+    for (dataset, version), report in reports.items():
+        assert report.matches, (dataset, version, report)
+        assert report.comparisons[0].name == "stored"
+    rebuilt = {c.name: c for c in reports[p.silver, 2].comparisons}["rebuilt"]
     assert rebuilt.matches is True and f"{p.bronze} v2" in rebuilt.detail
-    bronze = {c.name: c for c in lh.replay(p.bronze, 1).comparisons}
+    bronze = {c.name: c for c in reports[p.bronze, 1].comparisons}
     assert bronze["rebuilt"].matches is None and bronze["current"].matches is True
 
     # New definitions do not change what an old version was made with.
