@@ -17,7 +17,7 @@ from tests.conftest import write
 
 # kind -> the dataset fields that make it. Its parent is the bronze dataset, except for
 # snapshot kinds (`delete_missing`), whose parent is `full_one`: each of its versions is a
-# full snapshot (a project whose pairs leave `full` out still has `full_one`, as that parent).
+# full snapshot.
 KINDS: dict[str, str] = {
     "append": "load_type: append",
     "full": "load_type: full",
@@ -85,15 +85,6 @@ class Pairs:
         one_tasks = [f"      - {{id: ingest, dataset: {self.bronze}}}"]
         all_tasks = []
         snapshots = self.ds("full", "one")
-        if any(map(snapshot_kind, self.kinds)) and "full" not in self.kinds:
-            # the snapshot kinds' parent alone: the `full` pair is compared in another family
-            datasets.append(
-                f"  - id: {snapshots}\n    layer: silver\n    parents: [{self.bronze}]\n"
-                f"    {KINDS['full']}"
-            )
-            one_tasks.append(
-                f"      - {{id: {snapshots}, dataset: {snapshots}, depends_on: [ingest]}}"
-            )
         for kind in sorted(self.kinds, key=snapshot_kind):  # `full` before snapshot kinds
             parent, after = self.bronze, "ingest"
             if snapshot_kind(kind):

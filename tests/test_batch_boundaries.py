@@ -41,13 +41,10 @@ SEED = int(os.environ.get("LAKETX_PROPERTY_SEED", random.randrange(2**32)))
 # A failure is printed with its script and seed; the deeper lane also shrinks it (each
 # example takes a minute: shrinking takes many).
 PHASES = (Phase.generate,) + ((Phase.shrink,) if "LAKETX_PROPERTY_EXAMPLES" in os.environ else ())
-# The pairs of each family. The snapshot kinds' parent `full_one` is in every family (and can
-# be killed in each), the `full` pair only in the first: a `full_all` in the others proved
-# what the first family's proves (in the scripted case, on the very same deliveries).
 FAMILIES = {
     "append_full_models": (("append", "full", "merge"), ("model_full", "model_keys")),
-    "merge": (("merge_seq", "merge_hard", "merge_soft"), ()),
-    "scd2": (("scd2_seq", "scd2_soft", "scd2_hard"), ()),
+    "merge": (("full", "merge_seq", "merge_hard", "merge_soft"), ()),
+    "scd2": (("full", "scd2_seq", "scd2_soft", "scd2_hard"), ()),
 }
 _ids = itertools.count()
 
@@ -73,7 +70,7 @@ def scripts(draw: st.DrawFn, kinds: tuple[str, ...]) -> list[Turn]:
     blocked delivery, a kill on a turn where its victim runs, and a catch-up on at least two
     parent versions: on turn `j`, with no catch-up and no kill on turn `j - 1` and, on turn
     `j` itself, kills only of the catch-up's own runs (any other would hold a version back)."""
-    ones = [f"{k}_one" for k in dict.fromkeys(("full", *kinds))]  # every family has full_one
+    ones = [f"{k}_one" for k in kinds]
     alls = [f"{k}_all" for k in kinds]
     n = draw(st.integers(2, 3))
     deliveries: list[dict[int, tuple[str, int, int]]] = []
@@ -172,8 +169,7 @@ def assert_same(lh: Any, pairs: Pairs) -> None:
         (rows, hashed), (rows_one, hashed_one) = (twin_state(lh, d, kind) for d in (caught_up, one))
         assert rows == rows_one, kind
         assert hashed == hashed_one, kind
-    pair_datasets = (d for _, one, all_ in pairs.pairs() for d in (one, all_))
-    datasets = {pairs.bronze, pairs.ds("full", "one"), *pair_datasets}
+    datasets = {pairs.bronze, *(d for _, one, all_ in pairs.pairs() for d in (one, all_))}
     assert_sound(lh, *datasets)
     reader = StoreReader(lh.store)
     for _, _, caught_up in pairs.pairs():
