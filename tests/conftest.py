@@ -94,6 +94,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
         if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
             item.add_marker(pytest.mark.xdist_group("postgres"))
+        if "s3_server" in names:  # and one worker the one SeaweedFS server
+            item.add_marker(pytest.mark.xdist_group("s3"))
 
 
 @pytest.fixture(scope="session")
