@@ -65,6 +65,7 @@ SLOW_FIRST = (
     "test_connect.py",
     "test_cluster.py",
     "test_batch_boundaries.py",
+    "test_bench_smoke.py",
     "test_sigkill.py",
     "test_two_processes.py",
     "test_replay.py",
