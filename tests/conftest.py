@@ -18,6 +18,15 @@ from typing import Any
 
 import pytest
 
+# The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
+# they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
+# and the serial collector spares a busy 2-core machine the parallel GC threads.
+# LAKETX_TEST_FAST_JVM=0 gives them the JVM's defaults again (to compare).
+FAST_JVM = (
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    if os.environ.get("LAKETX_TEST_FAST_JVM", "1") != "0"
+    else ""
+)
 TEST_CONF = {
     "spark.sql.shuffle.partitions": "1",
     "spark.default.parallelism": "1",
@@ -25,7 +34,26 @@ TEST_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.driver.memory": "2g",
+    "spark.driver.extraJavaOptions": FAST_JVM,
+    # a standalone cluster's executors (ignored by a local master)
+    "spark.executor.extraJavaOptions": FAST_JVM,
 }
+
+
+def conf_pairs(conf: dict[str, str]) -> str:
+    """`conf` as `LAKETX_SPARK_CONF` takes it (key=value pairs separated by `;`)."""
+    return ";".join(f"{key}={value}" for key, value in conf.items())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _children_use_the_test_conf() -> Iterator[None]:
+    """Every child a test starts (a CLI, a killed run, a server) inherits the test conf
+    through `LAKETX_SPARK_CONF`, unless the test sets its own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(
+            "LAKETX_SPARK_CONF", os.environ.get("LAKETX_SPARK_CONF") or conf_pairs(TEST_CONF)
+        )
+        yield
 
 
 # Fixtures that start a server: a test that uses one is marked `server`.
@@ -37,6 +65,7 @@ SLOW_FIRST = (
     "test_connect.py",
     "test_cluster.py",
     "test_batch_boundaries.py",
+    "test_bench_smoke.py",
     "test_sigkill.py",
     "test_two_processes.py",
     "test_replay.py",
@@ -66,6 +95,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
         if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
             item.add_marker(pytest.mark.xdist_group("postgres"))
+        if "s3_server" in names:  # and one worker the one SeaweedFS server
+            item.add_marker(pytest.mark.xdist_group("s3"))
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import FAST_JVM
 from tests.ports import free_ports
 
 READY_WITHIN = 180.0  # seconds: two JVMs starting on a busy machine
@@ -40,6 +41,16 @@ def stop_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # the group's other members too
     proc.wait(timeout=30)
+
+
+def jvm_options() -> str:
+    """The suite's fast JVM options and the driver's class-data archive: the daemons and the
+    executors load the same Spark classes from the same installation as a driver."""
+    from openlaketx import class_archive
+    from openlaketx.config import LakehouseConfig
+
+    archive = class_archive.driver_options(LakehouseConfig().jar_cache)
+    return " ".join([*archive, FAST_JVM]).strip()
 
 
 @dataclass
@@ -67,7 +78,12 @@ class Standalone:
 
     def start_daemon(self, name: str, *args: str) -> None:
         log = (self.folder / f"{name}.log").open("wb")
-        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(self.folder)}
+        env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(self.folder),
+            "SPARK_DAEMON_JAVA_OPTS": jvm_options(),
+        }
         self.procs.append(
             subprocess.Popen(
                 [str(spark_home() / "bin" / "spark-class"), *args],

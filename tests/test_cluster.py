@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project, cells_yaml, open_copy, write
-from tests.standalone import Standalone, start
+from tests.standalone import Standalone, jvm_options, start
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
 
@@ -47,7 +47,8 @@ def three_layers(folder: Path, suffix: str) -> Project:
 
 
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    conf = [item for c in SMALL for item in ("--conf", c)]
+    executor = f"spark.executor.extraJavaOptions={jvm_options()}"
+    conf = [item for c in (*SMALL, executor) for item in ("--conf", c)]
     return subprocess.run(
         [sys.executable, "-c", CLI, "--home", str(home), *conf, *args],
         cwd=ROOT,

@@ -22,7 +22,13 @@ from tests.conftest import cells_yaml, open_copy, write
 from tests.ports import free_ports
 from tests.standalone import stop_group
 
-pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
+# under xdist: one worker runs the module, so one Connect server serves both tests
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.subprocess,
+    pytest.mark.server,
+    pytest.mark.xdist_group("connect"),
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; from openlaketx.cli import main; sys.argv = ['laketx', *sys.argv[1:]]; main()"
