@@ -62,6 +62,7 @@ SERVER_FIXTURES = {"postgres", "served", "collector", "s3_server"}
 # so the long ones start early and the short ones fill the end.
 SLOW_FIRST = (
     "test_object_store_data.py",
+    "test_store_migrations_s3.py",
     "test_connect.py",
     "test_cluster.py",
     "test_batch_boundaries.py",
