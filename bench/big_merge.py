@@ -131,7 +131,9 @@ def bare_merge(spark: Any, files: list[Path], target: Path) -> float:
         "WHEN MATCHED AND s.updated >= t.updated THEN UPDATE SET * "
         "WHEN NOT MATCHED THEN INSERT *"
     )
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    spark.catalog.dropTempView("bare_changes")
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -722,15 +722,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from pyspark.sql import SparkSession
+
+    # a session that was there before (the test suite's) is not this script's to stop
+    borrowed = SparkSession.getActiveSession() is not None
     work = Path(tempfile.mkdtemp(prefix="laketx-bench-"))
     log(f"work dir {work}")
     try:
         figures = measure(args, work)
     finally:
-        from pyspark.sql import SparkSession
-
         active = SparkSession.getActiveSession()
-        if active is not None:
+        if active is not None and not borrowed:
             active.stop()
         if args.keep:
             log(f"kept {work}")

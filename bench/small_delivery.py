@@ -121,6 +121,7 @@ def bare_round(spark: Any, csv: Path, bronze: str, silver: str, *, merge: bool =
             "WHEN MATCHED AND s.updated >= t.updated THEN UPDATE SET * "
             "WHEN NOT MATCHED THEN INSERT *"
         )
+        spark.catalog.dropTempView("bare_batch")
     return time.perf_counter() - started
 
 

@@ -333,17 +333,25 @@ def test_store_and_reader_need_no_spark() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def registered(spark: Any, database: str) -> set[str]:
+    """The tables registered in `database`: not the temporary views other code left in the
+    session, which every database lists (SHOW TABLES resolves no table, so an entry another
+    lakehouse of this process left behind does not fail it)."""
+    rows = spark.sql(f"SHOW TABLES IN {database}").collect()
+    return {r["tableName"] for r in rows if not r["isTemporary"]}
+
+
 @pytest.mark.spark
 def test_spark_reads_the_tables_delta_rs_writes_by_name(lakehouse: Any) -> None:
     lakehouse.store.append("run_events", [event("seen")])
     rows = lakehouse.sql("SELECT event_id, event_date FROM lakeguard.run_events").collect()
     assert [r["event_id"] for r in rows] == ["seen"]
     # a query registers the tables it names, and only those (a cold start pays for no more)
-    names = {t.name for t in lakehouse.spark.catalog.listTables("lakeguard")}
+    names = registered(lakehouse.spark, "lakeguard")
     assert "run_events" in names and names <= set(load_table_defs())
     every = " UNION ALL ".join(f"SELECT 1 FROM lakeguard.{t}" for t in sorted(load_table_defs()))
     lakehouse.sql(f"SELECT COUNT(*) FROM ({every})").collect()
-    names = {t.name for t in lakehouse.spark.catalog.listTables("lakeguard")}
+    names = registered(lakehouse.spark, "lakeguard")
     assert names == set(load_table_defs())
     with pytest.raises(Exception, match=r"APPEND_ONLY|append"):
         lakehouse.sql("DELETE FROM lakeguard.run_events")
@@ -426,3 +434,19 @@ def test_a_store_created_by_spark_keeps_working_with_delta_rs(spark: Any, tmp_pa
         ("r1", seen[0]["start_time"].date()),
         ("r2", now.date()),
     ]
+
+
+@pytest.mark.spark
+def test_a_name_left_pointing_at_a_deleted_table_is_re_pointed(spark: Any, tmp_path: Path) -> None:
+    """Another lakehouse opened in this process registered the name, then its files went (a
+    temporary home deleted): registering the name here points it at this table."""
+    from lakeguard.store.registration import register_table
+
+    gone, here = str(tmp_path / "gone"), str(tmp_path / "here")
+    spark.range(2).write.format("delta").save(gone)
+    spark.range(3).write.format("delta").save(here)
+    spark.sql("CREATE DATABASE IF NOT EXISTS repoint")
+    spark.sql(f"CREATE TABLE repoint.t USING DELTA LOCATION '{gone}'")
+    shutil.rmtree(gone)
+    register_table(spark, "repoint", "t", here)
+    assert spark.table("repoint.t").count() == 3

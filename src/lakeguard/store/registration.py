@@ -39,11 +39,21 @@ def is_registered(spark: SparkSession, db: str, table: str, location: str) -> bo
     return _known(spark).get((db, table)) == _normal(location)
 
 
+# What `registered_location` says of an entry whose table's files are gone (another lakehouse
+# opened in this process, then deleted): no location matches it, so it is re-pointed.
+GONE = ""
+
+
 def registered_location(spark: SparkSession, db: str, table: str) -> str | None:
     """Where `db.table` points in this session's catalog, or None if it is not registered."""
-    if not spark.catalog.tableExists(f"{db}.{table}"):
-        return None
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {quote(db)}.{quote(table)}").collect()
+    try:
+        if not spark.catalog.tableExists(f"{db}.{table}"):
+            return None
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {quote(db)}.{quote(table)}").collect()
+    except Exception as exc:  # pyspark's own error class: Spark is not imported here
+        if "DELTA_PATH_DOES_NOT_EXIST" not in str(exc):
+            raise
+        return GONE  # resolving the entry reads a Delta log that is no longer there
     return next((_normal(r["data_type"]) for r in rows if r["col_name"] == "Location"), None)
 
 
