@@ -15,7 +15,7 @@ import pyarrow.fs as pafs
 
 from lakeguard.audit import AuditData, audit
 from lakeguard.commits import history
-from lakeguard.store import MetadataStore, deltars
+from lakeguard.store import MetadataStore, deltars, table_replace
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.definitions import table_def
 from lakeguard.store.versioning import MARK_STEP, MIGRATING_PROPERTY, STORE_VERSION
@@ -119,7 +119,7 @@ def interrupt_at(monkeypatch: Any, point: str) -> None:
         raise Interrupted(point)
 
     if point == "before_replace":
-        monkeypatch.setattr(deltars, "replace_all", stop)
+        monkeypatch.setattr(table_replace, "replace_all", stop)
     elif point == "before_end":
         monkeypatch.setattr(rewrite, "end", stop)
     else:
@@ -146,7 +146,7 @@ def interrupted_then_refused(store: MetadataStore, point: str, monkeypatch: Any)
 CHILD = """
 import os, sys
 import lakeguard.store.rewrite as rewrite
-from lakeguard.store import deltars
+from lakeguard.store import table_replace
 from openlaketx.cli import app
 
 def die(*_a, **_k):
@@ -155,7 +155,7 @@ def die(*_a, **_k):
 home, point = sys.argv[1:3]
 real_end = rewrite.end
 if point == "before_replace":
-    deltars.replace_all = die
+    table_replace.replace_all = die
 elif point == "before_end":
     rewrite.end = die
 elif point == "after_end":

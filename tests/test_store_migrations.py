@@ -107,7 +107,7 @@ def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from lakeguard.store import deltars
+    from lakeguard.store import deltars, table_replace
 
     location = str(tmp_path / "t")
     write_deltalake(
@@ -119,10 +119,10 @@ def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path
     write_deltalake(location, pa.table({"n": pa.array([4], pa.int32()), "p": ["y"]}), mode="append")
     wider = pa.table({"n": pa.array([1, 2, 3, 4], pa.int64()), "p": list("xyxy")})
     with pytest.raises(deltars.CasLost):  # a row was appended since `stale` was read
-        deltars.replace_all("t", location, wider, base=stale, partition_by=[], marker={})
+        table_replace.replace_all("t", location, wider, base=stale, partition_by=[], marker={})
     assert deltars.load("t", location).version() == 1
     base = deltars.load("t", location)
-    deltars.replace_all("t", location, wider, base=base, partition_by=[], marker={"m": "1"})
+    table_replace.replace_all("t", location, wider, base=base, partition_by=[], marker={"m": "1"})
     dt = deltars.load("t", location)
     assert dt.metadata().partition_columns == [] and dt.to_pyarrow_table().num_rows == 4
     assert dt.schema().fields[0].type.type == "long"
@@ -132,17 +132,17 @@ def test_a_rewrite_that_loses_a_row_is_undone(home: Path, monkeypatch: pytest.Mo
     """A replacing commit that holds fewer rows than were read is restored away: the table is
     back at its old rows and shape, not marked, and the next migrate succeeds."""
     from lakeguard.errors import MetadataStoreError
-    from lakeguard.store import deltars
+    from lakeguard.store import deltars, table_replace
 
     store = store_of(home)
     before = every_row(store)
-    real = deltars.replace_all
+    real = table_replace.replace_all
 
     def lossy(table: str, location: str, data: Any, **kw: Any) -> int:
         return real(table, location, data.slice(1), **kw)
 
     with monkeypatch.context() as patched:
-        patched.setattr(deltars, "replace_all", lossy)
+        patched.setattr(table_replace, "replace_all", lossy)
         with pytest.raises(MetadataStoreError, match="kept 4 of 5 rows; the table was restored"):
             migrate(store)
     assert every_row(store)["pipeline_runs"] == before["pipeline_runs"]

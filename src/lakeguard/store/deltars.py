@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
-from typing import Any
+from datetime import UTC, datetime
 
 import pyarrow as pa
 from deltalake import (
@@ -31,6 +30,7 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
+from lakeguard.store.filters import Filter, where_sql
 from lakeguard.store.objectstore import is_remote, storage_options
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
@@ -40,7 +40,6 @@ OBJECT_STORE_FIX = (
     "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
     "docs/object-store.md) and that the bucket exists"
 )
-Filter = tuple[str, str, Any]
 
 
 class CasLost(Exception):
@@ -275,37 +274,6 @@ def merge_update(
     SNAPSHOTS.touched(location)
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, date):
-        return f"DATE '{value.isoformat()}'"
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-_OPERATORS = frozenset({"=", "!=", "<", "<=", ">", ">=", "in"})
-
-
-def where_sql(filters: Sequence[Filter]) -> str:
-    """A DataFusion WHERE clause from (column, op, value) triples built inside the store."""
-    parts = []
-    for column, op, value in filters:
-        if op not in _OPERATORS or not column.replace("_", "").isalnum():
-            raise ValueError(f"unsupported filter {(column, op)!r}")
-        if op == "in":
-            values = list(value)
-            if not values:
-                return " WHERE FALSE"
-            parts.append(f'"{column}" IN ({", ".join(_literal(v) for v in values)})')
-        else:
-            parts.append(f'"{column}" {op} {_literal(value)}')
-    return (" WHERE " + " AND ".join(parts)) if parts else ""
-
-
 def scan(
     dt: DeltaTable,
     *,
@@ -402,44 +370,5 @@ def set_properties(
             properties,
             raise_if_not_exists=False,
             commit_properties=CommitProperties(custom_metadata=marker) if marker else None,
-        )
-    SNAPSHOTS.touched(location)
-
-
-def replace_all(
-    table: str,
-    location: str,
-    data: pa.Table,
-    *,
-    base: DeltaTable,
-    partition_by: Sequence[str],
-    marker: dict[str, str],
-) -> int:
-    """Replace every row and the schema (and partitioning) of a table in one commit on top of
-    exactly the snapshot `base` (any other commit landing first makes it fail: `CasLost`);
-    `marker` goes into the commit's commitInfo. Returns the commit's table version.
-
-    The schema is `data`'s, field metadata (comments, generation expressions) included."""
-    with guarded(table, location, "replace its rows"):
-        try:
-            write_deltalake(
-                base,
-                data,
-                mode="overwrite",
-                schema_mode="overwrite",
-                partition_by=list(partition_by),  # empty: no partitioning any more
-                commit_properties=CommitProperties(custom_metadata=marker, max_commit_retries=0),
-            )
-        except CommitFailedError as exc:
-            raise CasLost(table) from exc
-        SNAPSHOTS.touched(location)
-        return int(base.version())
-
-
-def restore(table: str, location: str, version: int, marker: dict[str, str]) -> None:
-    """Bring the table back to its rows and schema at `version`, in one commit."""
-    with guarded(table, location, "restore an earlier version"):
-        open_table(location).restore(
-            version, commit_properties=CommitProperties(custom_metadata=marker)
         )
     SNAPSHOTS.touched(location)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import MetadataStoreError
 from lakeguard.shapes import StoredRow
-from lakeguard.store import deltars
+from lakeguard.store import deltars, table_replace
 from lakeguard.store.arrow import to_arrow, to_rows, whole_table
 from lakeguard.store.definitions import table_def
 from lakeguard.store.objectstore import is_remote
@@ -152,7 +152,7 @@ def rewrite_table(
         raise _written_meanwhile(table, location)
     before = base.version()  # `base` moves to the new version once the replace is written
     try:
-        version = deltars.replace_all(
+        version = table_replace.replace_all(
             table,
             location,
             data,
@@ -166,7 +166,7 @@ def rewrite_table(
     first = tdef.columns[0].name
     kept = deltars.read(table, location, columns=[first], version=version).num_rows
     if kept != len(old):
-        deltars.restore(table, location, before, _marker(migration, "restore"))
+        table_replace.restore(table, location, before, _marker(migration, "restore"))
         end(table, location, migration, undo=True)
         raise MetadataStoreError(
             f"rewriting {table} kept {kept} of {len(old)} rows; the table was restored",
