@@ -112,13 +112,12 @@ def trigger_to_terminal(url: str, token: str, job: str = "cells_job") -> float:
     with httpx.Client(base_url=url, headers=headers, timeout=600) as http:
         started = time.perf_counter()
         run_id = http.post(f"/api/v1/jobs/{job}/runs").json()["run_id"]
-        while True:
-            status = http.get(f"/api/v1/runs/{run_id}").json()["status"]
+        while True:  # a long poll: the answer comes when the run ends
+            status = http.get(f"/api/v1/runs/{run_id}", params={"wait": 60}).json()["status"]
             if status in ("COMPLETED", "BLOCKED", "FAILED"):
                 if status != "COMPLETED":
                     raise SystemExit(f"run {run_id} ended {status}")
                 return time.perf_counter() - started
-            time.sleep(0.05)
 
 
 def record_history(home: Path, project: Path, runs: int) -> str:

@@ -65,14 +65,14 @@ class Served:
         return token
 
     def wait_for(self, token: str, run_id: str, timeout: float = 600) -> dict[str, Any]:
-        """Poll a run until it ends; its detail."""
+        """Long-poll a run until it ends; its detail."""
         deadline = time.monotonic() + timeout
         with self.client(token) as client:
-            while time.monotonic() < deadline:
-                detail = client.get(f"/api/v1/runs/{run_id}").json()
+            while (left := deadline - time.monotonic()) > 0:
+                wait = {"wait": min(30.0, left)}
+                detail = client.get(f"/api/v1/runs/{run_id}", params=wait).json()
                 if detail.get("status") in ("COMPLETED", "BLOCKED", "FAILED"):
                     return dict(detail)
-                time.sleep(0.3)
         raise AssertionError(f"run {run_id} did not end in {timeout} s")
 
 

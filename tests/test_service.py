@@ -81,8 +81,11 @@ def test_a_run_triggered_over_http_is_visible_from_accepted_to_its_end(
         first = http.get(f"{API}/runs/{run_id}").json()
         assert first["status"] in ("PENDING", "RUNNING", "COMPLETED")
         assert first["trigger_type"] == "api" and first["triggered_by"].startswith("api key ")
-        detail = served.wait_for(token, run_id)
+        # a long poll: one GET answers when the run (executed by this process) has ended
+        detail = http.get(f"{API}/runs/{run_id}", params={"wait": 60}).json()
         assert detail["status"] == "COMPLETED", detail
+        too_long = http.get(f"{API}/runs/{run_id}", params={"wait": 61})
+        assert too_long.status_code == 422 and "wait" in too_long.text
         assert [a["dataset_id"] for a in detail["attempts"]] == [p.bronze, p.silver]
         assert {d["dataset_id"] for d in detail["decisions"]} == {p.bronze, p.silver}
         assert detail["steps"] and detail["end_time"]

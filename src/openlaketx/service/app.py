@@ -29,7 +29,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from lakeguard.errors import AuthError, NotRegisteredError
 from lakeguard.keys import ApiKey, Scope
 from lakeguard.shapes import JsonObject
-from lakeguard.vocabulary import TriggerType
+from lakeguard.store.records import JobRunRecord
+from lakeguard.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import problems
 from openlaketx.service.auth import Authenticator, FailureBrake, client_address
@@ -50,6 +51,7 @@ ID = r"^[a-z][a-z0-9_]{0,62}$"
 RUN_ID = r"^[0-9a-f]{32}$"
 MAX_ROWS = 1000
 MAX_RUNS = 100
+MAX_WAIT_SECONDS = 60  # a long poll holds one of the server's worker threads
 ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns
 # Declares the webhook's scheme in the OpenAPI document; the route checks the signature itself.
 SIGNED = APIKeyHeader(
@@ -132,6 +134,10 @@ def _summary(record: Any) -> RunSummary:
         retry_of=record.retry_of,
         scheduled_for=record.scheduled_for,
     )
+
+
+def _ended(record: JobRunRecord | None) -> bool:
+    return record is None or record.status not in IN_FLIGHT
 
 
 def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
@@ -254,11 +260,27 @@ def create_app(
         )
 
     @app.get(f"{PREFIX}/runs/{{run_id}}", response_model=RunDetail)
-    def get_run(run_id: Annotated[str, run_path], key: Annotated[ApiKey, reading]) -> RunDetail:
+    def get_run(
+        run_id: Annotated[str, run_path],
+        key: Annotated[ApiKey, reading],
+        wait: Annotated[
+            float,
+            Query(
+                ge=0,
+                le=MAX_WAIT_SECONDS,
+                description="Seconds to hold the answer until the run ends (a long poll): "
+                "the answer comes as soon as it is terminal, or after `wait` with the run as "
+                "it stands",
+            ),
+        ] = 0.0,
+    ) -> RunDetail:
         lh = lakehouse(key)
         record = lh.reader.job_run(run_id)
         if record is None:
             raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
+        if wait > 0 and record.status in IN_FLIGHT:
+            runs.wait_for(run_id, wait, ended=lambda: _ended(lh.reader.job_run(run_id)))
+            record = lh.reader.job_run(run_id) or record
         attempts = lh.reader.attempts(run_id)
         decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
         return RunDetail(

@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,6 +40,9 @@ from openlaketx.service.tenants import Tenants
 __all__ = ["Accepted", "RunService", "ServiceStopping", "transient_failure"]
 
 _log = logging.getLogger(__name__)
+
+# How often a long-polling reader asks the store whether another process's run has ended.
+POLL_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,22 @@ class RunService:
                 with suppress(Exception):  # a run's failure is in its rows
                     future.result(timeout=remaining)
         return False
+
+    def wait_for(self, run_id: str, timeout: float, ended: Callable[[], bool]) -> None:
+        """Block until run `run_id` ends or `timeout` seconds pass. A run this process executes
+        is waited on through its worker, with no reads at all; a run of another process (one
+        more `serve` over the same home) by asking `ended` every `POLL_SECONDS`. Returns early
+        when the service drains."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            future = self._futures.get(run_id)
+        if future is not None:
+            futures_wait([future], timeout=timeout)
+            return
+        while not ended():
+            left = deadline - time.monotonic()
+            if left <= 0 or self._stop.wait(min(POLL_SECONDS, left)):
+                return
 
     def drain(self, timeout: float = 300.0) -> None:
         """Stop accepting; runs in flight finish, runs not started are recorded FAILED."""
