@@ -26,7 +26,8 @@ from lakeguard.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve
 from openlaketx.sources.files import declared_columns, live_layouts, read_layout
-from openlaketx.sources.http_client import HttpClient, write_lines
+from openlaketx.sources.http_body import write_lines
+from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.reads import SourceRead
 from openlaketx.sources.watermarks import lower_bound
 

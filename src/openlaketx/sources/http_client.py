@@ -33,13 +33,14 @@ from urllib.parse import urlencode
 import httpx
 
 from lakeguard.errors import SourceError
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
+from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
 from openlaketx.sources.credentials import scrub
+from openlaketx.sources.http_body import SNIPPET, Gunzip, chain, check_format, looks_like_html
+from openlaketx.sources.http_paging import PageState, dig
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
-_SNIPPET = 200
 
 
 @dataclass(frozen=True)
@@ -48,21 +49,6 @@ class Fetched:
 
     path: Path
     mark: FetchedFile
-
-
-def dig(document: Any, path: str) -> Any:
-    """The value at a dotted path of a JSON document ('.' or '': the document itself)."""
-    if path in ("", "."):
-        return document
-    found = document
-    for part in path.split("."):
-        if isinstance(found, dict) and part in found:
-            found = found[part]
-        elif isinstance(found, list) and part.isdigit() and int(part) < len(found):
-            found = found[int(part)]
-        else:
-            return None
-    return found
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -182,7 +168,7 @@ class HttpClient:
     def _refusal(self, response: httpx.Response, shown: str) -> str:
         """What a non-2xx answer says; raises at once when a retry cannot help."""
         status = response.status_code
-        body = self._say(response.read()[:_SNIPPET].decode("utf-8", "replace")).strip()
+        body = self._say(response.read()[:SNIPPET].decode("utf-8", "replace")).strip()
         response.close()
         if status in RETRIED:
             return f"{shown} answered {status}"
@@ -237,7 +223,7 @@ class HttpClient:
                 raise
         finally:
             response.close()
-        _check_format(
+        check_format(
             target, file_format, response.headers.get("content-type", ""), shown, self.where
         )
         mark = FetchedFile(
@@ -259,10 +245,10 @@ class HttpClient:
         chunks = response.iter_bytes(_CHUNK)  # Content-Encoding already undone by httpx
         first = next(chunks, b"")
         gzipped = compression == "gzip" or (compression == "auto" and first[:2] == _GZIP_MAGIC)
-        gunzip = _Gunzip() if gzipped else None
+        gunzip = Gunzip() if gzipped else None
         try:
             with target.open("wb") as out:
-                for chunk in _chain(first, chunks):
+                for chunk in chain(first, chunks):
                     plain = gunzip.feed(chunk) if gunzip is not None else chunk
                     out.write(plain)
                     sha.update(plain)
@@ -298,7 +284,7 @@ class HttpClient:
         assert options.records is not None
         paging = options.paging
         params = {**options.params, **extra}
-        state = _PageState(paging)
+        state = PageState(paging)
         limit = paging.max_pages if paging else 1
         for number in range(1, limit + 1):
             query = {**params, **state.params()}
@@ -311,7 +297,7 @@ class HttpClient:
             document = self._json(body, response.headers.get("content-type", ""), shown, number)
             records = dig(document, options.records)
             if not isinstance(records, list):
-                said = self._say(json.dumps(document)[:_SNIPPET])
+                said = self._say(json.dumps(document)[:SNIPPET])
                 raise SourceError(
                     f"page {number} of {shown} has no list of records at {options.records!r}; "
                     f"it says: {said}",
@@ -322,7 +308,7 @@ class HttpClient:
             if bad is not None:
                 raise SourceError(
                     f"page {number} of {shown} has a record that is not an object: "
-                    f"{self._say(json.dumps(bad)[:_SNIPPET])}",
+                    f"{self._say(json.dumps(bad)[:SNIPPET])}",
                     where=self.where,
                     fix="point records at a list of objects",
                 )
@@ -337,10 +323,10 @@ class HttpClient:
 
     def _json(self, body: bytes, content_type: str, shown: str, number: int) -> Any:
         text = body.decode("utf-8", "replace")
-        if "html" in content_type.lower() or _looks_like_html(body):
+        if "html" in content_type.lower() or looks_like_html(body):
             raise SourceError(
                 f"page {number} of {shown} is an HTML page, not JSON: "
-                f"{self._say(text.strip()[:_SNIPPET])}",
+                f"{self._say(text.strip()[:SNIPPET])}",
                 where=self.where,
                 fix="check the locator and the token: servers answer a login or error page so",
             )
@@ -349,118 +335,7 @@ class HttpClient:
         except json.JSONDecodeError as exc:
             raise SourceError(
                 f"page {number} of {shown} is not JSON ({exc.msg} at {exc.pos}): "
-                f"{self._say(text.strip()[:_SNIPPET])}",
+                f"{self._say(text.strip()[:SNIPPET])}",
                 where=self.where,
                 fix="check the locator; the server's answer is not the declared JSON",
             ) from None
-
-
-class _Gunzip:
-    """A streaming gunzip of one or more concatenated gzip members."""
-
-    def __init__(self) -> None:
-        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-
-    def feed(self, data: bytes) -> bytes:
-        out = []
-        while data:
-            out.append(self._inflate.decompress(data))
-            if not self._inflate.eof:
-                break
-            data = self._inflate.unused_data  # the next member starts here
-            if data:
-                self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        return b"".join(out)
-
-    @property
-    def complete(self) -> bool:
-        """Whether the stream ended where a gzip member ends (not cut off)."""
-        return self._inflate.eof
-
-
-def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    if first:
-        yield first
-    yield from rest
-
-
-def _looks_like_html(body: bytes) -> bool:
-    head = body[:512].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
-
-
-def _check_format(path: Path, file_format: str, content_type: str, shown: str, where: str) -> None:
-    """Refuse a landed file that is not what the source declared."""
-    with path.open("rb") as handle:
-        head = handle.read(512)
-        handle.seek(0, 2)
-        size = handle.tell()
-        tail = b""
-        if size >= 4:
-            handle.seek(-4, 2)
-            tail = handle.read(4)
-    said = head.decode("utf-8", "replace").strip()[:_SNIPPET]
-    problem = None
-    if file_format in ("csv", "json") and (
-        "html" in content_type.lower() or _looks_like_html(head)
-    ):
-        problem = f"is an HTML page, not {file_format}: {said}"
-    elif file_format == "csv" and head.lstrip()[:1] in (b"{", b"[") and "json" in content_type:
-        problem = f"is a JSON body, not csv: {said}"
-    elif file_format == "parquet" and (head[:4] != b"PAR1" or tail != b"PAR1"):
-        problem = "is not a complete parquet file (no PAR1 at its start and end)"
-    if problem is not None:
-        path.unlink(missing_ok=True)
-        raise SourceError(
-            f"{shown} {problem}: nothing was loaded",
-            where=where,
-            fix="check the locator, the token and the declared format",
-        )
-
-
-class _PageState:
-    """Where the next page starts, by the paging's style."""
-
-    def __init__(self, paging: Paging | None) -> None:
-        self.paging = paging
-        self.cursor: str | None = None
-        self.offset = 0
-        self.page = paging.start if paging else 0
-        self.seen: set[str] = set()
-
-    def params(self) -> dict[str, str]:
-        p = self.paging
-        if p is None:
-            return {}
-        sized = {p.size_param: str(p.size)} if p.size_param else {}
-        if p.style == "cursor":
-            return {p.param: self.cursor} if self.cursor is not None else {}
-        if p.style == "offset":
-            return {p.param: str(self.offset), **sized}
-        return {p.param: str(self.page), **sized}
-
-    def advance(self, document: Any, records: list[dict[str, Any]]) -> bool:
-        """Move to the next page; False when this one was the last."""
-        p = self.paging
-        assert p is not None
-        if p.style == "cursor":
-            assert p.cursor_path is not None
-            nxt = dig(document, p.cursor_path)
-            if nxt in (None, "") or str(nxt) in self.seen:
-                return False
-            self.cursor = str(nxt)
-            self.seen.add(self.cursor)
-            return True
-        if not records or (p.size_param and len(records) < p.size):
-            return False
-        self.offset += len(records)
-        self.page += 1
-        return True
-
-
-def write_lines(path: Path, records: list[dict[str, Any]]) -> None:
-    """Records as JSON lines (what Spark's json reader reads)."""
-    with path.open("w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False))
-            out.write("\n")
