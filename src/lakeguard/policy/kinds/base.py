@@ -7,6 +7,7 @@ lakeguard/policy/expression.py). Each type is one class in one module under
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,16 +34,16 @@ class BatchFacts:
     rows_written: Callable[[], list[int]] = field(default=lambda: [])  # oldest first
 
 
-class PolicyKind:
+class PolicyKind(ABC):
     """A policy type: its metrics (name -> meaning), default expression and measurement."""
 
     name: ClassVar[str]
     metrics: ClassVar[dict[str, str]]
     default: ClassVar[str]
 
+    @abstractmethod
     def measure(self, facts: BatchFacts, policy: PolicyDef) -> dict[str, float]:
         """The metric values of the batch, for one policy of this type."""
-        raise NotImplementedError(f"policy type {self.name} measures nothing")
 
     def note(self, facts: BatchFacts) -> str | None:
         """More to say when a policy of this type fails (None: nothing)."""

@@ -8,6 +8,7 @@ is parsed back into its class, never re-validated by string keys.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -67,9 +68,9 @@ class RuleKind(Strict):
             if name not in columns
         ]
 
+    @abstractmethod
     def compile(self) -> CompiledRule:
         """The per-row violation flag or the batch check the engine evaluates."""
-        raise NotImplementedError(f"rule kind {self.rule_type} does not compile")
 
     def explain(self) -> str:
         """One line saying what the rule asks, for `explain`."""
