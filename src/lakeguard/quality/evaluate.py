@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.outcome import RuleOutcome, outcome_for
-from lakeguard.store.ddl import quote
+from lakeguard.store.ddl import quote, sql_string
 from lakeguard.vocabulary import PARENT_VERSION, rule_flag
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 FAILED_RULES = "_laketx_failed_rules"
 # A flag holds SAMPLE_MARK + the sample (cut to SAMPLE_CHARS, so Parquet keeps its min/max:
@@ -53,43 +53,41 @@ def row_rules(rules: list[CompiledRule]) -> list[CompiledRule]:
     return [r for r in rules if r.row_level]
 
 
-def rule_flag_columns(rules: list[CompiledRule]) -> list[tuple[str, Column]]:
-    """(name, value) of each row-level rule's staged flag column."""
-    # start-up time: pyspark loads on first use, never in metadata-only commands
-    from pyspark.sql import functions as F
-
+def rule_flag_sql(rules: list[CompiledRule]) -> list[tuple[str, str]]:
+    """(name, SQL) of each row-level rule's staged flag column (pure): null where the row
+    passes, SAMPLE_MARK and the row's sample (or "") where it breaks the rule. Each is one
+    SQL expression over the rule's vetted SQL, so that it reaches the JVM in one round trip."""
     flags = []
     for i, rule in enumerate(row_rules(rules)):
-        sample = F.lit(None).cast("string")
+        sample = "CAST(NULL AS STRING)"
         if rule.sample_sql:
-            sample = F.concat(
-                F.lit(SAMPLE_MARK), F.substring(F.expr(rule.sample_sql), 1, SAMPLE_CHARS)
+            sample = (
+                f"concat({sql_string(SAMPLE_MARK)}, "
+                f"substring(({rule.sample_sql}), 1, {SAMPLE_CHARS}))"
             )
-        value = F.coalesce(sample, F.lit(""))
-        flags.append((rule_flag(i), F.when(F.expr(rule.violation_sql or "FALSE"), value)))
+        value = f"coalesce({sample}, '')"
+        flags.append((rule_flag(i), f"CASE WHEN ({rule.violation_sql}) THEN {value} END"))
     return flags
 
 
-def failed_rules_column(rules: list[CompiledRule]) -> Column:
+def failed_rules_sql(rules: list[CompiledRule]) -> str:
     """Per row, the ids of the row-level rules it breaks (empty when it breaks none), read from
-    the flag columns `rule_flag_columns` added.
+    the flag columns `rule_flag_sql` added, as one SQL expression (pure).
 
     Most rows break nothing: they get the empty array after one null test, and only a failing
     row pays for building its array.
     """
-    # start-up time: pyspark loads on first use, never in metadata-only commands
-    from pyspark.sql import functions as F
-
-    empty = F.array().cast("array<string>")
-    named = [(rule_flag(i), r.rule_id) for i, r in enumerate(row_rules(rules))]
+    empty = "CAST(array() AS ARRAY<STRING>)"
+    named = [(quote(rule_flag(i)), r.rule_id) for i, r in enumerate(row_rules(rules))]
     if not named:
         return empty
-    flagged = [F.when(F.col(flag).isNotNull(), F.lit(rule_id)) for flag, rule_id in named]
-    failing = F.filter(F.array(*flagged), lambda x: x.isNotNull())
-    any_flag = (
-        F.coalesce(*[F.col(flag) for flag, _ in named]) if len(named) > 1 else F.col(named[0][0])
+    flagged = ", ".join(
+        f"CASE WHEN {flag} IS NOT NULL THEN {sql_string(rule_id)} END" for flag, rule_id in named
     )
-    return F.when(any_flag.isNotNull(), failing).otherwise(empty)
+    failing = f"filter(array({flagged}), laketx_id -> laketx_id IS NOT NULL)"
+    flags = [flag for flag, _ in named]
+    any_flag = f"coalesce({', '.join(flags)})" if len(flags) > 1 else flags[0]
+    return f"CASE WHEN {any_flag} IS NOT NULL THEN {failing} ELSE {empty} END"
 
 
 def row_outcomes(
