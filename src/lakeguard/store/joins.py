@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow as pa
 from deltalake import DeltaTable
@@ -21,8 +21,14 @@ from lakeguard.store import deltars
 from lakeguard.store.filters import Filter, where_sql
 from lakeguard.store.snapshots import SNAPSHOTS
 
-if TYPE_CHECKING:  # the store imports this module's caller, not this module
-    from lakeguard.store.store import MetadataStore
+
+class MetadataStore(Protocol):
+    """What a join needs of the store (`store.MetadataStore`, which imports this module)."""
+
+    @property
+    def tenant(self) -> str: ...
+
+    def location(self, table: str) -> str: ...
 
 
 def _in(values: Sequence[str]) -> str:
@@ -41,7 +47,8 @@ def run(store: MetadataStore, names: Sequence[str], sql: str) -> list[StoredRow]
 
 
 def _where(store: MetadataStore, filters: Sequence[Filter]) -> str:
-    return where_sql(store._filters(filters))  # always holds the tenant: never empty
+    """This tenant's rows (so never an empty WHERE: callers add `AND ...`)."""
+    return where_sql([("tenant_id", "=", store.tenant), *filters])
 
 
 def unfinished_events(
