@@ -87,12 +87,22 @@ def open_store(work: Path, name: str, runs: int, projects: int, per_commit: int)
     from openlaketx.lakehouse import Lakehouse
 
     tag = name[0]  # distinct ids per home: the session catalog keeps one location per name
+    done = work / name / "recorded"
     lh = Lakehouse.open(home=work / name / "lakehouse")
+    first = work / name / f"{tag}00" / "cells.yaml"
+    if done.exists() and done.read_text() == str(runs):  # kept by --work: reuse it
+        log(f"{name}: reusing the {runs} recorded runs in {work / name}")
+        incoming = first.parent / "feed" / "incoming"
+        delivered = len(list(incoming.glob("one_*.csv"))) if incoming.exists() else 0
+        store = Store(name, runs, lh, incoming, f"bronze_cells_{tag}00")
+        store.delivered = delivered
+        return store
     docs = project(work / name, projects, tag)
     for doc in docs:
         lh.apply(doc)
     started = time.perf_counter()
     record_history(lh.store, projects, runs, per_commit, tag)
+    done.write_text(str(runs))
     log(f"{name}: recorded {runs} runs in {time.perf_counter() - started:.0f} s (not measured)")
     return Store(name, runs, lh, docs[0].parent / "feed" / "incoming", f"bronze_cells_{tag}00")
 
@@ -118,11 +128,11 @@ def step_rounds(stores: list[Store], rounds: int, work: Path) -> None:
     """Bare then governed on each home in turn, a warm-up round first (not counted)."""
     spark = stores[0].lh.spark
     csv = work / "bare_in" / "one.csv"
-    csv.parent.mkdir()
+    csv.parent.mkdir(exist_ok=True)
     csv.write_text("radio,cell,lat,updated\nLTE,1,45.5,1\n")
     for i in range(rounds + 1):
         for store in stores:
-            bare = bare_append(spark, csv, work / "bare" / f"{store.name}_{i}")
+            bare = bare_append(spark, csv, work / "bare" / f"{store.name}_{time.time_ns()}")
             governed = governed_one_row(store)
             if i:
                 store.bare.append(bare)
@@ -164,15 +174,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="one-row step rounds")
     parser.add_argument("--repeat", type=int, default=5, help="status measurements")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="keep the homes in this folder, and reuse the ones recorded there before",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="record the homes (in --work) and stop"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared module by the repo's root
 
-    work = Path(tempfile.mkdtemp(prefix="laketx-growth-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="laketx-growth-"))
+    work.mkdir(parents=True, exist_ok=True)
     try:
         stores = [
             open_store(work, name, runs, args.projects, args.per_commit)
             for name, runs in (("small", args.small), ("large", args.runs))
         ]
+        if args.build_only:
+            return 0
         step_rounds(stores, args.rounds, work)
         for store in stores:
             status_cli(store, args.repeat)
@@ -192,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             "large": large.figures(),
         }
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
 
     if args.json:
         print(json.dumps(results, indent=2))

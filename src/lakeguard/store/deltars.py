@@ -36,6 +36,9 @@ from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 COMPACT_EVERY = 25
+# Files at least this big are left alone by compaction: the tables have no date partition, so
+# without a bound every compaction would rewrite a whole table, a cost growing with history.
+COMPACT_TARGET = 8 * 1024 * 1024
 OBJECT_STORE_FIX = (
     "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
     "docs/object-store.md) and that the bucket exists"
@@ -237,7 +240,7 @@ def compact(table: str, dt: DeltaTable, zorder: Sequence[str] = ()) -> None:
         if zorder:
             dt.optimize.z_order(list(zorder))
         else:
-            dt.optimize.compact()
+            dt.optimize.compact(target_size=COMPACT_TARGET)
         dt.create_checkpoint()
     except CommitFailedError:
         return

@@ -23,7 +23,7 @@ from lakeguard.quality.kinds import stored_rule
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.shapes import StoredRow
-from lakeguard.store import deltars, leases
+from lakeguard.store import deltars, joins, leases
 from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.records import (
     ApprovedVersion,
@@ -200,33 +200,16 @@ class StoreReader:
         one `profiled_at`: that run, the newest full profile and the runs since, the last
         approved run.
         """
-        table, own = "data_profiling_results", ("dataset_id", "=", dataset_id)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            full_runs_f = pool.submit(  # one row per fully profiled run, picked by DataFusion
-                self._store.rows,
-                table,
-                filters=[own, ("metric", "in", sorted(FULL_METRICS))],
-                columns=["run_id", "profiled_at"],
-                newest_first="profiled_at",
-                limit=1,
-                per="run_id",
-            )
-            approved = {  # the run ids only
-                r["run_id"]
-                for r in self._store.rows("data_versions", filters=[own], columns=["run_id"])
-            }
-            full_runs = full_runs_f.result()
-        from_full = [r["profiled_at"] for r in full_runs if r["run_id"] in approved]
-        window = [("profiled_at", ">=", max(from_full))] if from_full else []
-        rows = self._store.rows(
-            table,
-            filters=[own, *window],
-            columns=["run_id", "column_name", "metric", "value", "profiled_at"],
-        )
+        # DataFusion picks when the last approved full profile ran and marks each row's run
+        # approved or not: only that window's rows cross into Python, not every approved run id
+        since = joins.approved_full_profile_at(self._store, dataset_id, sorted(FULL_METRICS))
+        rows = joins.profiles_since(self._store, dataset_id, since)
         full = [r for r in rows if r["metric"] in FULL_METRICS]
         full_at = max((r["profiled_at"] for r in full), default=None)
-        since = {r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at}
-        kept = [r for r in rows if r["run_id"] in approved]
+        since_full = {
+            r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at
+        }
+        kept = [r for r in rows if r["approved"]]
 
         def last_run(candidates: list[StoredRow]) -> str | None:
             last = max(candidates, key=lambda r: r["profiled_at"], default=None)
@@ -238,7 +221,7 @@ class StoreReader:
             for r in kept:
                 if r["run_id"] == run:
                     latest[(r["column_name"], r["metric"])] = r["value"]
-        return LastProfiles(latest, full_at=full_at, batches_since_full=len(since))
+        return LastProfiles(latest, full_at=full_at, batches_since_full=len(since_full))
 
     def all_versions(self) -> list[ApprovedVersion]:
         rows = self._store.read(DataVersionRow)
@@ -558,27 +541,13 @@ class StoreReader:
         The window keeps the scan to recent partitions; any reaper pass inside the window (every
         run starts one) has already settled older runs.
         """
+        # DataFusion drops the events of runs that ended: only runs in flight cross into Python
         since = self._store.since(window_days)
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            events_f = pool.submit(
-                self._store.read, RunEventRow, filters=[("event_date", ">=", since)]
-            )
-            history_f = pool.submit(
-                self._store.rows,
-                "run_history",
-                filters=[("run_date", ">=", since)],
-                columns=["run_id"],
-            )
-            pipelines_f = pool.submit(
-                self._store.rows,
-                "pipeline_runs",
-                filters=[("run_date", ">=", since)],
-                columns=["pipeline_logging_id"],
-            )
-            events = events_f.result()
-            finished = {r["run_id"] for r in history_f.result()}
-            finished |= {r["pipeline_logging_id"] for r in pipelines_f.result()}
-        finished |= {e.run_id for e in events if e.status not in IN_FLIGHT}
+        events = [
+            RunEventRow.from_row(r)
+            for r in joins.unfinished_events(self._store, since, sorted(IN_FLIGHT))
+        ]
+        finished = {e.run_id for e in events if e.status not in IN_FLIGHT}
         latest: dict[str, RunEventRow] = {}
         for e in sorted(events, key=lambda e: e.event_time):
             if e.status in IN_FLIGHT and e.run_id not in finished:
@@ -607,15 +576,10 @@ class StoreReader:
 
     def source_progress(self, dataset_id: str) -> SourceProgress:
         """What the dataset's approved versions took from its sources (files, watermarks)."""
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            rows_f = pool.submit(
-                self._store.read, SourceProgressRow, filters=[("dataset_id", "=", dataset_id)]
-            )
-            approved = self._store.rows(  # the run ids only: every step asks
-                "data_versions", filters=[("dataset_id", "=", dataset_id)], columns=["run_id"]
-            )
-            rows = rows_f.result()
-        return fold(rows, {r["run_id"] for r in approved})
+        # DataFusion keeps the approved runs' newest mark of each key: the fold sees only those
+        rows = joins.approved_marks(self._store, dataset_id)
+        marks = [SourceProgressRow.from_row(r) for r in rows]
+        return fold(marks, {m.run_id for m in marks})
 
     def audit_data(self, locate: Callable[[str], str]) -> AuditData:
         """Everything `lakeguard.audit` checks: this tenant's run, version and decision rows,

@@ -5,10 +5,10 @@ field's type says the column's type: `str` or a vocabulary (a `StrEnum`) a strin
 long (`Int32` an int), `float` a double, `bool` a boolean, `datetime` a timestamp, `date` a
 date, `list[str]` an array<string>; `X | None` makes it nullable, any other field is NOT NULL;
 and a `Comment` in its `Annotated` type is the column's comment. What no field can say is the
-class's `TABLE`, a `RuntimeTable`: the table's name and comment, its partition (a generated
-column, the last one: the UTC date of one of its timestamps) and the columns `optimize`
-Z-orders by. `definitions.py` validates what this module derives as it validates a table
-definition file.
+class's `TABLE`, a `RuntimeTable`: the table's name and comment, its date column (a generated
+column, the last one: the UTC date of one of its timestamps; no longer a partition) and the
+columns `optimize` Z-orders by. `definitions.py` validates what this module derives as it
+validates a table definition file.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class RuntimeTable:
 
     name: str
     comment: str
-    partition: str  # the generated partition column: CAST(`date_of` AS DATE)
+    partition: str  # the generated date column: CAST(`date_of` AS DATE) (not a partition)
     date_of: str  # a timestamp field of the row
     cluster_by: tuple[str, ...]  # what `optimize` Z-orders by
 
@@ -108,7 +108,7 @@ def table_document(row_type: type) -> JsonObject:
         "name": table.name,
         "kind": "append_only",
         "comment": table.comment,
-        "partitioned_by": [table.partition],
+        "partitioned_by": [],  # one file per day of history made every read grow: m0003
         "cluster_by": list(table.cluster_by),
         "columns": columns,
     }

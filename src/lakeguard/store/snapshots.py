@@ -29,6 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -151,6 +152,32 @@ class Snapshots:
                     self._answers.move_to_end(key)
             if kept is None:
                 data = scan(snapshot)
+                kept = (int(data.nbytes), to_rows(data))
+                self._keep(key, kept)
+        return [_copy(r) for r in kept[1]]
+
+    def query(
+        self,
+        locations: Sequence[str],
+        query: Hashable,
+        run: Callable[[list[DeltaTable]], pa.Table],
+    ) -> list[StoredRow]:
+        """The rows `run` reads from the newest snapshots of several tables (a join), kept
+        like `read`'s answers: same query, same snapshots, same rows."""
+        tables = [self._table(location) for location in locations]
+        # every table's lock, always in the same order: two joins never wait on each other
+        order = sorted(range(len(tables)), key=lambda i: tables[i].location)
+        with ExitStack() as held:
+            for i in order:
+                held.enter_context(tables[i].lock)
+            snapshots = [t.newest() for t in tables]
+            key = (tuple((t.location, t.version, t.identity) for t in tables), query)
+            with self._lock:
+                kept = self._answers.get(key)
+                if kept is not None:
+                    self._answers.move_to_end(key)
+            if kept is None:
+                data = run(snapshots)
                 kept = (int(data.nbytes), to_rows(data))
                 self._keep(key, kept)
         return [_copy(r) for r in kept[1]]

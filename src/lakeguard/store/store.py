@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
 from lakeguard.shapes import StoredRow
-from lakeguard.store import deltars
+from lakeguard.store import deltars, joins
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution, quote
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
@@ -430,10 +430,7 @@ class MetadataStore:
             f"{only} AND allowed AND evidence <> '') b ON v.run_id = b.run_id "
             "GROUP BY v.dataset_id"
         )
-        names = ("data_versions", "promotion_status")
-        with deltars.guarded(names[0], self.location(names[0]), "count its lineage"):
-            tables = {n: deltars.open_table(self.location(n)) for n in names}
-            return to_rows(deltars.query(tables, sql))
+        return joins.run(self, ("data_versions", "promotion_status"), sql)
 
     def read(
         self,

@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING
 from lakeguard.errors import MetadataStoreError
 from lakeguard.liveness import worker_instance
 from lakeguard.store import deltars
-from lakeguard.store.migrations import m0001_pin_table_properties, m0002_trigger_by
+from lakeguard.store.migrations import (
+    m0001_pin_table_properties,
+    m0002_trigger_by,
+    m0003_unpartitioned,
+)
 from lakeguard.store.migrations.base import Migration
 from lakeguard.store.rewrite import resume
 from lakeguard.store.runtime_rows import StoreMigrationRow
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 MIGRATIONS: tuple[Migration, ...] = (
     m0001_pin_table_properties.MIGRATION,
     m0002_trigger_by.MIGRATION,
+    m0003_unpartitioned.MIGRATION,
 )
 
 
