@@ -82,7 +82,7 @@ def test_a_row_class_field_says_its_column_type_nullability_and_comment() -> Non
     @dataclass(frozen=True, kw_only=True)
     class Sample(RuntimeRow):
         TABLE: ClassVar[RuntimeTable] = RuntimeTable(
-            name="sample", comment="c", partition="at_date", date_of="at", cluster_by=("id",)
+            name="sample", comment="c", day="at_date", date_of="at", cluster_by=("id",)
         )
         id: Annotated[str, Comment("the id")]
         status: EventStatus
@@ -119,7 +119,7 @@ def test_a_row_class_a_column_cannot_hold_is_refused_by_name() -> None:
     @dataclass(frozen=True, kw_only=True)
     class Odd(RuntimeRow):
         TABLE: ClassVar[RuntimeTable] = RuntimeTable(
-            name="odd", comment="c", partition="at_date", date_of="at", cluster_by=()
+            name="odd", comment="c", day="at_date", date_of="at", cluster_by=()
         )
         sizes: dict[str, int]
         at: datetime
@@ -130,7 +130,7 @@ def test_a_row_class_a_column_cannot_hold_is_refused_by_name() -> None:
     @dataclass(frozen=True, kw_only=True)
     class Undated(RuntimeRow):
         TABLE: ClassVar[RuntimeTable] = RuntimeTable(
-            name="undated", comment="c", partition="at_date", date_of="at", cluster_by=()
+            name="undated", comment="c", day="at_date", date_of="at", cluster_by=()
         )
         at: datetime | None = None
 

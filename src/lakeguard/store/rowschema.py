@@ -56,7 +56,7 @@ class RuntimeTable:
 
     name: str
     comment: str
-    partition: str  # the generated date column: CAST(`date_of` AS DATE) (not a partition)
+    day: str  # the generated date column: CAST(`date_of` AS DATE) (no longer a partition)
     date_of: str  # a timestamp field of the row
     cluster_by: tuple[str, ...]  # what `optimize` Z-orders by
 
@@ -98,7 +98,7 @@ def table_document(row_type: type) -> JsonObject:
         raise _refused(f"{row_type.__name__}.TABLE", "date_of names no NOT NULL datetime field")
     columns.append(
         {
-            "name": table.partition,
+            "name": table.day,
             "type": "date",
             "nullable": False,
             "generated": f"CAST({table.date_of} AS DATE)",

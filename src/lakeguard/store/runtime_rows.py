@@ -67,7 +67,7 @@ class PipelineRunRow(RuntimeRow):
             "One row per finished job run, with its terminal status (seed 003; seed 000 "
             "MD_JOB_EXECUTION)."
         ),
-        partition="run_date",
+        day="run_date",
         date_of="start_time",
         cluster_by=("tenant_id", "pipeline_id", "status"),
     )
@@ -99,7 +99,7 @@ class RunEventRow(RuntimeRow):
             "Lifecycle events of runs in flight (PENDING, RUNNING, ...): live status without "
             "updating rows."
         ),
-        partition="event_date",
+        day="event_date",
         date_of="event_time",
         cluster_by=("tenant_id", "run_id", "status"),
     )
@@ -130,7 +130,7 @@ class StepLogRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="step_logs",
         comment="One row per finished step of a job run (seed 003).",
-        partition="run_date",
+        day="run_date",
         date_of="start_time",
         cluster_by=("pipeline_logging_id", "status"),
     )
@@ -158,7 +158,7 @@ class RunHistoryRow(RuntimeRow):
             "Every dataset execution attempt: exactly one terminal row, never overwritten (seed "
             "002)."
         ),
-        partition="run_date",
+        day="run_date",
         date_of="start_time",
         cluster_by=("tenant_id", "dataset_id", "status"),
     )
@@ -184,7 +184,7 @@ class DqResultRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="dq_results",
         comment="Validation summary per dataset attempt (seed 003).",
-        partition="ingestion_date",
+        day="ingestion_date",
         date_of="executed_at",
         cluster_by=("tenant_id", "target_table", "overall_status"),
     )
@@ -208,7 +208,7 @@ class RuleResultRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="data_quality_results",
         comment="One outcome per rule per dataset attempt (seed 001).",
-        partition="executed_date",
+        day="executed_date",
         date_of="executed_at",
         cluster_by=("tenant_id", "dataset_id", "outcome"),
     )
@@ -235,7 +235,7 @@ class ProfileRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="data_profiling_results",
         comment="Column profiling metrics (seed 001).",
-        partition="profiled_date",
+        day="profiled_date",
         date_of="profiled_at",
         cluster_by=("tenant_id", "dataset_id", "column_name"),
     )
@@ -254,7 +254,7 @@ class SchemaSnapshotRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="schema_history",
         comment="Schema snapshot captured at run time (seed 001).",
-        partition="captured_date",
+        day="captured_date",
         date_of="captured_at",
         cluster_by=("tenant_id", "dataset_id"),
     )
@@ -273,7 +273,7 @@ class SchemaChangeRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="schema_change_log",
         comment="Detected schema drift and the framework's decision (seed 001).",
-        partition="detected_date",
+        day="detected_date",
         date_of="detected_at",
         cluster_by=("tenant_id", "dataset_id", "decision"),
     )
@@ -300,7 +300,7 @@ class SourceProgressRow(RuntimeRow):
             "row counts only once its run has an approved version, so a crash can neither lose nor"
             " repeat input."
         ),
-        partition="recorded_date",
+        day="recorded_date",
         date_of="recorded_at",
         cluster_by=("tenant_id", "dataset_id", "source_object_id"),
     )
@@ -378,7 +378,7 @@ class TrustScoreRow(RuntimeRow):
             "The trust score of a dataset after each attempt, with the components behind it (see "
             "lakeguard/trust.py)."
         ),
-        partition="computed_date",
+        day="computed_date",
         date_of="computed_at",
         cluster_by=("tenant_id", "dataset_id"),
     )
@@ -408,7 +408,7 @@ class DataVersionRow(RuntimeRow):
             "Approved versions of datasets: append-only, strictly increasing per dataset (seed "
             "002)."
         ),
-        partition="promoted_date",
+        day="promoted_date",
         date_of="promoted_at",
         cluster_by=("tenant_id", "dataset_id"),
     )
@@ -445,7 +445,7 @@ class DecisionRow(RuntimeRow):
     TABLE: ClassVar[RuntimeTable] = RuntimeTable(
         name="promotion_status",
         comment="Gate decisions: how the control plane says yes or no (seed 002).",
-        partition="evaluated_date",
+        day="evaluated_date",
         date_of="evaluated_at",
         cluster_by=("tenant_id", "dataset_id", "allowed"),
     )
@@ -476,7 +476,7 @@ class LeaseEventRow(RuntimeRow):
             "Who may publish a dataset now: an append-only log of lease events, folded per dataset"
             " (one run per dataset at a time)."
         ),
-        partition="event_date",
+        day="event_date",
         date_of="event_time",
         cluster_by=("tenant_id", "dataset_id"),
     )
@@ -501,7 +501,7 @@ class RunRequestRow(RuntimeRow):
             "claimed by compare-and-set, so the same Idempotency-Key or schedule tick gives the "
             "same run."
         ),
-        partition="requested_date",
+        day="requested_date",
         date_of="requested_at",
         cluster_by=("tenant_id", "request_key"),
     )
@@ -539,7 +539,7 @@ class MetadataSyncRow(RuntimeRow):
             "watcher): the file, its content hash, the outcome and what changed. A file version is"
             " claimed by compare-and-set, so two watchers on one folder apply it once."
         ),
-        partition="synced_date",
+        day="synced_date",
         date_of="synced_at",
         cluster_by=("tenant_id", "file"),
     )
@@ -583,7 +583,7 @@ class StoreMigrationRow(RuntimeRow):
             "Each migration of the store's own schema (laketx migrate), in order. The version each"
             " table is at is its table property laketx.store_version."
         ),
-        partition="applied_date",
+        day="applied_date",
         date_of="applied_at",
         cluster_by=("tenant_id", "version"),
     )
