@@ -195,3 +195,18 @@ def test_last_profiles_without_an_approved_full_profile_reads_every_row(
     assert dict(last.latest) == {("c", "null_count"): "1"}
     assert last.full_at == at
     assert last.batches_since_full == 0
+
+
+def test_a_steps_version_reads_are_bounded_by_what_it_consumed_and_its_window(
+    store: MetadataStore,
+) -> None:
+    now = utcnow()
+    store.append_rows([version(f"r{n}", n, now) for n in (3, 1, 5, 2, 4)])
+    reader = StoreReader(store)
+    every = [v.version for v in reader.versions(DS)]
+    assert every == [1, 2, 3, 4, 5]
+    assert [v.version for v in reader.versions(DS, after=2)] == [3, 4, 5]
+    assert [v.version for v in reader.versions(DS, after=2, upto=4)] == [3, 4]
+    assert reader.versions(DS, after=5) == []
+    assert [v.version for v in reader.newest(DS, 2)] == [4, 5]  # oldest first
+    assert [v.version for v in reader.newest(DS, 10)] == every

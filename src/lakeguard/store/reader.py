@@ -152,8 +152,28 @@ class StoreReader:
             return dict(zip(tables, pool.map(read, tables), strict=True))
 
     # -- versions and decisions -----------------------------------------------------------
-    def versions(self, dataset_id: str) -> list[ApprovedVersion]:
-        rows = self._store.read(DataVersionRow, filters=[("dataset_id", "=", dataset_id)])
+    def versions(
+        self, dataset_id: str, *, after: int = 0, upto: int | None = None
+    ) -> list[ApprovedVersion]:
+        """The dataset's approved versions above `after` and up to `upto`, oldest first (the
+        bounds are filters of the read: a step asks only for what it has not consumed)."""
+        filters: list[tuple[str, str, Any]] = [("dataset_id", "=", dataset_id)]
+        if after > 0:
+            filters.append(("version", ">", after))
+        if upto is not None:
+            filters.append(("version", "<=", upto))
+        rows = self._store.read(DataVersionRow, filters=filters)
+        return sorted((ApprovedVersion.from_row(r) for r in rows), key=lambda v: v.version)
+
+    def newest(self, dataset_id: str, count: int) -> list[ApprovedVersion]:
+        """The dataset's newest `count` approved versions, oldest first (DataFusion picks
+        them: a volume policy asks on every step, and a dataset's versions only grow)."""
+        rows = self._store.read(
+            DataVersionRow,
+            filters=[("dataset_id", "=", dataset_id)],
+            newest_first="version",
+            limit=count,
+        )
         return sorted((ApprovedVersion.from_row(r) for r in rows), key=lambda v: v.version)
 
     def approved(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:

@@ -249,9 +249,10 @@ def dataset_input(
         return model_input(spark, registry, dataset, dict(parents), own_latest, warehouse, run_id)
     parent = dataset.parents[0]
     upto = parents.get(parent)
-    versions = [
-        v for v in reader.versions(parent) if upto is not None and v.version <= upto.version
-    ]
+    consumed = own_latest.upstream_refs.get(parent, 0) if own_latest else 0
+    versions = (
+        reader.versions(parent, after=consumed, upto=upto.version) if upto is not None else []
+    )
     return derived_input(spark, registry, dataset, versions, own_latest, warehouse)
 
 

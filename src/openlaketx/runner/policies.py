@@ -38,7 +38,7 @@ def policy_checks(
         drift_kinds=tuple(drift_kinds),
         profile_drift=profile_drift,
         parents_latest=lambda: {p: reader.approved(p) for p in dataset.parents},
-        rows_written=lambda: [v.rows_written or 0 for v in reader.versions(dataset.dataset_id)],
+        rows_written=lambda n: [v.rows_written or 0 for v in reader.newest(dataset.dataset_id, n)],
     )
     return checks(policies, facts)
 

@@ -31,7 +31,8 @@ class BatchFacts:
     drift_kinds: tuple[ChangeKind, ...] = ()
     profile_drift: Mapping[str, float] | None = None
     parents_latest: Callable[[], Mapping[str, ApprovedVersion | None]] = field(default=lambda: {})
-    rows_written: Callable[[], list[int]] = field(default=lambda: [])  # oldest first
+    # rows_written of the newest n approved versions, oldest first
+    rows_written: Callable[[int], list[int]] = field(default=lambda _n: [])
 
 
 class PolicyKind(ABC):

@@ -23,7 +23,7 @@ class VolumePolicy(PolicyKind):
 
     def measure(self, facts: BatchFacts, policy: PolicyDef) -> dict[str, float]:
         window = int(policy.parameters.get("window", 5))
-        history = facts.rows_written()[-window:]
+        history = facts.rows_written(window)[-window:]
         return {
             "rows": float(facts.rows),
             "rows_mean": sum(history) / len(history) if history else 0.0,
