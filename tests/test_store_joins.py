@@ -201,7 +201,7 @@ def test_a_steps_version_reads_are_bounded_by_what_it_consumed_and_its_window(
     store: MetadataStore,
 ) -> None:
     now = utcnow()
-    store.append_rows([version(f"r{n}", n, now) for n in (3, 1, 5, 2, 4)])
+    store.append_rows([version(f"r{n}", n, now) for n in (3, 1, 5, 2, 4)], _by_gate=True)
     reader = StoreReader(store)
     every = [v.version for v in reader.versions(DS)]
     assert every == [1, 2, 3, 4, 5]
