@@ -83,9 +83,10 @@ SLOW_FIRST = (
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what a test's fixtures start (`spark`, `server`), whatever its module says (tests
-    that start child processes carry `subprocess` themselves); the slow modules first."""
+    that start child processes carry `subprocess` themselves); the slow modules first; the
+    xdist groups in the ids."""
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
     for item in items:
@@ -98,6 +99,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("postgres"))
         if "s3_server" in names:  # and one worker the one SeaweedFS server
             item.add_marker(pytest.mark.xdist_group("s3"))
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        for item in items:
+            _suffix_group(item)
+
+
+def _suffix_group(item: pytest.Item) -> None:
+    """Append `@<group>` to a grouped test's id, as xdist's loadgroup means to: xdist 3.8
+    writes the legacy `_nodeid`, which pytest 9.2 no longer reads (its ids are structured), so
+    every group was silently ignored and each worker started its own servers
+    (pytest-dev/pytest-xdist#1386). Does nothing where the id already carries a group."""
+    from _pytest.nodeid import NodeId
+
+    groups = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
+    if (
+        groups
+        and "@" not in item.nodeid.rsplit("]", 1)[-1]
+        and isinstance(getattr(item, "_id", None), NodeId)
+    ):
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(scope="session")
