@@ -109,10 +109,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.spark)
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
-        if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
-            item.add_marker(pytest.mark.xdist_group("postgres"))
-        if "s3_server" in names:  # and one worker the one SeaweedFS server
-            item.add_marker(pytest.mark.xdist_group("s3"))
+        # A worker starts at most one PostgreSQL and one SeaweedFS (session fixtures); a group
+        # per module keeps a module's tests (and module fixtures) on one worker, while the
+        # modules spread over both: one group of all of them was the suite's longest unit.
+        for server in ("postgres", "s3_server"):
+            if server in names:
+                item.add_marker(pytest.mark.xdist_group(f"{server}-{item.path.stem}"))
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
         for item in items:
             _suffix_group(item)
