@@ -84,6 +84,8 @@ SLOW_FIRST = (
     "test_sigkill.py",
     "test_two_processes.py",
     "test_replay.py",
+    "test_catch_up.py",
+    "test_dashboard_browser.py",
     "test_apply_and_cli.py",
     "test_rule_counts.py",
     "test_scheduler.py",
