@@ -8,7 +8,9 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 JARS    := $(HOME)/.cache/laketx/ivy
-# pytest-xdist workers: each is a process with its own SparkSession (2g of driver memory)
+# pytest-xdist workers: each is a process with its own SparkSession (2g of driver memory).
+# They take work in the order of tests/conftest.py's SLOW_FIRST (xdist would otherwise put the
+# groups with most tests first, whatever their length).
 WORKERS ?= auto
 # The JVM's class-data archive (openlaketx/class_archive*.py): built once per Java build, it
 # halves a Spark driver's cold start. Without it Spark still starts, only slower.
@@ -44,7 +46,7 @@ test: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
 	@$(ARCHIVE)
 	@scripts/seaweedfs.sh >/dev/null
-	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # Lint and the tests that need no JVM, side by side.
 check: $(STAMP)

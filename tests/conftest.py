@@ -27,6 +27,19 @@ FAST_JVM = (
     if os.environ.get("LAKETX_TEST_FAST_JVM", "1") != "0"
     else ""
 )
+# Likewise each query of a test reads a few rows: compiling its generated code (Janino, on a
+# C1-only JVM) and re-planning it adaptively cost more than running it interpreted
+# (test_governed_run.py: the JVM's CPU 64 -> 50 s). Results are the same; the engine's default
+# plan is still what a real lakehouse and bench/ run. LAKETX_TEST_FAST_SQL=0 drops these.
+FAST_SQL = (
+    {
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+        "spark.sql.adaptive.enabled": "false",
+    }
+    if os.environ.get("LAKETX_TEST_FAST_SQL", "1") != "0"
+    else {}
+)
 TEST_CONF = {
     "spark.sql.shuffle.partitions": "1",
     "spark.default.parallelism": "1",
@@ -37,6 +50,7 @@ TEST_CONF = {
     "spark.driver.extraJavaOptions": FAST_JVM,
     # a standalone cluster's executors (ignored by a local master)
     "spark.executor.extraJavaOptions": FAST_JVM,
+    **FAST_SQL,
 }
 
 
@@ -70,6 +84,8 @@ SLOW_FIRST = (
     "test_sigkill.py",
     "test_two_processes.py",
     "test_replay.py",
+    "test_catch_up.py",
+    "test_dashboard_browser.py",
     "test_apply_and_cli.py",
     "test_rule_counts.py",
     "test_scheduler.py",
@@ -83,9 +99,10 @@ SLOW_FIRST = (
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what a test's fixtures start (`spark`, `server`), whatever its module says (tests
-    that start child processes carry `subprocess` themselves); the slow modules first."""
+    that start child processes carry `subprocess` themselves); the slow modules first; the
+    xdist groups in the ids."""
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
     for item in items:
@@ -94,10 +111,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
-        if "postgres" in names:  # under xdist: one worker starts the one PostgreSQL server
-            item.add_marker(pytest.mark.xdist_group("postgres"))
-        if "s3_server" in names:  # and one worker the one SeaweedFS server
-            item.add_marker(pytest.mark.xdist_group("s3"))
+        # A worker starts at most one PostgreSQL and one SeaweedFS (session fixtures); a group
+        # per module keeps a module's tests (and module fixtures) on one worker, while the
+        # modules spread over both: one group of all of them was the suite's longest unit.
+        for server in ("postgres", "s3_server"):
+            if server in names:
+                item.add_marker(pytest.mark.xdist_group(f"{server}-{item.path.stem}"))
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        for item in items:
+            _suffix_group(item)
+
+
+def _suffix_group(item: pytest.Item) -> None:
+    """Append `@<group>` to a grouped test's id, as xdist's loadgroup means to: xdist 3.8
+    writes the legacy `_nodeid`, which pytest 9.2 no longer reads (its ids are structured), so
+    every group was silently ignored and each worker started its own servers
+    (pytest-dev/pytest-xdist#1386). Does nothing where the id already carries a group."""
+    from _pytest.nodeid import NodeId
+
+    groups = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
+    if (
+        groups
+        and "@" not in item.nodeid.rsplit("]", 1)[-1]
+        and isinstance(getattr(item, "_id", None), NodeId)
+    ):
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(scope="session")
