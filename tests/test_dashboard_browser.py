@@ -359,6 +359,8 @@ def test_a_run_triggered_from_the_page_finishes_and_a_forged_form_starts_none(
     page.click(f"li[data-job=cells_job{S}] button")
     page.wait_for_url(re.compile(r".*/runs/[0-9a-f]{32}$"))
     status = page.locator("[data-testid=run-status]")
-    status.filter(has_text="COMPLETED").wait_for(timeout=WAIT_MS)
+    page.locator("body:not([data-refresh])").wait_for(timeout=WAIT_MS)  # the run has ended
+    shown = page.locator("body").inner_text()  # what the page says, if not this
+    assert status.count() == 1 and "COMPLETED" in status.inner_text(), shown[:2000]
     assert "dashboard" in page.locator("[data-testid=trigger]").inner_text()
     shot(page, "run")

@@ -162,3 +162,27 @@ def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_pa
     assert 'data-chart="trust-score"' in dataset and 'data-column="lat"' in dataset
     assert 'data-diff="upstream" data-name="bronze_cells_p00"' in decision
     assert not lh.spark_started
+
+
+def test_a_run_page_keeps_reloading_through_a_passing_read_error_and_not_a_lasting_one(
+    site: tuple[TestClient, Tenants, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeguard.errors import MetadataStoreError, NotRegisteredError
+
+    client, tenants, token = site
+    login(client, token)
+    reader = tenants.get("default").reader
+
+    def passing(run_id: str) -> None:
+        raise MetadataStoreError("run_events could not be read", transient=True)
+
+    monkeypatch.setattr(reader, "job_run", passing)
+    answer = client.get("/runs/" + "a" * 32)
+    assert answer.status_code != 200 and 'data-refresh="1"' in answer.text  # it reloads
+
+    def lasting(run_id: str) -> None:
+        raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
+
+    monkeypatch.setattr(reader, "job_run", lasting)
+    answer = client.get("/runs/" + "a" * 32)
+    assert answer.status_code == 404 and "data-refresh" not in answer.text

@@ -116,9 +116,15 @@ def install_dashboard(
             )
         return Viewer(session, key, tenants.get(key.tenant_id))
 
-    def failure(request: Request, exc: LakeTxError) -> HTMLResponse:
+    def failure(request: Request, exc: LakeTxError, *, refresh: bool = False) -> HTMLResponse:
         return page(
-            "error.html", status_of(exc), title=exc.kind, what=exc.what, fix=exc.fix, viewer=None
+            "error.html",
+            status_of(exc),
+            title=exc.kind,
+            what=exc.what,
+            fix=exc.fix,
+            viewer=None,
+            refresh=refresh,
         )
 
     @app.exception_handler(LoginNeeded)
@@ -289,7 +295,8 @@ def install_dashboard(
         try:
             return _run(viewer(request), run_id)
         except LakeTxError as exc:
-            return failure(request, exc)
+            # a passing read error must not freeze the page of a run in flight: it reloads
+            return failure(request, exc, refresh=exc.transient)
 
     def _run(v: Viewer, run_id: str) -> Response:
         lh = v.lakehouse
