@@ -146,15 +146,7 @@ class Snapshots:
         with table.lock:
             snapshot = table.newest()
             key = (location, table.version, table.identity, query)
-            with self._lock:
-                kept = self._answers.get(key)
-                if kept is not None:
-                    self._answers.move_to_end(key)
-            if kept is None:
-                data = scan(snapshot)
-                kept = (int(data.nbytes), to_rows(data))
-                self._keep(key, kept)
-        return [_copy(r) for r in kept[1]]
+            return self._answer(key, lambda: scan(snapshot))
 
     def query(
         self,
@@ -172,14 +164,19 @@ class Snapshots:
                 held.enter_context(tables[i].lock)
             snapshots = [t.newest() for t in tables]
             key = (tuple((t.location, t.version, t.identity) for t in tables), query)
-            with self._lock:
-                kept = self._answers.get(key)
-                if kept is not None:
-                    self._answers.move_to_end(key)
-            if kept is None:
-                data = run(snapshots)
-                kept = (int(data.nbytes), to_rows(data))
-                self._keep(key, kept)
+            return self._answer(key, lambda: run(snapshots))
+
+    def _answer(self, key: Hashable, compute: Callable[[], pa.Table]) -> list[StoredRow]:
+        """The answer kept under `key`, else `compute`d and kept (call with the tables'
+        locks held); each caller gets its own copies of the rows."""
+        with self._lock:
+            kept = self._answers.get(key)
+            if kept is not None:
+                self._answers.move_to_end(key)
+        if kept is None:
+            data = compute()
+            kept = (int(data.nbytes), to_rows(data))
+            self._keep(key, kept)
         return [_copy(r) for r in kept[1]]
 
     def stamp(self, locations: Sequence[str], window: float = 0.0) -> Stamp:

@@ -268,9 +268,7 @@ def create_app(
             Query(
                 ge=0,
                 le=MAX_WAIT_SECONDS,
-                description="Seconds to hold the answer until the run ends (a long poll): "
-                "the answer comes as soon as it is terminal, or after `wait` with the run as "
-                "it stands",
+                description="Seconds to hold the answer until the run ends (a long poll)",
             ),
         ] = 0.0,
     ) -> RunDetail:
