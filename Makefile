@@ -51,7 +51,7 @@ test: $(STAMP)
 # Lint and the tests that need no JVM, side by side.
 check: $(STAMP)
 	@log=$$(mktemp); $(MAKE) --no-print-directory lint > $$log 2>&1 & lint=$$!; \
-	  $(PY) -m pytest -q -m "not spark"; tests=$$?; \
+	  $(PY) -m pytest -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not spark"; tests=$$?; \
 	  wait $$lint; linted=$$?; cat $$log; rm -f $$log; \
 	  [ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 

@@ -112,14 +112,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
         # A worker starts at most one PostgreSQL and one SeaweedFS (session fixtures); a group
-        # per module keeps a module's tests (and module fixtures) on one worker, while the
-        # modules spread over both: one group of all of them was the suite's longest unit.
+        # per module keeps a module's tests on one worker where they share a module fixture
+        # (built once), while the modules spread over both: one group of all of them was the
+        # suite's longest unit. Tests that share none spread too (a server start per worker).
         for server in ("postgres", "s3_server"):
-            if server in names:
+            if server in names and _shares_a_module_fixture(item):
                 item.add_marker(pytest.mark.xdist_group(f"{server}-{item.path.stem}"))
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
         for item in items:
             _suffix_group(item)
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether a fixture `item` uses is built once for its module (or class)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d[-1].scope in ("module", "class", "package") for d in defs if d)
 
 
 def _suffix_group(item: pytest.Item) -> None:

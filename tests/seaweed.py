@@ -113,9 +113,10 @@ class SeaweedS3:
         return sorted(i.path for i in infos if i.type == pafs.FileType.File)
 
     def stop(self, *, keep: bool = False) -> None:
-        """Stop the server; its folder goes too unless `keep`."""
+        """Stop the server; its folder goes too unless `keep`. A server whose objects are
+        kept stops cleanly (it takes SeaweedFS ~9 s); one whose folder goes is killed."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(signal.SIGTERM if keep else signal.SIGKILL)
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:

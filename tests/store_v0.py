@@ -8,10 +8,9 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import pyarrow.fs as pafs
 
 from lakeguard.audit import AuditData, audit
 from lakeguard.commits import history
@@ -27,14 +26,20 @@ RUNS = 5  # pipeline_runs rows in the fixture
 
 
 def upload(server: Any, prefix: str) -> str:
-    """Copy the fixture's store to `<prefix>/lakeguard` on the server; returns that root."""
+    """Copy the fixture's store to `<prefix>/lakeguard` on the server; returns that root.
+
+    One PUT per file, several at once (Arrow's `copy_files` took ~4 s for its 58 files)."""
     target = f"{prefix}/lakeguard"
-    pafs.copy_files(
-        str(STORE),
-        target.removeprefix("s3://"),
-        source_filesystem=pafs.LocalFileSystem(),
-        destination_filesystem=server.filesystem(),
-    )
+    fs = server.filesystem()
+    files = [p for p in STORE.rglob("*") if p.is_file()]
+
+    def put(path: Path) -> None:
+        key = f"{target.removeprefix('s3://')}/{path.relative_to(STORE).as_posix()}"
+        with fs.open_output_stream(key) as out:
+            out.write(path.read_bytes())
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(put, files))
     return target
 
 

@@ -90,6 +90,39 @@ def test_a_rewrite_interrupted_at_each_step_is_finished_by_migrate(
     assert_migrated(store, before)
 
 
+def test_a_migrate_stopped_between_its_record_and_its_stamps_is_recorded_once(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each migration's `store_migrations` row is written before the tables are stamped: a
+    migrate stopped in between leaves the rows and no stamp (the store still refuses to
+    open); the next one stamps the tables and records no migration a second time."""
+    import lakeguard.store.migrations as migrations
+
+    store = store_of(home)
+
+    def stop(_store: MetadataStore, version: int) -> Any:
+        def stamp(_table: str) -> None:
+            raise RuntimeError(f"stopped before stamping migration {version}")
+
+        return stamp
+
+    with monkeypatch.context() as patched:
+        patched.setattr(migrations, "_stamper", stop)
+        with pytest.raises(
+            RuntimeError, match=f"stopped before stamping migration {STORE_VERSION}"
+        ):
+            migrate(store)
+    recorded = sorted(r["version"] for r in store.rows("store_migrations"))
+    assert recorded == [m.version for m in MIGRATIONS]
+    assert store.store_versions()["pipeline_runs"] == 0  # not stamped
+    with pytest.raises(StoreVersionError, match="laketx migrate"):
+        store_of(home).ensure()
+    migrate(store)
+    assert store.store_versions() == dict.fromkeys(store.tables(), STORE_VERSION)
+    recorded = sorted(r["version"] for r in store.rows("store_migrations"))
+    assert recorded == [m.version for m in MIGRATIONS]  # one row each, the first not twice
+
+
 def test_the_cli_plans_then_migrates(home: Path) -> None:
     runner = CliRunner()
     planned = runner.invoke(app, ["--home", str(home), "migrate", "--plan", "--json"])

@@ -1,14 +1,16 @@
 """The store's migrations: numbered, one module each, run in order by `laketx migrate`.
 
 A migration is for what `ensure` cannot do additively. Each one is idempotent (run again, it
-finds its work done), and once it has run every table is stamped with its number
-(`versioning.py`) and a `store_migrations` row records it. Adding one: a module here with its
-`MIGRATION`, its entry in `MIGRATIONS`, and `versioning.STORE_VERSION` set to its number.
+finds its work done), and a `store_migrations` row records it once it has run; once every
+pending one has, each table is stamped with the store's version (`versioning.py`). Adding
+one: a module here with its `MIGRATION`, its entry in `MIGRATIONS`, and
+`versioning.STORE_VERSION` set to its number.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,7 +22,7 @@ from lakeguard.store.migrations import (
     m0002_trigger_by,
     m0003_unpartitioned,
 )
-from lakeguard.store.migrations.base import Migration
+from lakeguard.store.migrations.base import Migration, each_table
 from lakeguard.store.rewrite import resume
 from lakeguard.store.runtime_rows import StoreMigrationRow
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
@@ -66,30 +68,40 @@ def pending(store: MetadataStore) -> list[Step]:
     ]
 
 
+def _stamper(store: MetadataStore, version: int) -> Callable[[str], None]:
+    """Stamps a table of `store` as migrated to `version`."""
+    stamp = {VERSION_PROPERTY: str(version)}
+    return lambda table: deltars.set_properties(table, store.location(table), stamp)
+
+
 def migrate(store: MetadataStore) -> list[str]:
     """Run every pending migration in order; what each did. The store opens afterwards."""
-    done: list[str] = []
-    for table in store.tables():  # a rewrite interrupted part-way, finished or undone first
-        resumed = resume(table, store.location(table))
-        if resumed is not None:
-            done.append(resumed)
+    # a rewrite interrupted part-way, finished or undone first
+    resumed = each_table(lambda t: resume(t, store.location(t)), store.tables())
+    done = [r for r in resumed if r is not None]
     store.ensure(check_version=False)
-    for step in pending(store):
+    recorded = {int(r["version"]) for r in store.rows("store_migrations", columns=["version"])}
+    steps = pending(store)
+    for step in steps:
         said = step.migration.apply(store)
-        for table in step.tables:
-            location = store.location(table)
-            deltars.set_properties(table, location, {VERSION_PROPERTY: str(step.migration.version)})
-        row = StoreMigrationRow(
-            version=step.migration.version,
-            name=step.migration.name,
-            tenant_id=store.tenant,
-            applied_at=store.now(),
-            worker=worker_instance(),
-            changes=json.dumps(said),
-        )
-        store.append_rows([row])
+        # recorded once: a process that dies before the stamps below runs the migrations
+        # again (each finds its work done) and stamps, without a second row
+        if step.migration.version not in recorded:
+            row = StoreMigrationRow(
+                version=step.migration.version,
+                name=step.migration.name,
+                tenant_id=store.tenant,
+                applied_at=store.now(),
+                worker=worker_instance(),
+                changes=json.dumps(said),
+            )
+            store.append_rows([row])
         done += [f"{step.migration.version} {step.migration.name}: {s}" for s in said] or [
             f"{step.migration.version} {step.migration.name}: nothing to change"
         ]
+    # one stamp per table, once every migration has run (a commit per table and migration was
+    # most of a migrate's commits): until then the store still refuses to open
+    behind = sorted({table for step in steps for table in step.tables})
+    each_table(_stamper(store, STORE_VERSION), behind)
     store.ensure()
     return done

@@ -7,25 +7,26 @@ from typing import TYPE_CHECKING
 
 from lakeguard.store import deltars
 from lakeguard.store.definitions import table_def
-from lakeguard.store.migrations.base import Migration
+from lakeguard.store.migrations.base import Migration, each_table
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
 
 def _apply(store: MetadataStore) -> list[str]:
-    said = []
-    for name in store.tables():
+    def pin(name: str) -> str | None:
         location = store.location(name)
         if not deltars.is_table(location):
-            continue
+            return None
         wanted = deltars.pinned_properties(table_def(name))
         have = deltars.load(name, location).metadata().configuration
         missing = {k: v for k, v in wanted.items() if have.get(k) != v}
-        if missing:
-            deltars.set_properties(name, location, missing)
-            said.append(f"{name}: set {', '.join(f'{k}={v}' for k, v in sorted(missing.items()))}")
-    return said
+        if not missing:
+            return None
+        deltars.set_properties(name, location, missing)
+        return f"{name}: set {', '.join(f'{k}={v}' for k, v in sorted(missing.items()))}"
+
+    return [said for said in each_table(pin, store.tables()) if said]
 
 
 MIGRATION = Migration(

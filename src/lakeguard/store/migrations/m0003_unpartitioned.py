@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.store import deltars
 from lakeguard.store.definitions import load_table_defs
-from lakeguard.store.migrations.base import Migration
+from lakeguard.store.migrations.base import Migration, each_table
 from lakeguard.store.rewrite import resume, rewrite_table
 
 if TYPE_CHECKING:
@@ -25,17 +25,18 @@ NAME = "runtime tables without a date partition"
 
 
 def _apply(store: MetadataStore) -> list[str]:
-    said = []
-    for name, table in sorted(load_table_defs().items()):
+    def unpartition(name: str) -> str | None:
         location = store.location(name)
-        if not table.append_only or not deltars.is_table(location):
-            continue
+        if not deltars.is_table(location):
+            return None
         resume(name, location)
         if not deltars.load(name, location).metadata().partition_columns:
-            continue  # created, or rewritten by an earlier migration, without one
+            return None  # created, or rewritten by an earlier migration, without one
         kept = rewrite_table(store, name, dict, migration=f"{VERSION} {NAME}")
-        said.append(f"{name}: rewritten without its date partition ({kept} rows kept)")
-    return said
+        return f"{name}: rewritten without its date partition ({kept} rows kept)"
+
+    runtime = sorted(name for name, table in load_table_defs().items() if table.append_only)
+    return [said for said in each_table(unpartition, runtime) if said]
 
 
 MIGRATION = Migration(
