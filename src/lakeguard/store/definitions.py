@@ -1,7 +1,7 @@
 """Declarative definitions of the metadata tables (pure: no Spark).
 
 A definition table is declared by a YAML data file shipped in the package (`tables/*.yaml`);
-a runtime table by its row class (`runtime_rows.py`, read by `rowschema.py`). Both become the
+a runtime table by its row class (`runtime_rows/`, read by `rowschema.py`). Both become the
 same validated `TableDef`, which `arrow.py` turns into Delta and Arrow schemas.
 """
 
@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lakeguard.errors import MetadataStoreError
-from lakeguard.store.rowschema import table_document
+from lakeguard.store.rowschema import source_file, table_document
 from lakeguard.store.runtime_rows import ROW_TYPES
 
 
@@ -113,11 +113,11 @@ def load_table_defs() -> dict[str, TableDef]:
             raise MetadataStoreError(
                 f"table definition {entry.name} declares a runtime table",
                 where=f"lakeguard/store/tables/{entry.name}",
-                fix="declare a runtime table as a row class in lakeguard/store/runtime_rows.py",
+                fix="declare a runtime table as a row class in lakeguard/store/runtime_rows/",
             )
         defs[table.name] = table
     for row_type in ROW_TYPES:
-        where = f"lakeguard/store/runtime_rows.py: {row_type.__name__}"
+        where = f"{source_file(row_type)}: {row_type.__name__}"
         table = _valid(table_document(row_type), where)
         if table.name in defs:
             raise MetadataStoreError(

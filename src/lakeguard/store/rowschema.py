@@ -1,6 +1,6 @@
 """A runtime table read off its row class, the table's one declaration (pure).
 
-Each field of a row class (`runtime_rows.py`) is a column of its table, in field order. The
+Each field of a row class (`runtime_rows/`) is a column of its table, in field order. The
 field's type says the column's type: `str` or a vocabulary (a `StrEnum`) a string, `int` a
 long (`Int32` an int), `float` a double, `bool` a boolean, `datetime` a timestamp, `date` a
 date, `list[str]` an array<string>; `X | None` makes it nullable, any other field is NOT NULL;
@@ -80,7 +80,7 @@ def field_columns(row_type: type) -> tuple[FieldColumn, ...]:
 @cache  # read once per class: `from_row` asks for every row it reads
 def _field_columns(row_type: type) -> tuple[FieldColumn, ...]:
     if not is_dataclass(row_type):
-        raise _refused(row_type.__name__, "is not a dataclass")
+        raise _refused(row_type, row_type.__name__, "is not a dataclass")
     hints = get_type_hints(row_type, include_extras=True)
     return tuple(_column(row_type, f.name, hints[f.name]) for f in fields(row_type))
 
@@ -95,7 +95,9 @@ def table_document(row_type: type) -> JsonObject:
     ]
     stamp = next((c for c in columns if c["name"] == table.date_of), None)
     if stamp is None or stamp["type"] != "timestamp" or stamp["nullable"]:
-        raise _refused(f"{row_type.__name__}.TABLE", "date_of names no NOT NULL datetime field")
+        raise _refused(
+            row_type, f"{row_type.__name__}.TABLE", "date_of names no NOT NULL datetime field"
+        )
     columns.append(
         {
             "name": table.day,
@@ -121,7 +123,9 @@ def _column(row_type: type, name: str, hint: Any) -> FieldColumn:
     if nullable:
         rest = [a for a in get_args(hint) if a is not type(None)]
         if len(rest) != 1:
-            raise _refused(f"{row_type.__name__}.{name}", f"has more than one type: {hint}")
+            raise _refused(
+                row_type, f"{row_type.__name__}.{name}", f"has more than one type: {hint}"
+            )
         hint = _unwrap(rest[0], extras)
     comment = next((e.text for e in extras if isinstance(e, Comment)), None)
     declared = next((e.name for e in extras if isinstance(e, DeltaType)), None)
@@ -133,7 +137,7 @@ def _column(row_type: type, name: str, hint: Any) -> FieldColumn:
     else:
         found = _TYPES.get(hint, "")
     if not found:
-        raise _refused(f"{row_type.__name__}.{name}", f"has a type no column has: {hint}")
+        raise _refused(row_type, f"{row_type.__name__}.{name}", f"has a type no column has: {hint}")
     return FieldColumn(name, declared or found, nullable, comment, vocabulary)
 
 
@@ -146,9 +150,14 @@ def _unwrap(hint: Any, extras: list[Any]) -> Any:
     return hint
 
 
-def _refused(where: str, what: str) -> MetadataStoreError:
+def source_file(row_type: type) -> str:
+    """Where a row class is declared, as a path under src/ (what an error points at)."""
+    return row_type.__module__.replace(".", "/") + ".py"
+
+
+def _refused(row_type: type, where: str, what: str) -> MetadataStoreError:
     return MetadataStoreError(
         f"runtime row class {where} {what}",
-        where=f"lakeguard/store/runtime_rows.py: {where}",
+        where=f"{source_file(row_type)}: {where}",
         fix="declare each column as a field of a type in lakeguard/store/rowschema.py's table",
     )

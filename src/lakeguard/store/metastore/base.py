@@ -1,0 +1,74 @@
+"""What every part of the `MetadataStore` shares: which namespace, root and tenant it is,
+where each table lives, the clock, and the tenant filter every read starts from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Self, TypeVar
+
+from lakeguard.errors import MetadataStoreError
+from lakeguard.store import deltars
+from lakeguard.store.ddl import quote
+from lakeguard.store.definitions import load_table_defs
+from lakeguard.store.runtime_rows import RuntimeRow
+
+Filter = deltars.Filter
+CAS_ATTEMPTS = 50
+R = TypeVar("R", bound=RuntimeRow)
+
+
+def utcnow() -> datetime:
+    """Timestamps in metadata are naive UTC (the session time zone is UTC)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class StoreBase:
+    """One namespace's tables as one tenant sees them: names, locations and the clock."""
+
+    def __init__(self, namespace: str, root: str, tenant: str) -> None:
+        self.namespace = namespace
+        self.root = root.rstrip("/")
+        self.tenant = tenant
+        self._ready = False
+
+    def as_tenant(self, tenant: str) -> Self:
+        """The same tables (already ensured) seen as another tenant's: rows written through it
+        are that tenant's (the home's control store keeps every tenant's API keys)."""
+        other = type(self)(self.namespace, self.root, tenant)
+        other._ready = self._ready
+        return other
+
+    def qualified(self, table: str) -> str:
+        """The name Spark sessions know the table by (`lakeguard`.`run_history`)."""
+        return f"{quote(self.namespace)}.{quote(table)}"
+
+    def location(self, table: str) -> str:
+        return f"{self.root}/{table}"
+
+    def locations(self) -> list[str]:
+        """Where each of the store's tables is."""
+        return [self.location(t) for t in self.tables()]
+
+    @staticmethod
+    def tables() -> list[str]:
+        return sorted(load_table_defs())
+
+    def _require_ready(self) -> None:
+        if not self._ready:
+            raise MetadataStoreError(
+                "the metadata store is not initialised",
+                fix="call MetadataStore.ensure() (Lakehouse.open does this)",
+            )
+
+    def _filters(self, filters: Sequence[Filter], all_tenants: bool = False) -> list[Filter]:
+        own = [] if all_tenants else [("tenant_id", "=", self.tenant)]
+        return [*own, *filters]
+
+    def now(self) -> datetime:
+        return utcnow()
+
+    @staticmethod
+    def since(days: int, now: datetime | None = None) -> date:
+        """The first partition date of a look-back window of `days` days."""
+        return ((now or utcnow()) - timedelta(days=days)).date()

@@ -1,0 +1,99 @@
+"""Bringing the store's tables into being and keeping them fit: create, check and evolve
+them additively on `ensure`, refuse a store of another version, compact them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from lakeguard.store import deltars
+from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
+from lakeguard.store.definitions import TableDef, load_table_defs, table_def
+from lakeguard.store.metastore.base import StoreBase
+from lakeguard.store.objectstore import is_remote
+from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.store.versioning import (
+    MIGRATING_PROPERTY,
+    MIGRATING_SUFFIX,
+    STORE_VERSION,
+    StoreVersionError,
+    check_versions,
+    table_version,
+)
+
+
+class StoreLifecycle(StoreBase):
+    """Create, check, evolve and compact the store's tables."""
+
+    def ensure(self, *, check_version: bool = True) -> list[str]:
+        """Create missing tables, check existing ones, add new columns; refuse a store of
+        another version (`versioning.py`) unless `check_version` is off (`laketx migrate`).
+
+        Idempotent and safe from several processes at once (creation is a Delta commit).
+        Returns a human-readable list of the changes it made.
+        """
+        changes: list[str] = []
+        versions: dict[str, int] = {}
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for name, version, result in pool.map(self._ensure_table, load_table_defs().values()):
+                changes += result
+                versions[name] = version
+        if check_version:
+            check_versions(self.root, versions)
+        self._ready = True
+        return changes
+
+    def store_versions(self) -> dict[str, int]:
+        """The store version each existing table is at."""
+        return {
+            t: table_version(deltars.load(t, self.location(t)).metadata().configuration)
+            for t in self.tables()
+            if deltars.is_table(self.location(t))
+        }
+
+    def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
+        location = self.location(table.name)
+        if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
+            raise _interrupted(table.name, location)
+        if deltars.create(table, location):
+            return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
+        dt = deltars.load(table.name, location)
+        if dt.metadata().configuration.get(MIGRATING_PROPERTY):  # a rewrite is half done
+            raise _interrupted(table.name, location)
+        deltars.check_writable(table.name, location, dt)
+        version = table_version(dt.metadata().configuration)
+        if version < STORE_VERSION:
+            return table.name, version, []  # its migrations, not an additive evolution, come next
+        existing = [ExistingColumn(*c) for c in deltars.existing_columns(dt)]
+        added = plan_additive_evolution(table, existing)
+        if added:
+            deltars.add_columns(table.name, location, dt, added)
+            names = ", ".join(c.name for c in added)
+            return table.name, version, [f"added {names} to {self.namespace}.{table.name}"]
+        return table.name, version, []
+
+    def optimize(self, tables: Iterable[str] | None = None) -> list[str]:
+        """Compact tables and co-locate rows by their usual filters (`cluster_by`).
+
+        Compaction rewrites files without changing data (allowed on append-only tables).
+        """
+        self._require_ready()
+        done = []
+        for name in tables or self.tables():
+            tdef = table_def(name)
+            zorder = [c for c in tdef.cluster_by if c not in tdef.partitioned_by]
+            location = self.location(name)
+            with deltars.guarded(name, location, "optimize it"):
+                deltars.compact(name, deltars.load(name, location), zorder)
+            SNAPSHOTS.touched(location)
+            done.append(name)
+        return done
+
+
+def _interrupted(table: str, location: str) -> StoreVersionError:
+    return StoreVersionError(
+        f"a migration of {table} was interrupted",
+        where=location,
+        fix="run `laketx migrate` again: it finishes or undoes the interrupted step",
+    )

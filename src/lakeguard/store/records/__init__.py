@@ -1,0 +1,46 @@
+"""Typed records of the metadata tables, as the store's reader returns them (pure).
+
+The engine, the gate and the facade see these frozen records, never raw rows or DataFrames.
+Each `from_row` takes one stored row and parses its JSON-in-STRING columns once (`parsing.py`):
+a runtime table's row as its row class (`runtime_rows/`), a definition table's as the plain
+dict delta-rs reads (definition tables have no row class: their rows come from documents and
+direct SQL edits, and are checked here and in `catalog/recheck.py`). One module per family:
+definitions (`definitions.py`, `sources.py`), versions and status (`versions.py`), decisions
+(`decisions.py`), runs and leases (`runs.py`); this package names them all, as its many
+importers (the engine, the gate, the policies, the service) use them.
+"""
+
+from __future__ import annotations
+
+from lakeguard.store.records.decisions import DecisionRecord, RuleResult, SchemaChange
+from lakeguard.store.records.definitions import (
+    DatasetDef,
+    JobDef,
+    JobTaskDef,
+    PolicyDef,
+    RuleDef,
+    Transform,
+)
+from lakeguard.store.records.runs import InFlightRun, JobRunRecord, Lease
+from lakeguard.store.records.sources import SourceColumnDef, SourceObjectDef, SourceSystemDef
+from lakeguard.store.records.versions import ApprovedVersion, DatasetStatus
+
+__all__ = [
+    "ApprovedVersion",
+    "DatasetDef",
+    "DatasetStatus",
+    "DecisionRecord",
+    "InFlightRun",
+    "JobDef",
+    "JobRunRecord",
+    "JobTaskDef",
+    "Lease",
+    "PolicyDef",
+    "RuleDef",
+    "RuleResult",
+    "SchemaChange",
+    "SourceColumnDef",
+    "SourceObjectDef",
+    "SourceSystemDef",
+    "Transform",
+]

@@ -1,0 +1,105 @@
+"""A gate decision as the reader returns it, with the rule outcomes and schema changes it
+was made on, its trust score and advice."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+from lakeguard.evidence import Evidence
+from lakeguard.schema.drift import ChangeKind, DriftDecision
+from lakeguard.shapes import JsonObject
+from lakeguard.store.records.parsing import str_tuple
+from lakeguard.store.runtime_rows import DecisionRow, RuleResultRow, SchemaChangeRow
+from lakeguard.trust import TrustScore
+from lakeguard.vocabulary import Outcome, Severity, vocab
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleResult:
+    """One row of `data_quality_results`: one rule's outcome on one batch."""
+
+    rule_id: str
+    rule_type: str
+    severity: Severity
+    failed_rows: int
+    rows_evaluated: int
+    outcome: Outcome
+    sample_values: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: RuleResultRow) -> RuleResult:
+        return cls(
+            rule_id=row.rule_id,
+            rule_type=row.rule_type,
+            severity=vocab(Severity, row.severity, f"data_quality_results[{row.result_id}]"),
+            failed_rows=row.failed_rows,
+            rows_evaluated=row.rows_evaluated,
+            outcome=row.outcome,
+            sample_values=str_tuple(row.sample_values),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchemaChange:
+    """One row of `schema_change_log`, as `explain` shows it."""
+
+    change_kind: ChangeKind
+    column_name: str | None
+    old_type: str | None
+    new_type: str | None
+    profile: str | None
+    decision: DriftDecision
+
+    @classmethod
+    def from_row(cls, row: SchemaChangeRow) -> SchemaChange:
+        return cls(
+            change_kind=row.change_kind,
+            column_name=row.column_name,
+            old_type=row.old_type,
+            new_type=row.new_type,
+            profile=row.profile,
+            decision=row.decision,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecisionRecord:
+    """One row of `promotion_status`, with the rule results of its attempt."""
+
+    decision_id: str
+    dataset_id: str
+    run_id: str
+    from_layer: str
+    to_layer: str
+    allowed: bool
+    reason: str
+    evaluated_at: datetime
+    evidence: Evidence = field(default_factory=Evidence)
+    rules: tuple[RuleResult, ...] = ()
+    schema_changes: tuple[SchemaChange, ...] = ()
+    version: int | None = None  # the version the promotion produced, if it was published
+    advice: tuple[str, ...] = ()
+    trust: TrustScore | None = None  # the dataset's score and components
+    stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
+    asks: dict[str, str] = field(default_factory=dict)  # rule id -> what the rule asks, today
+
+    @classmethod
+    def from_row(cls, row: DecisionRow, rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:
+        return cls(
+            decision_id=row.decision_id,
+            dataset_id=row.dataset_id,
+            run_id=row.run_id,
+            from_layer=row.from_layer,
+            to_layer=row.to_layer,
+            allowed=row.allowed,
+            reason=row.reason,
+            evaluated_at=row.evaluated_at,
+            evidence=Evidence.from_json(row.evidence),
+            rules=rules,
+        )
+
+    def to_json(self) -> JsonObject:
+        """The decision as `explain --json` and the API give it (a JSON object)."""
+        trust = {**asdict(self.trust), "explanation": self.trust.explain()} if self.trust else {}
+        return {**asdict(self), "evidence": self.evidence.to_json(), "trust": trust}

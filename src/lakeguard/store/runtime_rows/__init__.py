@@ -1,0 +1,72 @@
+"""One typed row class per runtime table, and that table's one declaration (pure).
+
+A class's fields are its table's columns, in order, with their types, nullability and
+comments; its `TABLE` is the rest (name, comment, date partition, Z-order columns):
+`rowschema.py` reads the table off the class, and `definitions.py` ships it with the
+definition tables. Fields with a vocabulary carry its type. Writers append these rows, never a
+table name plus a dict; the reader reads full rows back as them (`from_row`).
+
+One module per table family (runs, checks, progress, gate, coordination, upkeep) over `base.py`;
+this package lists every class in `ROW_TYPES` (a new runtime table is added there) and names
+them all for their many writers and readers.
+"""
+
+from __future__ import annotations
+
+from lakeguard.store.runtime_rows.base import RuntimeRow, new_id
+from lakeguard.store.runtime_rows.checks import (
+    DqResultRow,
+    ProfileRow,
+    RuleResultRow,
+    SchemaChangeRow,
+    SchemaSnapshotRow,
+    TrustScoreRow,
+)
+from lakeguard.store.runtime_rows.coordination import LeaseEventRow, RunRequestRow
+from lakeguard.store.runtime_rows.gate import DataVersionRow, DecisionRow
+from lakeguard.store.runtime_rows.progress import SourceProgressRow
+from lakeguard.store.runtime_rows.runs import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
+from lakeguard.store.runtime_rows.upkeep import MetadataSyncRow, StoreMigrationRow
+
+ROW_TYPES: tuple[type[RuntimeRow], ...] = (
+    StoreMigrationRow,
+    MetadataSyncRow,
+    RunRequestRow,
+    PipelineRunRow,
+    RunEventRow,
+    StepLogRow,
+    RunHistoryRow,
+    DqResultRow,
+    RuleResultRow,
+    ProfileRow,
+    SchemaSnapshotRow,
+    SchemaChangeRow,
+    SourceProgressRow,
+    TrustScoreRow,
+    DataVersionRow,
+    DecisionRow,
+    LeaseEventRow,
+)
+
+__all__ = [
+    "ROW_TYPES",
+    "DataVersionRow",
+    "DecisionRow",
+    "DqResultRow",
+    "LeaseEventRow",
+    "MetadataSyncRow",
+    "PipelineRunRow",
+    "ProfileRow",
+    "RuleResultRow",
+    "RunEventRow",
+    "RunHistoryRow",
+    "RunRequestRow",
+    "RuntimeRow",
+    "SchemaChangeRow",
+    "SchemaSnapshotRow",
+    "SourceProgressRow",
+    "StepLogRow",
+    "StoreMigrationRow",
+    "TrustScoreRow",
+    "new_id",
+]
