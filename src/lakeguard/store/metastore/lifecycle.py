@@ -46,11 +46,16 @@ class StoreLifecycle(StoreBase):
 
     def store_versions(self) -> dict[str, int]:
         """The store version each existing table is at."""
-        return {
-            t: table_version(deltars.load(t, self.location(t)).metadata().configuration)
-            for t in self.tables()
-            if deltars.is_table(self.location(t))
-        }
+
+        def version(table: str) -> int | None:
+            location = self.location(table)
+            if not deltars.is_table(location):
+                return None
+            return table_version(deltars.load(table, location).metadata().configuration)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:  # a round trip or two per table
+            found = dict(zip(self.tables(), pool.map(version, self.tables()), strict=True))
+        return {t: v for t, v in found.items() if v is not None}
 
     def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
         location = self.location(table.name)
