@@ -85,6 +85,9 @@ def serve(
     sock.bind((host, port))
     bound = sock.getsockname()[1]
     server = uvicorn.Server(server_config(app))
+    # listening before "listening on" is said: a client that connects as soon as it reads the
+    # line waits in the backlog until uvicorn accepts, instead of being refused
+    sock.listen(server.config.backlog)
     # uvicorn re-raises the stopping signal once it has shut down, which would end the process
     # before the drain: this process handles SIGTERM and SIGINT itself
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
