@@ -12,6 +12,8 @@ from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore, RunWriter, StoreReader
 from lakeguard.store.leases import live_leases
 from lakeguard.store.runtime_rows import LeaseEventRow
+from lakeguard.vocabulary import LeaseAction
+from openlaketx.runner.lease import LeaseHold
 from tests.children import lease_race
 
 TTL = timedelta(minutes=5)
@@ -83,3 +85,33 @@ def test_two_processes_wanting_overlapping_datasets_never_both_win(
     winner = f"run{outcomes.index('won')}"
     assert {lease.run_id for lease in live.values()} == {winner}
     assert sorted(live) == sorted(wants[outcomes.index("won")].split(","))
+
+
+def _releases(store: MetadataStore) -> list[str]:
+    return sorted(
+        e.dataset_id for e in store.read(LeaseEventRow) if e.action == LeaseAction.RELEASE
+    )
+
+
+def test_leases_handed_back_with_the_terminal_rows_are_released_once(
+    store: MetadataStore,
+) -> None:
+    writer, reader = RunWriter(store), StoreReader(store)
+    with LeaseHold(writer, ["a", "b"], "job1", ttl=TTL) as hold:
+        rows = hold.hand_back()  # the run commits them with its terminal row
+        assert reader.lease("a") is not None  # nothing is given back until they are committed
+        writer.append(rows)
+        hold.given_back()
+    assert reader.lease("a") is None and reader.lease("b") is None
+    assert _releases(store) == ["a", "b"]  # the block's end did not release them again
+
+
+def test_leases_handed_back_but_not_committed_are_released_at_the_end(
+    store: MetadataStore,
+) -> None:
+    writer, reader = RunWriter(store), StoreReader(store)
+    with pytest.raises(RuntimeError), LeaseHold(writer, ["a"], "job1", ttl=TTL) as hold:
+        hold.hand_back()
+        raise RuntimeError("the terminal rows' commit failed")
+    assert reader.lease("a") is None
+    assert _releases(store) == ["a"]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lakeguard.policy.sla import sla_hours
 from lakeguard.schema.drift import ChangeKind, DriftDecision
+from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.records import PolicyDef
 from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow, DqResultRow, SchemaChangeRow
-from lakeguard.trust import trust_score
+from lakeguard.trust import RECENT, trust_score
 from lakeguard.vocabulary import DqStatus
 from tests.conftest import Project
 
@@ -147,3 +150,30 @@ def test_status_explain_and_a_table_show_the_score(shared_lakehouse: Any, projec
     assert trust.score == status[p.bronze] and "quality" in trust.explain()
     rows = lh.store.rows("trust_scores", filters=[("dataset_id", "=", p.bronze)])
     assert [r["score"] for r in rows] == [status[p.bronze]]
+
+
+def test_a_score_of_pending_rows_is_the_score_once_they_are_committed(tmp_path: Path) -> None:
+    """The governed step scores its attempt before its evidence is committed (the score goes
+    in the same commit round): pending dq and schema-change rows count exactly as stored."""
+    store = MetadataStore("lg", str(tmp_path / "meta"), "t")
+    store.ensure()
+    now = store.now()
+    older = [dq(f"r{i}", passed=3, failed=i % 2, hours_ago=0) for i in range(RECENT + 2)]
+    older = [replace(r, executed_at=now - timedelta(minutes=30 + i)) for i, r in enumerate(older)]
+    store.append_rows(older)
+    pending = [
+        replace(dq("new", passed=1, failed=3, hours_ago=0), executed_at=now),
+        change("new", DriftDecision.ALERT),
+        change("r1", DriftDecision.BLOCK),
+    ]
+    ahead = StoreReader(store).trust(["d"], pending=pending)["d"]
+    before = StoreReader(store).trust(["d"])["d"]
+    assert ahead.quality < before.quality and ahead.stability < before.stability  # they count
+    store.append_rows(pending)
+    stored = StoreReader(store).trust(["d"])["d"]
+    assert (ahead.score, ahead.quality, ahead.stability, ahead.lineage) == (
+        stored.score,
+        stored.quality,
+        stored.stability,
+        stored.lineage,
+    )

@@ -249,10 +249,15 @@ def renew(store: MetadataStore, lease: Lease, ttl: timedelta) -> Lease:
     return renewed
 
 
+def release_rows(store: MetadataStore, held: Sequence[Lease]) -> list[LeaseEventRow]:
+    """The rows that give the datasets back, for a caller that commits them with its own."""
+    now = store.now()
+    return [_row(store, lease, LeaseAction.RELEASE, now) for lease in held]
+
+
 def release_all(store: MetadataStore, held: Sequence[Lease]) -> None:
     """Give the datasets back (a blind append: releasing twice or late is harmless)."""
-    now = store.now()
-    store.append_rows([_row(store, lease, LeaseAction.RELEASE, now) for lease in held])
+    store.append_rows(release_rows(store, held))
 
 
 def release(store: MetadataStore, lease: Lease) -> None:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from lakeguard.store import leases
 from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import RuntimeRow, SourceProgressRow
+from lakeguard.store.runtime_rows import LeaseEventRow, RuntimeRow, SourceProgressRow
 from lakeguard.store.store import MetadataStore
 
 
@@ -69,3 +69,7 @@ class RunWriter:
 
     def release_leases(self, held: Sequence[Lease]) -> None:
         leases.release_all(self._store, held)
+
+    def release_rows(self, held: Sequence[Lease]) -> list[LeaseEventRow]:
+        """The rows that give `held` back, to be appended with other rows (one round)."""
+        return leases.release_rows(self._store, held)

@@ -19,7 +19,7 @@ from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.context import RunContext, StepResult, Target, batch_inputs
-from openlaketx.runner.gating import gate
+from openlaketx.runner.gating import gate, last_profiles_ahead
 from openlaketx.runner.inputs import dataset_input
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.promotion import hold_back, promote
@@ -59,14 +59,16 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
         return failed
     finally:
         staging.drop_landing(target.path, attempt.run_id)
+    trust = _trust_row(ctx, attempt)
     attempt.finish(
         result.status,
         rows_read=result.rows_read,
         rows_written=result.rows_written,
         data_version=result.data_version,
         error=result.reason if result.status == AttemptStatus.BLOCKED else None,
+        with_rows=[trust] if trust is not None else [],
     )
-    result.trust = _record_trust(ctx, dataset_id, attempt.run_id)
+    result.trust = trust.score if trust is not None else None
     ctx.observer.ended(dataset, result, ctx.job.run_id)
     return result
 
@@ -106,6 +108,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
     batch.checks += drift.checks(drifts)
 
     all_rules = [*batch.builtin_rules, *rules]
+    profiles = last_profiles_ahead(ctx, target)  # read while Spark stages the batch
     with attempt.phase("stage", "stage") as log:
         try:
             staged = stage_batch(
@@ -135,6 +138,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         rules=all_rules,
         own_latest=start.own_latest,
         drifts=drifts,
+        profiles=profiles,
     )
     if not gated.allowed:
         return hold_back(ctx, target, attempt, staged, gated, batch_inputs(batch))
@@ -169,30 +173,27 @@ def _nothing_new(
     )
 
 
-def _record_trust(ctx: RunContext, dataset_id: str, run_id: str) -> int | None:
-    """Append the dataset's trust score after the attempt and return it (best effort: it
-    never fails a run)."""
+def _trust_row(ctx: RunContext, attempt: DatasetAttempt) -> TrustScoreRow | None:
+    """The dataset's trust score after the attempt, scored with the attempt's evidence rows
+    before they are committed, so that it is committed with them (best effort: a score that
+    cannot be read never fails a run; the next attempt records one again)."""
+    dataset_id = attempt.dataset_id
     try:
-        score = ctx.gate.reader.trust([dataset_id])[dataset_id]
-        ctx.writer.append(
-            [
-                TrustScoreRow(
-                    tenant_id=ctx.writer.tenant,
-                    dataset_id=dataset_id,
-                    run_id=run_id,
-                    score=score.score,
-                    quality=score.quality,
-                    freshness=score.freshness,
-                    stability=score.stability,
-                    lineage=score.lineage,
-                    computed_at=ctx.writer.now(),
-                )
-            ]
-        )
-    except Exception as exc:  # the score is derived; the next attempt records it again
+        score = ctx.gate.reader.trust([dataset_id], pending=attempt.evidence)[dataset_id]
+    except Exception as exc:
         ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")
         return None
-    return score.score
+    return TrustScoreRow(
+        tenant_id=ctx.writer.tenant,
+        dataset_id=dataset_id,
+        run_id=attempt.run_id,
+        score=score.score,
+        quality=score.quality,
+        freshness=score.freshness,
+        stability=score.stability,
+        lineage=score.lineage,
+        computed_at=ctx.writer.now(),
+    )
 
 
 def _source_failure(ctx: RunContext, exc: Exception, batch: InputBatch) -> Exception:

@@ -3,6 +3,7 @@ recorded, before anything is published (docs/design.md §5, invariant 5)."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
 from openlaketx.loads.version_read import read_version
 from openlaketx.runner import drift, dropping, evidence
+from openlaketx.runner.ahead import read_ahead
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
 from openlaketx.runner.context import NOT_PUBLISHED, RunContext, Target
@@ -54,6 +56,16 @@ def malformed(result: BatchEvaluation) -> int:
     return sum(o.failed_rows for o in result.outcomes if o.rule_type == RuleType.PARSE)
 
 
+def last_profiles_ahead(ctx: RunContext, target: Target) -> Future[LastProfiles]:
+    """The dataset's last profiles (none when it is not profiled), read on a thread while
+    the batch is staged: two DataFusion joins the gate would otherwise wait for."""
+    if not target.dataset.transform.profile:
+        done: Future[LastProfiles] = Future()
+        done.set_result(LastProfiles({}))
+        return done
+    return read_ahead(lambda: ctx.gate.reader.last_profiles(target.dataset_id))
+
+
 def gate(
     ctx: RunContext,
     target: Target,
@@ -64,14 +76,16 @@ def gate(
     rules: list[CompiledRule],
     own_latest: ApprovedVersion | None,
     drifts: list[drift.DriftOutcome],
+    profiles: Future[LastProfiles] | None = None,
 ) -> GateOutcome:
     """Evaluate the batch's rules, then decide with its checks and policies and record the
-    decision (its evidence rows go with the attempt's terminal rows)."""
+    decision (its evidence rows go with the attempt's terminal rows). `profiles`: the
+    dataset's last profiles, read ahead (`last_profiles_ahead`); read here when None."""
     dataset = target.dataset
     transform = dataset.transform
-    last_profiles = (
-        ctx.gate.reader.last_profiles(target.dataset_id) if transform.profile else LastProfiles({})
-    )
+    if profiles is None:
+        profiles = last_profiles_ahead(ctx, target)
+    last_profiles = profiles.result()
     full = full_profile_due(transform.profile_cadence, last_profiles, ctx.writer.now())
     with attempt.phase(f"evaluate {len(rules)} rules", "validate") as log:
         result = evaluate_staged(

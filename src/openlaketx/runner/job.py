@@ -252,7 +252,9 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
     if aborted is not None:
         # fail_behavior: abort stops the whole job, independent tasks included
         result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
-    row = job.finish(result.status, result.error)
+    # the leases go back in the terminal row's commit round: one round less for every run
+    row = job.finish(result.status, result.error, with_rows=ctx.hold.hand_back())
+    ctx.hold.given_back()
     result.duration_ms = row.duration_ms or 0
     return result
 
@@ -328,5 +330,7 @@ def run_nothing_new(
                     reason=notes[task.dataset_id],
                 )
             )
-    result.duration_ms = job.finish(JobStatus.COMPLETED).duration_ms or 0
+        row = job.finish(JobStatus.COMPLETED, with_rows=begun.hold.hand_back())
+        begun.hold.given_back()
+    result.duration_ms = row.duration_ms or 0
     return result

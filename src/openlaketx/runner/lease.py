@@ -16,6 +16,7 @@ from types import TracebackType
 from lakeguard.errors import WriteConflict
 from lakeguard.store import RunWriter
 from lakeguard.store.records import Lease
+from lakeguard.store.runtime_rows import LeaseEventRow
 
 
 class LeaseHold:
@@ -38,6 +39,7 @@ class LeaseHold:
         self._stop = threading.Event()
         self._lost: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._given_back = False
         self.leases: dict[str, Lease] = {}
 
     def take(self) -> None:
@@ -84,14 +86,29 @@ class LeaseHold:
                 fix="retry the run; raise LAKETX_LEASE_TTL if renewals cannot keep up",
             ) from self._lost
 
+    def hand_back(self) -> list[LeaseEventRow]:
+        """Stop renewing, and the rows that give every lease back: the run commits them with
+        its terminal rows (one commit round), then says so with `given_back`. Until then the
+        block's end still gives them back itself."""
+        self._stop_renewing()
+        if not self.leases or self._lost is not None:
+            return []
+        return self._writer.release_rows(list(self.leases.values()))
+
+    def given_back(self) -> None:
+        self._given_back = True
+
+    def _stop_renewing(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self.leases and self._lost is None:
+        self._stop_renewing()
+        if self.leases and self._lost is None and not self._given_back:
             self._writer.release_leases(list(self.leases.values()))

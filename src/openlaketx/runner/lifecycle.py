@@ -9,7 +9,7 @@ RUNNING event; the reaper turns it into FAILED (see reaper.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -106,8 +106,11 @@ class JobRun:
         events, self.pending_events = self.pending_events, []
         return events
 
-    def finish(self, status: JobStatus, error: str | None = None) -> PipelineRunRow:
-        """Write the terminal `pipeline_runs` row (once)."""
+    def finish(
+        self, status: JobStatus, error: str | None = None, with_rows: Sequence[RuntimeRow] = ()
+    ) -> PipelineRunRow:
+        """Write the terminal `pipeline_runs` row (once), `with_rows` (the leases given back)
+        in the same commit round."""
         if self.finished:
             raise RuntimeError("a job run finishes once")
         end = self.writer.now()
@@ -127,7 +130,7 @@ class JobRun:
             parameters=to_json(self.parameters),
         )
         events = [*self.take_pending_events(), self.event(EventStatus(status), error)]
-        self.writer.append([row, *events])
+        self.writer.append([row, *events, *with_rows])
         self.finished = True
         return row
 
@@ -200,8 +203,10 @@ class DatasetAttempt:
         rows_written: int | None = None,
         data_version: int | None = None,
         error: str | None = None,
+        with_rows: Sequence[RuntimeRow] = (),
     ) -> RunHistoryRow:
-        """Write the terminal `run_history` row with step logs and evidence (once)."""
+        """Write the terminal `run_history` row with step logs, evidence and `with_rows`
+        (the trust score) in one commit round (once)."""
         if self.finished:
             raise RuntimeError("a dataset attempt finishes once")
         row = RunHistoryRow(
@@ -222,6 +227,6 @@ class DatasetAttempt:
         event = self.job.event(
             EventStatus(status), error, run_id=self.run_id, dataset_id=self.dataset_id
         )
-        self.writer.append([row, *self.steps, event, *self.evidence])
+        self.writer.append([row, *self.steps, event, *self.evidence, *with_rows])
         self.finished = True
         return row

@@ -27,6 +27,7 @@ from lakeguard.quality.evaluate import (
     row_outcomes,
 )
 from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
+from lakeguard.shapes import JsonObject
 from lakeguard.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch, staged_rows
@@ -68,7 +69,13 @@ def evaluate_staged(
     over the keys."""
     rows = staged.rows
     outcomes = row_outcomes(rule_tallies([*staged.good, *staged.malformed], rules), rules, rows)
-    good = staged_rows(spark, staged) if staged.good else None
+    full = profile and full_profile_top is not None
+    # The staged rows as a DataFrame only where something reads them: its analysis is ~15
+    # round trips to the JVM, a fixed cost of every step whose rules the footers answer.
+    needs_rows = full or any(
+        _reads_rows(rule, unique_on, staged.schema) for rule in rules if not rule.row_level
+    )
+    good = staged_rows(spark, staged) if staged.good and needs_rows else None
     per_version = _rows_per_parent_version(good, rules)
     for rule in rules:
         if rule.row_level:
@@ -93,6 +100,16 @@ def evaluate_staged(
             types = {f["name"]: f["type"] for f in staged.schema["fields"]}
             metrics += full_profile(good, {c: types[c] for c in columns}, full_profile_top)
     return BatchEvaluation(rows, outcomes, metrics)
+
+
+def _reads_rows(rule: CompiledRule, unique_on: tuple[str, ...], schema: JsonObject) -> bool:
+    """Whether a batch-level rule's outcome needs a pass over the staged rows (a row count
+    needs one only for a batch that spans parent versions)."""
+    if rule.row_bounds is not None:
+        return any(f["name"] == PARENT_VERSION for f in schema["fields"])
+    if rule.aggregate_sql is not None or rule.reference is not None:
+        return True
+    return not implied_unique(rule, unique_on)
 
 
 def _rows_per_parent_version(

@@ -11,7 +11,13 @@ from lakeguard.policy.sla import sla_hours
 from lakeguard.shapes import StoredRow
 from lakeguard.store.reads.definitions import DefinitionReads
 from lakeguard.store.records import DatasetStatus, PolicyDef
-from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow, DqResultRow, SchemaChangeRow
+from lakeguard.store.runtime_rows import (
+    DataVersionRow,
+    DecisionRow,
+    DqResultRow,
+    RuntimeRow,
+    SchemaChangeRow,
+)
 from lakeguard.stuck import Blocked, Stuck, stuck
 from lakeguard.trust import RECENT, Lineage, TrustScore, trust_score
 from lakeguard.vocabulary import AttemptStatus, Layer
@@ -51,6 +57,10 @@ def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
     for row in rows:
         found.setdefault(row.dataset_id, []).append(row)
     return found
+
+
+def _of(kind: type[D], rows: Sequence[RuntimeRow]) -> list[D]:
+    return [r for r in rows if isinstance(r, kind)]
 
 
 def _summary(found: Stuck | None) -> str | None:
@@ -154,8 +164,12 @@ class StatusReads(DefinitionReads):
         overview asked for all."""
         return dict(self._memo("trust_all", lambda: tuple(self.trust().items())))
 
-    def trust(self, dataset_ids: Sequence[str] | None = None) -> dict[str, TrustScore]:
-        """Each dataset's trust score and its components (see lakeguard.trust)."""
+    def trust(
+        self, dataset_ids: Sequence[str] | None = None, pending: Sequence[RuntimeRow] = ()
+    ) -> dict[str, TrustScore]:
+        """Each dataset's trust score and its components (see lakeguard.trust). `pending`:
+        rows about to be committed (an attempt's evidence), scored as if they were stored, so
+        that the score can be committed with them."""
         store = self._store
         ids = (
             list(dataset_ids)
@@ -179,7 +193,8 @@ class StatusReads(DefinitionReads):
             layers_f = pool.submit(
                 store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
             )
-            dq, changes = _by_dataset(dq_f.result()), _by_dataset(changes_f.result())
+            dq = _by_dataset([*dq_f.result(), *_of(DqResultRow, pending)])
+            changes = _by_dataset([*changes_f.result(), *_of(SchemaChangeRow, pending)])
             lineage = {
                 r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
                 for r in lineage_f.result()
