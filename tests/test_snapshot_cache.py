@@ -12,8 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from deltalake import DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
+from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore
 from lakeguard.store.snapshots import SNAPSHOTS, Snapshots
 from lakeguard.store.store import utcnow
@@ -68,6 +69,25 @@ def test_a_commit_by_another_writer_is_seen(store: MetadataStore) -> None:
     rows = pa.table(DeltaTable(location).to_pyarrow_table())
     write_deltalake(location, rows.slice(0, 1), mode="append")
     assert len(store.rows("run_events")) == 2
+
+
+def test_an_append_commits_on_top_of_another_writers_commits(store: MetadataStore) -> None:
+    """Appends commit on the snapshot this process keeps: it is brought up to date first, so
+    another writer's commit is neither lost nor ignored by an idempotent append."""
+    store.append("run_events", [event("a")], txn=("app", 1))
+    location = store.location("run_events")
+    theirs = pa.table(DeltaTable(location).to_pyarrow_table()).slice(0, 1)
+    write_deltalake(
+        location,
+        theirs.set_column(0, "event_id", pa.array(["b"])),
+        mode="append",
+        commit_properties=CommitProperties(app_transactions=[Transaction("app", 2)]),
+    )
+    with pytest.raises(WriteConflict, match="app already committed version 2"):
+        store.append("run_events", [event("c")], txn=("app", 2))
+    store.append("run_events", [event("d")], txn=("app", 3))
+    assert ids(store) == ["a", "b", "d"]
+    assert DeltaTable(location).version() == 3  # create, a, b, d: nothing written twice
 
 
 def test_a_table_deleted_and_made_again_is_not_the_old_one(store: MetadataStore) -> None:

@@ -207,8 +207,7 @@ def append(
     `base` makes the append a compare-and-set: it commits on top of exactly that snapshot, or
     raises `CasLost` when any other commit landed first.
     """
-    with guarded(table, location, "append"):
-        target = base if base is not None else open_table(location)
+    with guarded(table, location, "append"), _on_top(location, base) as target:
         if txn is not None:
             done = target.transaction_version(txn[0])
             if done is not None and done >= txn[1]:
@@ -232,6 +231,17 @@ def append(
             compact(table, target)
         SNAPSHOTS.touched(location)
         return version
+
+
+@contextmanager
+def _on_top(location: str, base: DeltaTable | None) -> Iterator[DeltaTable]:
+    """What an append commits on top of: `base` (a compare-and-set), else the newest snapshot
+    this process keeps of the table (a few new commit files read, not the whole log)."""
+    if base is not None:
+        yield base
+        return
+    with SNAPSHOTS.writing(location) as newest:
+        yield newest
 
 
 def compact(table: str, dt: DeltaTable, zorder: Sequence[str] = ()) -> None:

@@ -28,8 +28,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -47,7 +47,10 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_TABLES = 256
 MAX_MEMOS = 256
 WINDOW = 0.25  # seconds a memo may trust a table's last check
-Stamp = tuple[tuple[int, tuple[int, int] | None], ...]
+# a commit file's inode, modification time and size: a file written again in place within one
+# clock tick keeps the first two
+Identity = tuple[int, int, int]
+Stamp = tuple[tuple[int, Identity | None], ...]
 
 
 def _local_path(location: str) -> str | None:
@@ -60,12 +63,12 @@ def _commit_file(path: str, version: int) -> str:
     return os.path.join(path, "_delta_log", f"{version:020d}.json")
 
 
-def _identity(path: str, version: int) -> tuple[int, int] | None:
+def _identity(path: str, version: int) -> Identity | None:
     try:
         found = os.stat(_commit_file(path, version))
     except OSError:
         return None
-    return found.st_ino, found.st_mtime_ns
+    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 def _copy(row: StoredRow) -> StoredRow:
@@ -80,7 +83,7 @@ class _Table:
     lock: threading.Lock = field(default_factory=threading.Lock)
     snapshot: DeltaTable | None = None
     version: int = -1
-    identity: tuple[int, int] | None = None
+    identity: Identity | None = None
     checked_at: float = -math.inf  # monotonic time of the last check that found it newest
 
     def newest(self) -> DeltaTable:
@@ -135,6 +138,27 @@ class Snapshots:
         if found is not None:
             found.checked_at = -math.inf
 
+    @contextmanager
+    def writing(self, location: str) -> Iterator[DeltaTable]:
+        """The table's newest snapshot, to commit on top of: brought up to date from the
+        commits since it was last seen, where opening the table afresh reads its whole log.
+        The caller has it alone (this process's readers of the table wait); a commit that
+        fails leaves it to be opened afresh."""
+        table = self._table(location)
+        with table.lock:
+            snapshot = table.newest()
+            try:
+                yield snapshot
+            except BaseException:
+                table.snapshot = None  # its state after a failed commit is not to be trusted
+                raise
+            else:  # it holds the commit now: the file's identity is the one just written
+                table.version = int(snapshot.version())
+                path = _local_path(location)
+                table.identity = _identity(path, table.version) if path is not None else None
+            finally:
+                table.checked_at = -math.inf  # the next use checks for others' commits
+
     def read(
         self, location: str, query: Hashable, scan: Callable[[DeltaTable], pa.Table]
     ) -> list[StoredRow]:
@@ -182,7 +206,7 @@ class Snapshots:
     def stamp(self, locations: Sequence[str], window: float = 0.0) -> Stamp:
         """The newest version of each table (with its commit file's identity), in order; a
         table checked less than `window` seconds ago is taken as it was then."""
-        out: list[tuple[int, tuple[int, int] | None]] = []
+        out: list[tuple[int, Identity | None]] = []
         now = time.monotonic()
         for location in locations:
             table = self._table(location)
