@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 from lakeguard.errors import StorageError, first_line
+from lakeguard.shapes import JsonObject
 from lakeguard.store.objectstore import ObjectStoreSettings, is_remote, storage_options
 
 __all__ = [
@@ -77,6 +79,14 @@ def relative(path: str, root: str) -> str:
 def delta_table(location: str, version: int | None = None) -> DeltaTable:
     """A data table opened by delta-rs (at `version`, or its newest)."""
     return DeltaTable(location, version=version, storage_options=storage_options(location))
+
+
+def table_fields(location: str) -> list[JsonObject] | None:
+    """The fields of a data table's newest schema (Delta schema JSON); None: no table yet."""
+    if not is_delta_table(location):
+        return None
+    fields: list[JsonObject] = json.loads(delta_table(location).schema().to_json())["fields"]
+    return fields
 
 
 def is_delta_table(location: str) -> bool:

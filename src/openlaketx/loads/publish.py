@@ -92,15 +92,16 @@ def add_actions(table_path: str, footers: list[FileFooter], columns: list[str]) 
 
 def _commit(
     table_path: str,
+    table: DeltaTable | None,
     actions: list[AddAction],
     fields: list[JsonObject],
     props: CommitProperties,
     *,
     mode: str,
     may_add: bool,
-    create: bool,
 ) -> None:
-    if create:
+    """Commit `actions` to `table` (opened once by the caller), or create it with them."""
+    if table is None:
         create_table_with_add_actions(
             table_path,
             _struct(fields),
@@ -110,22 +111,27 @@ def _commit(
             storage_options=storage_options(table_path),
         )
         return
-    schema = ensure_columns(table_path, fields, may_add=may_add)
+    schema = ensure_columns(table_path, fields, may_add=may_add, table=table)
     changes: list[AddAction | RemoveAction] = [*actions]
-    storage.delta_table(table_path).create_write_transaction(
+    table.create_write_transaction(
         changes, mode=mode, schema=_struct(schema), commit_properties=props
     )
 
 
 def ensure_columns(
-    table_path: str, fields: list[JsonObject], *, may_add: bool = False
+    table_path: str,
+    fields: list[JsonObject],
+    *,
+    may_add: bool = False,
+    table: DeltaTable | None = None,
 ) -> list[JsonObject]:
     """Add the columns of `fields` a table lacks (see `evolve`); returns its schema after.
+    `table`: the table already open (it is brought up to date with the new columns).
 
     delta-rs keeps a table's schema on an append, and Spark's MERGE does not add columns
     either, so new columns are added in a commit of their own before the data commit.
     """
-    dt = storage.delta_table(table_path)
+    dt = table if table is not None else storage.delta_table(table_path)
     existing = fields_of(json.loads(dt.schema().to_json()))
     evolved = evolve(existing, fields, where=table_path, may_add=may_add)
     if evolved is None:
@@ -134,6 +140,7 @@ def ensure_columns(
     dt.alter.add_columns(
         [Field.from_json(json.dumps(f)) for f in evolved if f["name"] not in known]
     )
+    dt.update_incremental()  # the data commit goes on top of the new columns
     return evolved
 
 
@@ -160,9 +167,10 @@ def publish(
         custom_metadata={"userMetadata": tag.user_metadata(rows=batch.good_rows)},
         app_transactions=[Transaction(tag.app_id, tag.data_version)],
     )
-    create = not storage.is_delta_table(table_path)
-    if not create:
-        done = storage.delta_table(table_path).transaction_version(tag.app_id)
+    # opened once for the idempotency check, the new columns and the commit
+    table = storage.delta_table(table_path) if storage.is_delta_table(table_path) else None
+    if table is not None:
+        done = table.transaction_version(tag.app_id)
         if done is not None and done >= tag.data_version:
             raise WriteConflict(
                 f"version {tag.data_version} of {tag.dataset_id} was already published",
@@ -172,12 +180,12 @@ def publish(
     try:
         _commit(
             table_path,
+            table,
             actions,
             fields,
             props,
             mode="overwrite" if overwrite else "append",
             may_add=may_add,
-            create=create,
         )
     except CommitFailedError as exc:
         raise conflict(tag, table_path) from exc
@@ -218,13 +226,14 @@ def quarantine(
     props = CommitProperties(
         custom_metadata={"userMetadata": json.dumps({"laketx_quarantine": {"run_id": run_id}})}
     )
+    exists = storage.is_delta_table(quarantine_path)
     _commit(
         quarantine_path,
+        storage.delta_table(quarantine_path) if exists else None,
         add_actions(quarantine_path, moved, [f["name"] for f in fields]),
         fields,
         props,
         mode="append",
         may_add=True,
-        create=not storage.is_delta_table(quarantine_path),
     )
     return sum(f.num_records for f in moved)

@@ -104,7 +104,8 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         return _nothing_new(target, attempt, batch.note, start)
     derived = target.dataset.layer != Layer.BRONZE
     approved = ctx.gate.reader.approved_schema(target.dataset_id) if derived else None
-    drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, target.path)
+    table_fields = storage.table_fields(target.path)  # what drift and staging compare with
+    drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, table_fields)
     batch.checks += drift.checks(drifts)
 
     all_rules = [*batch.builtin_rules, *rules]
@@ -112,7 +113,12 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
     with attempt.phase("stage", "stage") as log:
         try:
             staged = stage_batch(
-                target, batch, all_rules, version=start.next_version, run_id=attempt.run_id
+                target,
+                batch,
+                all_rules,
+                version=start.next_version,
+                run_id=attempt.run_id,
+                table_fields=table_fields,
             )
         except Exception as exc:
             raise _source_failure(ctx, exc, batch) from exc

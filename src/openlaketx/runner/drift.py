@@ -11,7 +11,6 @@ engine does not rewrite tables, and Delta's type widening is a feature the metad
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,11 +24,11 @@ from lakeguard.schema.drift import (
     derived_changes,
 )
 from lakeguard.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
+from lakeguard.shapes import JsonObject
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import Layer, is_data_column
-from openlaketx import storage
 from openlaketx.runner.batch import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)
@@ -121,11 +120,12 @@ def batch_drift(
     dataset: DatasetDef,
     batch: InputBatch,
     approved: list[SchemaColumn] | None,
-    table_path: str,
+    table_fields: list[JsonObject] | None,
 ) -> list[DriftOutcome]:
     """The batch's schema drift, each change decided by its source's or dataset's profile
-    (`approved`: the schema of the dataset's latest approved version, for a derived one)."""
-    table = _table_types(table_path)
+    (`approved`: the schema of the dataset's latest approved version, for a derived one;
+    `table_fields`: the dataset table's schema, None when it has no table yet)."""
+    table = _table_types(table_fields)
     if dataset.layer == Layer.BRONZE:
         objects = {o.source_object_id: o for o in registry.source_objects(dataset.dataset_id)}
         return [
@@ -150,9 +150,8 @@ def batch_drift(
     return [decide(changes, registry.profile(profile), profile, table, live=live)]
 
 
-def _table_types(path: str) -> dict[str, str] | None:
+def _table_types(fields: list[JsonObject] | None) -> dict[str, str] | None:
     """The dataset table's column types by lower-case name (None: no table yet)."""
-    if not storage.is_delta_table(path):
+    if fields is None:
         return None
-    fields = json.loads(storage.delta_table(path).schema().to_json())["fields"]
     return {c.name.lower(): c.type for c in from_fields(fields)}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeguard.quality.compiled import CompiledRule
+from lakeguard.shapes import JsonObject
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
-from openlaketx import storage
 from openlaketx.loads import small_merge, staging, strategies
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
@@ -17,12 +17,19 @@ from openlaketx.runner.context import RunContext, Target
 
 
 def stage_batch(
-    target: Target, batch: InputBatch, rules: list[CompiledRule], *, version: int, run_id: str
+    target: Target,
+    batch: InputBatch,
+    rules: list[CompiledRule],
+    *,
+    version: int,
+    run_id: str,
+    table_fields: list[JsonObject] | None,
 ) -> staging.StagedBatch:
     """Write the batch, as data version `version`, with each row's broken rules, digest and
-    lineage columns, into a staged folder (a MERGE's input is scratch: never table files)."""
+    lineage columns, into a staged folder (a MERGE's input is scratch: never table files).
+    `table_fields`: the dataset table's schema (None: no table yet)."""
     assert batch.frame is not None
-    table = storage.delta_table(target.path).schema().to_arrow().names if target.exists() else []
+    table = [f["name"] for f in table_fields or []]
     frame = publishable(
         batch.frame,
         target.dataset,
