@@ -37,6 +37,7 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
+from lakeguard.errors import LakeTxError
 from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import to_rows
 from lakeguard.store.objectstore import storage_options
@@ -149,6 +150,8 @@ class Snapshots:
             snapshot = table.newest()
             try:
                 yield snapshot
+            except LakeTxError:  # refused before any commit (a lease held, a version taken)
+                raise
             except BaseException:
                 table.snapshot = None  # its state after a failed commit is not to be trusted
                 raise

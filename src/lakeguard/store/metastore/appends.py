@@ -14,6 +14,7 @@ from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.definitions import table_def
 from lakeguard.store.metastore.base import CAS_ATTEMPTS, Filter, R, StoreBase
 from lakeguard.store.runtime_rows import RuntimeRow
+from lakeguard.store.snapshots import SNAPSHOTS
 
 # Decisions and approved versions: only lakeguard.gate writes these (docs/design.md §2 contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
@@ -113,15 +114,19 @@ class Appends(StoreBase):
         tdef = table_def(table)
         location = self.location(table)
         for _ in range(CAS_ATTEMPTS):
-            snapshot = deltars.load(table, location)
-            with deltars.guarded(table, location, "read it"):
-                current = to_rows(deltars.scan(snapshot, filters=self._filters(filters)))
-            rows = decide([row_type.from_row(r) for r in current])
-            if rows is None:
-                return None
             try:
-                data = to_arrow(tdef, [r.as_row() for r in rows])
-                deltars.append(table, location, data, base=snapshot)
+                # the snapshot this process keeps, brought up to date (not the whole log read
+                # again); the table is this thread's from the read to the commit
+                with (
+                    deltars.guarded(table, location, "read it"),
+                    SNAPSHOTS.writing(location) as snapshot,
+                ):
+                    current = to_rows(deltars.scan(snapshot, filters=self._filters(filters)))
+                    rows = decide([row_type.from_row(r) for r in current])
+                    if rows is None:
+                        return None
+                    data = to_arrow(tdef, [r.as_row() for r in rows])
+                    deltars.append(table, location, data, base=snapshot)
             except deltars.CasLost:
                 continue
             return rows
