@@ -14,9 +14,12 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from lakeguard.store import MetadataStore
 
 # The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
 # they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
@@ -193,6 +196,28 @@ def shared_lakehouse(
 ) -> Any:
     """One lakehouse for a whole test module; its tests use distinct dataset and job ids."""
     return open_copy(template_home, tmp_path_factory.mktemp("shared") / "lakehouse")
+
+
+@pytest.fixture(scope="session")
+def empty_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of an empty metadata store (no Spark), created once for the process."""
+    from lakeguard.store import MetadataStore
+
+    root = tmp_path_factory.mktemp("empty-store") / "meta"
+    MetadataStore("lg", str(root), "default").ensure()
+    return root
+
+
+def copied_store(template: Path, root: Path) -> MetadataStore:
+    """A fresh empty store at `root` (namespace `lg`, tenant `default`), opened: a copy of
+    `empty_store_template` (creating its tables took ~0.25 s; a copy and the `ensure` that
+    checks it ~0.1 s). Tests of creation itself create their own."""
+    from lakeguard.store import MetadataStore
+
+    shutil.copytree(template, root)
+    store = MetadataStore("lg", str(root), "default")
+    store.ensure()
+    return store
 
 
 def write(path: Path, text: str) -> Path:
