@@ -14,9 +14,12 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from lakeguard.store import MetadataStore
 
 # The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
 # they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
@@ -73,14 +76,16 @@ def _children_use_the_test_conf() -> Iterator[None]:
 # Fixtures that start a server: a test that uses one is marked `server`.
 SERVER_FIXTURES = {"postgres", "served", "collector", "s3_server"}
 # The modules whose tests take longest, longest first: xdist workers take tests in this order,
-# so the long ones start early and the short ones fill the end.
+# so the long ones start early and the short ones fill the end. The benchmarks come before the
+# store migrations on S3: while a worker runs one, the SeaweedFS it launched as it collected
+# (`pytest_itemcollected`) finishes starting (`make check`: a bench smoke on each worker).
 SLOW_FIRST = (
     "test_object_store_data.py",
+    "test_bench_smoke.py",
     "test_store_migrations_s3.py",
     "test_connect.py",
     "test_cluster.py",
     "test_batch_boundaries.py",
-    "test_bench_smoke.py",
     "test_sigkill.py",
     "test_two_processes.py",
     "test_replay.py",
@@ -191,6 +196,28 @@ def shared_lakehouse(
 ) -> Any:
     """One lakehouse for a whole test module; its tests use distinct dataset and job ids."""
     return open_copy(template_home, tmp_path_factory.mktemp("shared") / "lakehouse")
+
+
+@pytest.fixture(scope="session")
+def empty_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of an empty metadata store (no Spark), created once for the process."""
+    from lakeguard.store import MetadataStore
+
+    root = tmp_path_factory.mktemp("empty-store") / "meta"
+    MetadataStore("lg", str(root), "default").ensure()
+    return root
+
+
+def copied_store(template: Path, root: Path) -> MetadataStore:
+    """A fresh empty store at `root` (namespace `lg`, tenant `default`), opened: a copy of
+    `empty_store_template` (creating its tables took ~0.25 s; a copy and the `ensure` that
+    checks it ~0.1 s). Tests of creation itself create their own."""
+    from lakeguard.store import MetadataStore
+
+    shutil.copytree(template, root)
+    store = MetadataStore("lg", str(root), "default")
+    store.ensure()
+    return store
 
 
 def write(path: Path, text: str) -> Path:
@@ -336,11 +363,46 @@ def postgres() -> Iterator[Any]:
     server.stop()
 
 
+# The SeaweedFS this process launched while it collected its tests (at most one), until the
+# `s3_server` fixture takes it.
+_EARLY_S3: list[Any] = []
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Launch this process's SeaweedFS as soon as a collected test needs one: its ~5 s start
+    (mostly its filer waiting) overlaps the rest of the collection and the tests that run
+    first, instead of stalling the first test that uses it."""
+    if not _EARLY_S3 and "s3_server" in getattr(item, "fixturenames", ()):
+        from tests.seaweed import launch
+
+        _EARLY_S3.append(launch())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """No selected test needs the server launched early (`-m`, `-k`): it goes."""
+    if not any("s3_server" in getattr(i, "fixturenames", ()) for i in session.items):
+        _stop_early_s3()
+
+
+def pytest_sessionfinish() -> None:
+    """An early server no test of this process took (xdist sent them elsewhere) goes too."""
+    _stop_early_s3()
+
+
+def _stop_early_s3() -> None:
+    while _EARLY_S3:
+        _EARLY_S3.pop().stop()
+
+
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[Any]:
-    """A real S3-compatible server (SeaweedFS) for this test process (see tests/seaweed.py)."""
-    from tests.seaweed import start
+    """A real S3-compatible server (SeaweedFS) for this test process (see tests/seaweed.py),
+    the one launched during collection if there is one."""
+    from tests.seaweed import launch, wait_ready
 
-    server = start()
-    yield server
-    server.stop()
+    server = _EARLY_S3.pop() if _EARLY_S3 else launch()
+    try:
+        wait_ready(server)
+        yield server
+    finally:
+        server.stop()

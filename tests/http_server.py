@@ -149,7 +149,11 @@ class Server:
         self.routes = Routes()
         handler = type("Handler", (_Handler,), {"routes": self.routes})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # `shutdown` waits for the loop's next poll: at the default 0.5 s, that was half a
+        # second of every test's teardown
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     @property

@@ -144,7 +144,7 @@ def _write_config(root: Path) -> Path:
     return config
 
 
-def _wait_ready(server: SeaweedS3) -> None:
+def wait_ready(server: SeaweedS3) -> None:
     """Until the bucket answers through a real S3 client (or the server dies)."""
     deadline = time.monotonic() + READY_WITHIN
     fs = server.filesystem()
@@ -165,7 +165,15 @@ def _wait_ready(server: SeaweedS3) -> None:
 
 def start(folder: Path | None = None) -> SeaweedS3:
     """A server keeping its objects in `folder` (default: a new temporary folder), its S3
-    gateway on a free port of 127.0.0.1."""
+    gateway on a free port of 127.0.0.1, once it serves the bucket."""
+    server = launch(folder)
+    wait_ready(server)
+    return server
+
+
+def launch(folder: Path | None = None) -> SeaweedS3:
+    """`start` without the wait: the server is starting (`wait_ready` waits for it), so the
+    caller can do other work meanwhile (its start is ~5 s, mostly waiting)."""
     binary = weed_binary()
     root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="laketx-s3-"))
     (root / "data").mkdir(parents=True, exist_ok=True)
@@ -196,9 +204,7 @@ def start(folder: Path | None = None) -> SeaweedS3:
             stderr=subprocess.STDOUT,
             env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
         )
-    server = SeaweedS3(root=root, proc=proc, port=ports["s3.port"])
-    _wait_ready(server)
-    return server
+    return SeaweedS3(root=root, proc=proc, port=ports["s3.port"])
 
 
 def demo(home: Path) -> int:

@@ -4,6 +4,8 @@ like; and a `laketx migrate` killed at a chosen step of its table rewrite."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import subprocess
 import sys
@@ -17,7 +19,12 @@ from lakeguard.commits import history
 from lakeguard.store import MetadataStore, deltars, table_replace
 from lakeguard.store.arrow import to_arrow, to_rows
 from lakeguard.store.definitions import table_def
-from lakeguard.store.versioning import MARK_STEP, MIGRATING_PROPERTY, STORE_VERSION
+from lakeguard.store.versioning import (
+    MARK_STEP,
+    MIGRATING_PROPERTY,
+    STORE_VERSION,
+    table_version,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store_v0"
@@ -43,31 +50,53 @@ def upload(server: Any, prefix: str) -> str:
     return target
 
 
-def every_row(store: MetadataStore) -> dict[str, list[dict[str, object]]]:
-    """Each table's rows (every tenant), in a stable order, without the renamed column's name."""
+Rows = dict[str, list[dict[str, object]]]
 
-    def rows_of(table: str) -> list[dict[str, object]] | None:
+
+def _read_each(store: MetadataStore) -> tuple[Rows, dict[str, int]]:
+    """Each existing table's rows (every tenant, in a stable order, without the renamed
+    column's name) and its store version, from one read of each table."""
+
+    def read(table: str) -> tuple[list[dict[str, object]], int] | None:
         location = store.location(table)
         if not deltars.is_table(location):
             return None
+        dt = deltars.load(table, location)
         rows = [
             {("trigger_by" if k == "triggered_by" else k): v for k, v in r.items()}
-            for r in to_rows(deltars.read(table, location))
+            for r in to_rows(deltars.scan(dt))
         ]
-        return sorted(rows, key=repr)
+        return sorted(rows, key=repr), table_version(dt.metadata().configuration)
 
     with ThreadPoolExecutor(max_workers=8) as pool:  # on the object store: round trips
-        found = dict(zip(store.tables(), pool.map(rows_of, store.tables()), strict=True))
-    return {t: rows for t, rows in found.items() if rows is not None}
+        found = dict(zip(store.tables(), pool.map(read, store.tables()), strict=True))
+    present = {t: got for t, got in found.items() if got is not None}
+    return {t: rows for t, (rows, _) in present.items()}, {t: v for t, (_, v) in present.items()}
 
 
-def assert_migrated(store: MetadataStore, before: dict[str, list[dict[str, object]]]) -> None:
+def every_row(store: MetadataStore) -> Rows:
+    """Each table's rows (every tenant), in a stable order, without the renamed column's name."""
+    return _read_each(store)[0]
+
+
+@functools.cache
+def _fixture_rows() -> Rows:
+    return every_row(MetadataStore("lakeguard", str(STORE), "default"))
+
+
+def fixture_rows() -> Rows:
+    """`every_row` of the fixture's store itself (read once per process): what a copy of it
+    holds before it is migrated, on the object store too, without reading the copy back."""
+    return copy.deepcopy(_fixture_rows())
+
+
+def assert_migrated(store: MetadataStore, before: Rows) -> None:
     """Every row kept once, every table at this code's version, pipeline_runs rewritten once
     into its definition (generated partition column and append-only lock included), and the
     store opens and takes a new run row."""
-    after = every_row(store)
+    after, versions = _read_each(store)  # (one read of each table: on S3, round trips)
     assert {t: r for t, r in after.items() if t in before} == before
-    assert store.store_versions() == dict.fromkeys(store.tables(), STORE_VERSION)
+    assert versions == dict.fromkeys(store.tables(), STORE_VERSION)
     store.ensure()
     location = store.location("pipeline_runs")
     dt = deltars.load("pipeline_runs", location)

@@ -25,16 +25,15 @@ from openlaketx.runner import job as job_runner
 from openlaketx.service.runs import Accepted
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, write
+from tests.conftest import cells_yaml, copied_store, write
 
 WAREHOUSE = "/warehouse"
 POLICY = "policies:\n  - {id: silver_fresh, type: SLA, applies_to: [silver], enforcement: BLOCK}\n"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
+def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]:
+    s = copied_store(empty_store_template, tmp_path / "meta")
     apply_file(s, write(tmp_path / "p" / "cells.yaml", POLICY + cells_yaml("_x")), WAREHOUSE)
     yield s
 

@@ -11,15 +11,14 @@ import pytest
 
 from lakeguard.errors import AuthError
 from lakeguard.keys import PREFIX, KeyStore, Scope, key_id_of, new_token, token_hash
-from lakeguard.store import MetadataStore
+from tests.conftest import copied_store
 
 READ = (Scope.RUNS_READ,)
 
 
 @pytest.fixture
-def keys(tmp_path: Path) -> KeyStore:
-    store = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    store.ensure()
+def keys(empty_store_template: Path, tmp_path: Path) -> KeyStore:
+    store = copied_store(empty_store_template, tmp_path / "meta")
     return KeyStore(store)
 
 

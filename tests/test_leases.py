@@ -15,14 +15,14 @@ from lakeguard.store.runtime_rows import LeaseEventRow
 from lakeguard.vocabulary import LeaseAction
 from openlaketx.runner.lease import LeaseHold
 from tests.children import lease_race
+from tests.conftest import copied_store
 
 TTL = timedelta(minutes=5)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetadataStore:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
+def store(empty_store_template: Path, tmp_path: Path) -> MetadataStore:
+    s = copied_store(empty_store_template, tmp_path / "meta")
     return s
 
 

@@ -87,7 +87,10 @@ def collector() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # polled often: `shutdown` waits for the next poll (0.5 s by default)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", received
     server.shutdown()

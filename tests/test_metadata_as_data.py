@@ -24,16 +24,15 @@ from lakeguard.errors import ConfigError
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.sameness import same_definition
 from openlaketx.cli import app
-from tests.conftest import cells_yaml, write
+from tests.conftest import cells_yaml, copied_store, write
 
 ROOT = Path(__file__).resolve().parents[1]
 WAREHOUSE = "/warehouse"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[MetadataStore]:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
+def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]:
+    s = copied_store(empty_store_template, tmp_path / "meta")
     yield s
 
 

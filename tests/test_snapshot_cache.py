@@ -18,12 +18,12 @@ from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore
 from lakeguard.store.snapshots import SNAPSHOTS, Snapshots
 from lakeguard.store.store import utcnow
+from tests.conftest import copied_store
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetadataStore:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
+def store(empty_store_template: Path, tmp_path: Path) -> MetadataStore:
+    s = copied_store(empty_store_template, tmp_path / "meta")
     return s
 
 

@@ -22,14 +22,14 @@ from lakeguard.store.runtime_rows import (
 )
 from lakeguard.store.store import utcnow
 from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
+from tests.conftest import copied_store
 
 DS = "bronze_x"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetadataStore:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
+def store(empty_store_template: Path, tmp_path: Path) -> MetadataStore:
+    s = copied_store(empty_store_template, tmp_path / "meta")
     return s
 
 

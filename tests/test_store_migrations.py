@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import MIGRATIONS, migrate, pending
-from lakeguard.store.rewrite import STAGING_SUFFIX
+from lakeguard.store.rewrite import STAGING_SUFFIX, resume
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
 from tests.store_v0 import FIXTURE, STEPS, assert_migrated, every_row, interrupted_then_refused
@@ -88,6 +88,26 @@ def test_a_rewrite_interrupted_at_each_step_is_finished_by_migrate(
     if point != "after_end":
         assert any("interrupted run" in line for line in done), done
     assert_migrated(store, before)
+
+
+def test_migrates_first_read_reports_an_interrupted_rewrite_and_plans_as_pending_does(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`migrate` reads every table once before its migrations (`ensure_for_migrate`): a table
+    a rewrite left half done is reported and left as it is (the store still refuses to open),
+    and once it is resumed the versions read plan the same steps as `pending` reading them."""
+    store = store_of(home)
+    interrupted_then_refused(store, "before_end", monkeypatch)
+    found = store.ensure_for_migrate()
+    assert found.interrupted == ["pipeline_runs"]
+    assert "pipeline_runs" not in found.versions
+    with pytest.raises(StoreVersionError, match="interrupted"):
+        store_of(home).ensure()  # reported, not touched
+    assert resume("pipeline_runs", store.location("pipeline_runs")) is not None
+    again = store.ensure_for_migrate(["pipeline_runs"])
+    assert again.interrupted == [] and set(again.versions) == {"pipeline_runs"}
+    assert pending(store, {**found.versions, **again.versions}) == pending(store)
+    assert pending(store) != []
 
 
 def test_a_migrate_stopped_between_its_record_and_its_stamps_is_recorded_once(

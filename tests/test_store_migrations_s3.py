@@ -20,6 +20,7 @@ from tests.store_v0 import (
     STEPS,
     assert_migrated,
     every_row,
+    fixture_rows,
     interrupted_then_refused,
     kill_during_migrate,
     upload,
@@ -45,6 +46,7 @@ def test_migrate_on_the_object_store_keeps_every_row(
 ) -> None:
     before = every_row(on_s3)
     assert len(before["pipeline_runs"]) == 5
+    assert before == fixture_rows()  # the upload is the fixture's store, row for row
     refused = runner.invoke(app, ["--home", str(tmp_path / "home"), "status"])
     assert refused.exit_code == StoreVersionError.exit_code
     assert "laketx migrate" in refused.output
@@ -65,7 +67,7 @@ def test_migrate_on_the_object_store_keeps_every_row(
 def test_a_migrate_interrupted_at_each_step_on_the_object_store_is_finished_by_the_next(
     on_s3: MetadataStore, point: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = every_row(on_s3)
+    before = fixture_rows()
     interrupted_then_refused(on_s3, point, monkeypatch)
     migrate(on_s3)
     assert_migrated(on_s3, before)
@@ -75,7 +77,7 @@ def test_a_migrate_interrupted_at_each_step_on_the_object_store_is_finished_by_t
 def test_a_killed_migrate_on_the_object_store_is_finished_by_the_next(
     on_s3: MetadataStore, point: str, tmp_path: Path
 ) -> None:
-    before = every_row(on_s3)
+    before = fixture_rows()
     kill_during_migrate(tmp_path / "home", point)
     refused = runner.invoke(app, ["--home", str(tmp_path / "home"), "status"])
     assert refused.exit_code == StoreVersionError.exit_code

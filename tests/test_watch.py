@@ -115,7 +115,8 @@ def test_watchers_started_together_apply_each_version_once(tmp_path: Path) -> No
     for name in ("a", "b", "c"):
         write(folder / f"{name}.yaml", cells_yaml(f"_{name}"))
     command = [str(BIN / "laketx"), "--home", str(home), "watch", str(folder), "--once", "--json"]
-    subprocess.run([str(BIN / "laketx"), "--home", str(home), "init"], check=True, timeout=120)
+    # the store exists before they race (made in process: a `laketx init` child took ~1.5 s)
+    MetadataStore("lakeguard", str(home / "metadata" / "lakeguard"), "default").ensure()
     procs = [
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(3)

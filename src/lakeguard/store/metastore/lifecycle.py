@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from lakeguard.store import deltars
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
@@ -23,6 +24,16 @@ from lakeguard.store.versioning import (
 )
 
 
+@dataclass
+class Ensured:
+    """What `ensure_for_migrate` found: each table's store version, the changes it made, and
+    the tables a rewrite interrupted part-way (left as they were, without a version)."""
+
+    versions: dict[str, int] = field(default_factory=dict)
+    changes: list[str] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
+
+
 class StoreLifecycle(StoreBase):
     """Create, check, evolve and compact the store's tables."""
 
@@ -33,16 +44,37 @@ class StoreLifecycle(StoreBase):
         Idempotent and safe from several processes at once (creation is a Delta commit).
         Returns a human-readable list of the changes it made.
         """
-        changes: list[str] = []
-        versions: dict[str, int] = {}
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            for name, version, result in pool.map(self._ensure_table, load_table_defs().values()):
-                changes += result
-                versions[name] = version
+        found = self._ensure_tables(load_table_defs().values(), interrupted_ok=False)
         if check_version:
-            check_versions(self.root, versions)
+            check_versions(self.root, found.versions)
         self._ready = True
-        return changes
+        return found.changes
+
+    def ensure_for_migrate(self, tables: Iterable[str] | None = None) -> Ensured:
+        """`ensure(check_version=False)` of `tables` (default: all) for `laketx migrate`:
+        each table's version comes back (a second pass over the tables to read them costs a
+        round trip or two each on an object store), and a table a rewrite left half done is
+        reported instead of refused, for `migrate` to resume it (and ensure again). The
+        store takes the migrations' reads and writes once none is left half done."""
+        defs = load_table_defs()
+        found = self._ensure_tables(
+            [defs[t] for t in (tables if tables is not None else defs)], interrupted_ok=True
+        )
+        self._ready = not found.interrupted
+        return found
+
+    def _ensure_tables(self, tables: Iterable[TableDef], *, interrupted_ok: bool) -> Ensured:
+        found = Ensured()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for name, version, changes in pool.map(self._ensure_table, tables):
+                found.changes += changes
+                if version is None:
+                    found.interrupted.append(name)
+                else:
+                    found.versions[name] = version
+        if found.interrupted and not interrupted_ok:
+            raise _interrupted(found.interrupted[0], self.location(found.interrupted[0]))
+        return found
 
     def store_versions(self) -> dict[str, int]:
         """The store version each existing table is at."""
@@ -57,15 +89,17 @@ class StoreLifecycle(StoreBase):
             found = dict(zip(self.tables(), pool.map(version, self.tables()), strict=True))
         return {t: v for t, v in found.items() if v is not None}
 
-    def _ensure_table(self, table: TableDef) -> tuple[str, int, list[str]]:
+    def _ensure_table(self, table: TableDef) -> tuple[str, int | None, list[str]]:
+        """The table's name, its store version (None: a rewrite left it half done, and it was
+        left as it is) and what was changed."""
         location = self.location(table.name)
         if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
-            raise _interrupted(table.name, location)
+            return table.name, None, []
         if deltars.create(table, location):
             return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
         dt = deltars.load(table.name, location)
         if dt.metadata().configuration.get(MIGRATING_PROPERTY):  # a rewrite is half done
-            raise _interrupted(table.name, location)
+            return table.name, None, []
         deltars.check_writable(table.name, location, dt)
         version = table_version(dt.metadata().configuration)
         if version < STORE_VERSION:

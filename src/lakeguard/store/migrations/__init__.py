@@ -10,7 +10,7 @@ one: a module here with its `MIGRATION`, its entry in `MIGRATIONS`, and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,9 +58,11 @@ class Step:
     tables: list[str]
 
 
-def pending(store: MetadataStore) -> list[Step]:
-    """The migrations the store still needs, in order."""
-    versions = store.store_versions()
+def pending(store: MetadataStore, versions: Mapping[str, int] | None = None) -> list[Step]:
+    """The migrations the store still needs, in order; from each table's store `versions`
+    when the caller has just read them (default: read them)."""
+    if versions is None:
+        versions = store.store_versions()
     return [
         Step(m, sorted(t for t, v in versions.items() if v < m.version))
         for m in MIGRATIONS
@@ -76,12 +78,24 @@ def _stamper(store: MetadataStore, version: int) -> Callable[[str], None]:
 
 def migrate(store: MetadataStore) -> list[str]:
     """Run every pending migration in order; what each did. The store opens afterwards."""
-    # a rewrite interrupted part-way, finished or undone first
-    resumed = each_table(lambda t: resume(t, store.location(t)), store.tables())
+    # One pass reads every table (creating the missing ones): its version, and whether a
+    # rewrite was interrupted part-way; those are finished or undone before anything else.
+    # (A pass each for the resume, the creation and the versions was three reads of every
+    # table: on an object store each is a round trip or two.)
+    found = store.ensure_for_migrate()
+    resumed = each_table(lambda t: resume(t, store.location(t)), found.interrupted)
     done = [r for r in resumed if r is not None]
-    store.ensure(check_version=False)
+    if found.interrupted:
+        again = store.ensure_for_migrate(found.interrupted)
+        if again.interrupted:  # resume ends every rewrite it finds: not expected
+            raise MetadataStoreError(
+                f"the interrupted rewrite of {again.interrupted[0]} is still marked as running",
+                where=store.location(again.interrupted[0]),
+                fix="report this; no migration was run, the store is as the last run left it",
+            )
+        found.versions.update(again.versions)
     recorded = {int(r["version"]) for r in store.rows("store_migrations", columns=["version"])}
-    steps = pending(store)
+    steps = pending(store, found.versions)
     for step in steps:
         said = step.migration.apply(store)
         # recorded once: a process that dies before the stamps below runs the migrations

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
-from lakeguard.store.migrations.base import Migration
-from lakeguard.store.rewrite import resume, rewrite_table
+from lakeguard.store.migrations.base import Migration, resumed
+from lakeguard.store.rewrite import rewrite_table
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -25,10 +25,8 @@ def _renamed(row: StoredRow) -> StoredRow:
 
 
 def _apply(store: MetadataStore) -> list[str]:
-    location = store.location(TABLE)
-    resume(TABLE, location)
-    columns = {name for name, _, _ in deltars.existing_columns(deltars.load(TABLE, location))}
-    if "triggered_by" not in columns:
+    dt = resumed(TABLE, store.location(TABLE))
+    if dt is None or "triggered_by" not in {name for name, _, _ in deltars.existing_columns(dt)}:
         return []
     kept = rewrite_table(store, TABLE, _renamed, migration=f"{VERSION} {NAME}")
     return [f"{TABLE}: renamed triggered_by to trigger_by ({kept} rows kept)"]

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.store import deltars
 from lakeguard.store.definitions import load_table_defs
-from lakeguard.store.migrations.base import Migration, each_table
-from lakeguard.store.rewrite import resume, rewrite_table
+from lakeguard.store.migrations.base import Migration, each_table, resumed
+from lakeguard.store.rewrite import rewrite_table
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -26,11 +25,8 @@ NAME = "runtime tables without a date partition"
 
 def _apply(store: MetadataStore) -> list[str]:
     def unpartition(name: str) -> str | None:
-        location = store.location(name)
-        if not deltars.is_table(location):
-            return None
-        resume(name, location)
-        if not deltars.load(name, location).metadata().partition_columns:
+        dt = resumed(name, store.location(name))
+        if dt is None or not dt.metadata().partition_columns:
             return None  # created, or rewritten by an earlier migration, without one
         kept = rewrite_table(store, name, dict, migration=f"{VERSION} {NAME}")
         return f"{name}: rewritten without its date partition ({kept} rows kept)"
