@@ -97,11 +97,14 @@ def test_leases_handed_back_with_the_terminal_rows_are_released_once(
     store: MetadataStore,
 ) -> None:
     writer, reader = RunWriter(store), StoreReader(store)
-    with LeaseHold(writer, ["a", "b"], "job1", ttl=TTL) as hold:
-        rows = hold.hand_back()  # the run commits them with its terminal row
+
+    def terminal(rows: list[LeaseEventRow]) -> str:  # the run commits them with its own row
         assert reader.lease("a") is not None  # nothing is given back until they are committed
         writer.append(rows)
-        hold.given_back()
+        return "committed"
+
+    with LeaseHold(writer, ["a", "b"], "job1", ttl=TTL) as hold:
+        assert hold.released_with(terminal) == "committed"
     assert reader.lease("a") is None and reader.lease("b") is None
     assert _releases(store) == ["a", "b"]  # the block's end did not release them again
 
@@ -110,8 +113,11 @@ def test_leases_handed_back_but_not_committed_are_released_at_the_end(
     store: MetadataStore,
 ) -> None:
     writer, reader = RunWriter(store), StoreReader(store)
-    with pytest.raises(RuntimeError), LeaseHold(writer, ["a"], "job1", ttl=TTL) as hold:
-        hold.hand_back()
+
+    def terminal(rows: list[LeaseEventRow]) -> None:
         raise RuntimeError("the terminal rows' commit failed")
+
+    with pytest.raises(RuntimeError), LeaseHold(writer, ["a"], "job1", ttl=TTL) as hold:
+        hold.released_with(terminal)
     assert reader.lease("a") is None
     assert _releases(store) == ["a"]

@@ -76,15 +76,13 @@ def gate(
     rules: list[CompiledRule],
     own_latest: ApprovedVersion | None,
     drifts: list[drift.DriftOutcome],
-    profiles: Future[LastProfiles] | None = None,
+    profiles: Future[LastProfiles],
 ) -> GateOutcome:
     """Evaluate the batch's rules, then decide with its checks and policies and record the
     decision (its evidence rows go with the attempt's terminal rows). `profiles`: the
-    dataset's last profiles, read ahead (`last_profiles_ahead`); read here when None."""
+    dataset's last profiles, read ahead (`last_profiles_ahead`)."""
     dataset = target.dataset
     transform = dataset.transform
-    if profiles is None:
-        profiles = last_profiles_ahead(ctx, target)
     last_profiles = profiles.result()
     full = full_profile_due(transform.profile_cadence, last_profiles, ctx.writer.now())
     with attempt.phase(f"evaluate {len(rules)} rules", "validate") as log:

@@ -253,8 +253,9 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
         # fail_behavior: abort stops the whole job, independent tasks included
         result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
     # the leases go back in the terminal row's commit round: one round less for every run
-    row = job.finish(result.status, result.error, with_rows=ctx.hold.hand_back())
-    ctx.hold.given_back()
+    row = ctx.hold.released_with(
+        lambda released: job.finish(result.status, result.error, with_rows=released)
+    )
     result.duration_ms = row.duration_ms or 0
     return result
 
@@ -330,7 +331,8 @@ def run_nothing_new(
                     reason=notes[task.dataset_id],
                 )
             )
-        row = job.finish(JobStatus.COMPLETED, with_rows=begun.hold.hand_back())
-        begun.hold.given_back()
+        row = begun.hold.released_with(
+            lambda released: job.finish(JobStatus.COMPLETED, with_rows=released)
+        )
     result.duration_ms = row.duration_ms or 0
     return result

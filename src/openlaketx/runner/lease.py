@@ -9,14 +9,17 @@ lease lost (it expired while the process stalled), the run refuses to publish th
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from types import TracebackType
+from typing import TypeVar
 
 from lakeguard.errors import WriteConflict
 from lakeguard.store import RunWriter
 from lakeguard.store.records import Lease
 from lakeguard.store.runtime_rows import LeaseEventRow
+
+T = TypeVar("T")
 
 
 class LeaseHold:
@@ -86,17 +89,15 @@ class LeaseHold:
                 fix="retry the run; raise LAKETX_LEASE_TTL if renewals cannot keep up",
             ) from self._lost
 
-    def hand_back(self) -> list[LeaseEventRow]:
-        """Stop renewing, and the rows that give every lease back: the run commits them with
-        its terminal rows (one commit round), then says so with `given_back`. Until then the
-        block's end still gives them back itself."""
+    def released_with(self, commit: Callable[[list[LeaseEventRow]], T]) -> T:
+        """Stop renewing and give every lease back through `commit`, which appends the
+        release rows with its own (the run's terminal rows: one commit round). If `commit`
+        raises, the block's end still gives them back itself."""
         self._stop_renewing()
-        if not self.leases or self._lost is not None:
-            return []
-        return self._writer.release_rows(list(self.leases.values()))
-
-    def given_back(self) -> None:
+        held = list(self.leases.values()) if self._lost is None else []
+        done = commit(self._writer.release_rows(held) if held else [])
         self._given_back = True
+        return done
 
     def _stop_renewing(self) -> None:
         self._stop.set()
