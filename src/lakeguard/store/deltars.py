@@ -158,6 +158,16 @@ def load(table: str, location: str, version: int | None = None) -> DeltaTable:
         return DeltaTable(location, version=version, storage_options=storage_options(location))
 
 
+def load_if_exists(table: str, location: str) -> DeltaTable | None:
+    """The table at its newest version, None when there is none: one read, where `is_table`
+    then `load` was two (on an object store each is a listing and a round trip or more)."""
+    with guarded(table, location, "open it"):
+        try:
+            return DeltaTable(location, storage_options=storage_options(location))
+        except TableNotFoundError:
+            return None
+
+
 def check_writable(table: str, location: str, dt: DeltaTable) -> None:
     """Refuse a table that uses a feature delta-rs cannot write, before anything is written."""
     protocol = dt.protocol()
@@ -375,11 +385,13 @@ def set_properties(
     properties: dict[str, str],
     *,
     marker: dict[str, str] | None = None,
+    base: DeltaTable | None = None,
 ) -> None:
     """Set table properties in one commit (a metadata-only change: no data file is touched);
-    `marker` goes into the commit's commitInfo, for whoever reads the history."""
+    `marker` goes into the commit's commitInfo, for whoever reads the history. The commit
+    goes on top of `base` when the caller has just read the table (default: read it)."""
     with guarded(table, location, "set its properties"):
-        open_table(location).alter.set_table_properties(
+        (base or open_table(location)).alter.set_table_properties(
             properties,
             raise_if_not_exists=False,
             commit_properties=CommitProperties(custom_metadata=marker) if marker else None,

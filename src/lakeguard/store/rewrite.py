@@ -26,6 +26,8 @@ import shutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from deltalake import DeltaTable
+
 from lakeguard.errors import MetadataStoreError
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars, table_replace
@@ -58,24 +60,35 @@ def in_progress(configuration: Mapping[str, str | None]) -> str | None:
     return configuration.get(MIGRATING_PROPERTY) or None
 
 
-def begin(table: str, location: str, migration: str) -> None:
-    """Mark the table as being rewritten and lift its append-only lock, in one commit."""
+def begin(table: str, location: str, migration: str, *, base: DeltaTable) -> None:
+    """Mark the table as being rewritten and lift its append-only lock, in one commit on top
+    of `base` (which moves to it)."""
     deltars.set_properties(
         table,
         location,
         {MIGRATING_PROPERTY: migration, "delta.appendOnly": "false"},
         marker=_marker(migration, "begin"),
+        base=base,
     )
 
 
-def end(table: str, location: str, migration: str, *, undo: bool = False) -> None:
-    """Clear the mark and put the definition's append-only lock back, in one commit."""
+def end(
+    table: str,
+    location: str,
+    migration: str,
+    *,
+    undo: bool = False,
+    base: DeltaTable | None = None,
+) -> None:
+    """Clear the mark and put the definition's append-only lock back, in one commit (on top
+    of `base` when the caller has the table at hand)."""
     append_only = str(table_def(table).append_only).lower()
     deltars.set_properties(
         table,
         location,
         {MIGRATING_PROPERTY: "", "delta.appendOnly": append_only},
         marker=_marker(migration, "undo" if undo else "end"),
+        base=base,
     )
 
 
@@ -106,16 +119,32 @@ def resume(table: str, location: str) -> str | None:
     """Finish or undo a rewrite of `table` interrupted part-way; what was done (None: there
     was nothing to resume)."""
     _resume_renamed(location)
-    if not deltars.is_table(location):
+    dt = deltars.load_if_exists(table, location)
+    if dt is None:
         return None
-    migration = in_progress(deltars.load(table, location).metadata().configuration)
+    migration = in_progress(dt.metadata().configuration)
     if migration is None:
         return None
     if replaced(table, location, migration):
-        end(table, location, migration)
+        end(table, location, migration, base=dt)
         return f"{table}: finished the rewrite an interrupted run of {migration!r} left"
-    end(table, location, migration, undo=True)
+    end(table, location, migration, undo=True, base=dt)
     return f"{table}: undid the start of a rewrite an interrupted run of {migration!r} left"
+
+
+def resumed(table: str, location: str) -> DeltaTable | None:
+    """The table at `location` (None: there is none), a rewrite an interrupted run left in it
+    finished or undone first (`resume`), as a migration run on its own needs.
+
+    It is read once when no rewrite was left (under `laketx migrate`, which resumes every
+    table first, always): `resume` then a read of its own was a second read of each table."""
+    if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
+        resume(table, location)  # an older laketx's rename, cut short
+    dt = deltars.load_if_exists(table, location)
+    if dt is None or in_progress(dt.metadata().configuration) is None:
+        return dt
+    resume(table, location)
+    return deltars.load(table, location)
 
 
 def rewrite_table(
@@ -124,15 +153,18 @@ def rewrite_table(
     transform: Callable[[StoredRow], StoredRow],
     *,
     migration: str,
+    read_at: DeltaTable | None = None,
 ) -> int:
     """Rewrite `table` (every tenant's rows) into its current definition, each row passed
     through `transform` (generated columns keep their values); returns the rows kept.
-    `migration` names the rewrite in the table's history."""
+    `migration` names the rewrite in the table's history; `read_at` is the table as the
+    caller has just read it through `resumed` (default: read it so)."""
     location = store.location(table)
-    resume(table, location)
+    if read_at is None:
+        read_at = resumed(table, location) or deltars.load(table, location)  # (missing: says so)
     tdef = table_def(table)
     generated = [c.name for c in tdef.columns if c.generated]
-    read_at = deltars.load(table, location)
+    read_version = read_at.version()
     old = to_rows(deltars.scan(read_at))
     # built and validated before anything is committed: a bad row leaves the table untouched
     rows = [transform({k: v for k, v in r.items() if k not in generated}) for r in old]
@@ -145,10 +177,10 @@ def rewrite_table(
             where=location,
             fix="report this; the store is unchanged and still at its old version",
         )
-    begin(table, location, migration)
-    base = deltars.load(table, location)
-    if base.version() != read_at.version() + 1:  # someone else committed since the read
-        end(table, location, migration, undo=True)
+    base = read_at
+    begin(table, location, migration, base=base)  # (`base` is now at the begin commit)
+    if base.version() != read_version + 1:  # someone else committed since the read
+        end(table, location, migration, undo=True, base=base)
         raise _written_meanwhile(table, location)
     before = base.version()  # `base` moves to the new version once the replace is written
     try:
@@ -173,7 +205,7 @@ def rewrite_table(
             where=location,
             fix="report this; the store is back at its old version",
         )
-    end(table, location, migration)
+    end(table, location, migration, base=base)  # (`base` is at the replacing commit)
     return kept
 
 

@@ -80,10 +80,8 @@ class StoreLifecycle(StoreBase):
         """The store version each existing table is at."""
 
         def version(table: str) -> int | None:
-            location = self.location(table)
-            if not deltars.is_table(location):
-                return None
-            return table_version(deltars.load(table, location).metadata().configuration)
+            dt = deltars.load_if_exists(table, self.location(table))
+            return None if dt is None else table_version(dt.metadata().configuration)
 
         with ThreadPoolExecutor(max_workers=8) as pool:  # a round trip or two per table
             found = dict(zip(self.tables(), pool.map(version, self.tables()), strict=True))
@@ -95,9 +93,11 @@ class StoreLifecycle(StoreBase):
         location = self.location(table.name)
         if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
             return table.name, None, []
-        if deltars.create(table, location):
-            return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
-        dt = deltars.load(table.name, location)
+        dt = deltars.load_if_exists(table.name, location)  # (one read: most tables exist)
+        if dt is None:
+            if deltars.create(table, location):
+                return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
+            dt = deltars.load(table.name, location)  # another process created it meanwhile
         if dt.metadata().configuration.get(MIGRATING_PROPERTY):  # a rewrite is half done
             return table.name, None, []
         deltars.check_writable(table.name, location, dt)

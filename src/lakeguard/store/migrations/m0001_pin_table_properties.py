@@ -16,14 +16,15 @@ if TYPE_CHECKING:
 def _apply(store: MetadataStore) -> list[str]:
     def pin(name: str) -> str | None:
         location = store.location(name)
-        if not deltars.is_table(location):
+        dt = deltars.load_if_exists(name, location)
+        if dt is None:
             return None
         wanted = deltars.pinned_properties(table_def(name))
-        have = deltars.load(name, location).metadata().configuration
+        have = dt.metadata().configuration
         missing = {k: v for k, v in wanted.items() if have.get(k) != v}
         if not missing:
             return None
-        deltars.set_properties(name, location, missing)
+        deltars.set_properties(name, location, missing, base=dt)
         return f"{name}: set {', '.join(f'{k}={v}' for k, v in sorted(missing.items()))}"
 
     return [said for said in each_table(pin, store.tables()) if said]

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
-from lakeguard.store.migrations.base import Migration, resumed
-from lakeguard.store.rewrite import rewrite_table
+from lakeguard.store.migrations.base import Migration
+from lakeguard.store.rewrite import resumed, rewrite_table
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -28,7 +28,7 @@ def _apply(store: MetadataStore) -> list[str]:
     dt = resumed(TABLE, store.location(TABLE))
     if dt is None or "triggered_by" not in {name for name, _, _ in deltars.existing_columns(dt)}:
         return []
-    kept = rewrite_table(store, TABLE, _renamed, migration=f"{VERSION} {NAME}")
+    kept = rewrite_table(store, TABLE, _renamed, migration=f"{VERSION} {NAME}", read_at=dt)
     return [f"{TABLE}: renamed triggered_by to trigger_by ({kept} rows kept)"]
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeguard.store.definitions import load_table_defs
-from lakeguard.store.migrations.base import Migration, each_table, resumed
-from lakeguard.store.rewrite import rewrite_table
+from lakeguard.store.migrations.base import Migration, each_table
+from lakeguard.store.rewrite import resumed, rewrite_table
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -28,7 +28,7 @@ def _apply(store: MetadataStore) -> list[str]:
         dt = resumed(name, store.location(name))
         if dt is None or not dt.metadata().partition_columns:
             return None  # created, or rewritten by an earlier migration, without one
-        kept = rewrite_table(store, name, dict, migration=f"{VERSION} {NAME}")
+        kept = rewrite_table(store, name, dict, migration=f"{VERSION} {NAME}", read_at=dt)
         return f"{name}: rewritten without its date partition ({kept} rows kept)"
 
     runtime = sorted(name for name, table in load_table_defs().items() if table.append_only)
