@@ -29,6 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
@@ -132,6 +133,18 @@ class Snapshots:
                 while len(self._tables) > self.max_tables:
                     self._tables.popitem(last=False)  # the oldest opened goes first
             return found
+
+    def open(self, locations: Sequence[str]) -> None:
+        """Open the newest snapshot of each table now (several at once), so that the first
+        read or commit that needs one does not (a service warming up before its first run)."""
+
+        def newest(location: str) -> None:
+            table = self._table(location)
+            with table.lock:
+                table.newest()
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(newest, locations))
 
     def touched(self, location: str) -> None:
         """This process committed to the table: the next stamp checks it."""

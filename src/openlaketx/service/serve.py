@@ -59,7 +59,7 @@ def serve(
     )
     warmup = SparkWarmup()
     if warm_spark:
-        warmup.start(config)
+        warmup.start(config, then=tenants.warm)
     app = create_app(runs, settings, spark=warmup)
     scheduler = Scheduler(runs, catch_up=catch_up)
     if scheduler_every > 0:

@@ -3,14 +3,18 @@ all sharing the process's one SparkSession."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
+from lakeguard.errors import LakeTxError, describe
 from lakeguard.keys import KeyStore
 from lakeguard.store import MetadataStore
 from openlaketx import storage
 from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
+
+log = logging.getLogger("laketx.serve")
 
 
 class Tenants:
@@ -34,6 +38,21 @@ class Tenants:
                 found = Lakehouse.open(config)
                 self._open[tenant] = found
             return found
+
+    def warm(self) -> list[str]:
+        """Open each known tenant's lakehouse and warm it (`Lakehouse.warm`), so that its
+        first run costs what the next do; a tenant that cannot be opened (a store to migrate,
+        say) is logged and left to its first request, which says why. Returns the tenants
+        warmed."""
+        warmed = []
+        for tenant in self.known():
+            try:
+                self.get(tenant).warm()
+            except LakeTxError as exc:
+                log.warning("tenant %s was not warmed: %s", tenant, describe(exc))
+                continue
+            warmed.append(tenant)
+        return warmed
 
     def known(self) -> list[str]:
         """Tenants whose lakehouse exists: the default one, and each under `tenants/`."""

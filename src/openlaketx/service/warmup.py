@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
@@ -80,10 +81,12 @@ class SparkWarmup:
         self.state = SparkState.ON_DEMAND
         self._done = threading.Event()
 
-    def start(self, config: LakehouseConfig) -> None:
+    def start(self, config: LakehouseConfig, *, then: Callable[[], object] | None = None) -> None:
+        """Start the session and warm it, in a thread; `then` runs on it once Spark is warm,
+        before `/health` says ready (the service warms its tenants' lakehouses)."""
         self.state = SparkState.STARTING
         threading.Thread(
-            target=self._run, args=(config,), name="laketx-spark-warmup", daemon=True
+            target=self._run, args=(config, then), name="laketx-spark-warmup", daemon=True
         ).start()
 
     def wait(self, timeout: float | None = None) -> SparkState:
@@ -91,13 +94,18 @@ class SparkWarmup:
         self._done.wait(timeout)
         return self.state
 
-    def _run(self, config: LakehouseConfig) -> None:
+    def _run(self, config: LakehouseConfig, then: Callable[[], object] | None) -> None:
         log = logging.getLogger("laketx.serve")
         try:
             spark = get_or_create_session(config)
             with tempfile.TemporaryDirectory(prefix="laketx-warm-up-") as folder:
                 warm_up(spark, Path(folder))
                 governed_warm_up(config, Path(folder) / "governed")
+            if then is not None:
+                try:
+                    then()
+                except Exception as exc:  # Spark is warm: a run opens what this could not
+                    log.warning("warming the lakehouses failed: %s", describe(exc))
             self.state = SparkState.READY
             log.info("Spark is warm")
         except Exception as exc:  # the service still serves; a run starts Spark itself

@@ -112,6 +112,12 @@ class StoreLifecycle(StoreBase):
             return table.name, version, [f"added {names} to {self.namespace}.{table.name}"]
         return table.name, version, []
 
+    def open_snapshots(self) -> None:
+        """Open every table's newest snapshot in this process now (`Snapshots.open`): what a
+        long-lived process does before its first read needs them."""
+        self._require_ready()
+        SNAPSHOTS.open(self.locations())
+
     def optimize(self, tables: Iterable[str] | None = None) -> list[str]:
         """Compact tables and co-locate rows by their usual filters (`cluster_by`).
 
