@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
@@ -167,6 +168,48 @@ def test_the_store_compacts_its_own_tables(store: MetadataStore) -> None:
     files = deltars.load("run_events", store.location("run_events")).file_uris()
     assert len(files) < deltars.COMPACT_EVERY  # delta-rs ignores autoCompact; the store does it
     assert len(store.rows("run_events")) == deltars.COMPACT_EVERY + 1
+
+
+def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
+    store: MetadataStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tiered: the pass every COMPACT_EVERY commits merges the small files and never rewrites
+    one past COMPACT_SMALL (so no step pays for rewriting a grown table); the pass every
+    COMPACT_WIDE_EVERY commits merges those too. No row is lost or doubled by either."""
+    monkeypatch.setattr(deltars, "COMPACT_SMALL", 256 * 1024)
+    monkeypatch.setattr(deltars, "COMPACT_WIDE_EVERY", 2 * deltars.COMPACT_EVERY)
+    location = store.location("run_events")
+    appended = 0
+
+    def files() -> dict[str, int]:
+        dt = deltars.load("run_events", location)
+        actions = pa.table(dt.get_add_actions(flatten=True)).to_pydict()
+        return dict(zip(actions["path"], actions["size_bytes"], strict=True))
+
+    def append_through(multiple: int) -> None:
+        """One-row appends up to and including the next version that is a `multiple`."""
+        nonlocal appended
+        while True:
+            version = _version(store, "run_events") + 1  # this append's commit
+            store.append("run_events", [event(f"e{appended}")])
+            appended += 1
+            if version % multiple == 0:  # (its compaction is one more commit)
+                return
+
+    store.append("run_events", [event(f"big{i}") for i in range(30_000)])
+    appended += 30_000
+    (big,) = (path for path, size in files().items() if size > deltars.COMPACT_SMALL)
+    append_through(deltars.COMPACT_EVERY)
+    if (_version(store, "run_events") - 1) % deltars.COMPACT_WIDE_EVERY == 0:
+        append_through(deltars.COMPACT_EVERY)  # that pass was the wide one: take the next
+    after_small = files()
+    assert big in after_small  # left alone
+    assert len(after_small) <= 3, after_small  # the one-row files merged
+    assert len(store.rows("run_events")) == appended
+    append_through(deltars.COMPACT_WIDE_EVERY)
+    after_wide = files()
+    assert big not in after_wide and len(after_wide) == 1, after_wide  # merged, whole
+    assert len(store.rows("run_events")) == appended
 
 
 def test_optimize_clusters_tables_without_changing_rows(store: MetadataStore) -> None:

@@ -36,9 +36,16 @@ from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
 COMPACT_EVERY = 25
-# Files at least this big are left alone by compaction: the tables have no date partition, so
-# without a bound every compaction would rewrite a whole table, a cost growing with history.
+# Compaction merges files smaller than its target, and leaves bigger ones alone: the tables
+# have no date partition, so without a bound it would rewrite a whole table, a cost growing
+# with history. Tiered, so that no append pays for rewriting megabytes: every COMPACT_EVERY
+# commits the small files merge into files of up to COMPACT_SMALL (the new rows, a few KiB a
+# commit, and at most one file below it), every COMPACT_WIDE_EVERY those merge into files of
+# up to COMPACT_TARGET. With one tier of 8 MiB, a table of 7.6 MiB (10,000 recorded runs) was
+# rewritten whole every 25 commits: 0.36 s inside one step, where the small tier takes 0.04 s.
+COMPACT_SMALL = 1024 * 1024
 COMPACT_TARGET = 8 * 1024 * 1024
+COMPACT_WIDE_EVERY = 10 * COMPACT_EVERY
 OBJECT_STORE_FIX = (
     "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
     "docs/object-store.md) and that the bucket exists"
@@ -238,7 +245,8 @@ def append(
             raise
         version = int(target.version())
         if version % COMPACT_EVERY == 0:
-            compact(table, target)
+            wide = version % COMPACT_WIDE_EVERY == 0
+            compact(table, target, target_size=COMPACT_TARGET if wide else COMPACT_SMALL)
         SNAPSHOTS.touched(location)
         return version
 
@@ -254,13 +262,17 @@ def _on_top(location: str, base: DeltaTable | None) -> Iterator[DeltaTable]:
         yield newest
 
 
-def compact(table: str, dt: DeltaTable, zorder: Sequence[str] = ()) -> None:
-    """Best-effort compaction: a concurrent compaction or writer winning the race is fine."""
+def compact(
+    table: str, dt: DeltaTable, zorder: Sequence[str] = (), *, target_size: int = COMPACT_TARGET
+) -> None:
+    """Best-effort compaction of the files smaller than `target_size` (with `zorder`, every
+    file, clustered by those columns); a checkpoint follows. A concurrent compaction or
+    writer winning the race is fine."""
     try:
         if zorder:
             dt.optimize.z_order(list(zorder))
         else:
-            dt.optimize.compact(target_size=COMPACT_TARGET)
+            dt.optimize.compact(target_size=target_size)
         dt.create_checkpoint()
     except CommitFailedError:
         return
