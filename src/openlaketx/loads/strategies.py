@@ -106,24 +106,49 @@ def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:
     )
 
 
-def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) -> dict[str, int]:
+# A batch of at most this many rows is broadcast to the novelty check (its keys, row hashes and
+# `sequence_by`: a few MB on the driver), so the table's side is scanned and probed, not
+# shuffled and sorted: a small delivery into a big table pays a scan, not a sort of the table.
+BROADCAST_ROWS = 200_000
+
+
+def changes(
+    spark: SparkSession,
+    staged: DataFrame,
+    path: str,
+    plan: MergePlan,
+    *,
+    batch_rows: int | None = None,
+) -> dict[str, int]:
     """What a MERGE of `staged` into the table at `path` would insert, update and delete.
 
-    Reads only the keys, the row hashes (and `sequence_by`) of both sides.
+    Reads only the keys, the row hashes (and `sequence_by`) of both sides. `batch_rows`, the
+    rows of `staged` when the caller knows them (the staged files' footers), lets a small
+    batch that spans one version be checked by a broadcast join (`BROADCAST_ROWS`).
     """
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
-    if catchup.spans_versions(staged) and plan.scd2:
+    spans = catchup.spans_versions(staged)
+    if spans and plan.scd2:
         return _history_changes(spark, staged, path, plan)
     extra = [plan.sequence_by] if plan.sequence_by else []
     changed, extra_s = plan.changed(), extra
     whole = spark.read.format("delta").load(path)
-    if catchup.spans_versions(staged):  # the fold decided what changes
+    if spans:  # the fold decided what changes
         staged = catchup.latest(staged, _current_keys(whole, plan), plan)
         changed, extra_s = f"s.{APPLY}", [APPLY]
     table = plan.current(whole)
     s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
+    broadcast = (
+        not spans
+        and plan.delete_missing == DeleteMissing.NONE
+        and batch_rows is not None
+        and batch_rows <= BROADCAST_ROWS
+    )
+    if broadcast:
+        assert batch_rows is not None
+        return _changes_broadcast(table, s, plan, changed, extra, batch_rows)
     if DELETED_AT not in table.columns and plan.delete_missing == DeleteMissing.SOFT:
         table = table.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     kept = [*plan.keys, ROW_HASH, *extra]
@@ -151,6 +176,43 @@ def changes(spark: SparkSession, staged: DataFrame, path: str, plan: MergePlan) 
         "inserted": int(counts["inserted"] or 0),
         "updated": int(counts["updated"] or 0),
         "deleted": deleted,
+    }
+
+
+def _changes_broadcast(
+    table: DataFrame,
+    s: DataFrame,
+    plan: MergePlan,
+    changed: str,
+    extra: list[str],
+    batch_rows: int,
+) -> dict[str, int]:
+    """`changes` for a small batch whose missing keys are not deleted: an inner join that
+    broadcasts the batch (an outer join cannot broadcast the side it keeps), the inserted
+    rows being the batch's rows that found no table row. Counts as the outer join does: a
+    match on a null first key counts as inserted, as the outer join's null test sees it."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
+    from pyspark.sql import functions as F
+
+    t = table.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]]).alias("t")
+    first = quote(plan.keys[0])
+    counts = (
+        t.join(F.broadcast(s), F.expr(plan.on()), "inner")
+        .agg(
+            F.count(F.lit(1)).alias("matched"),
+            F.sum(F.when(F.expr(f"t.{first} IS NULL"), 1).otherwise(0)).alias("null_key"),
+            F.sum(F.when(F.expr(f"t.{first} IS NOT NULL AND ({changed})"), 1).otherwise(0)).alias(
+                "updated"
+            ),
+        )
+        .first()
+    )
+    assert counts is not None
+    matched, null_key = int(counts["matched"] or 0), int(counts["null_key"] or 0)
+    return {
+        "inserted": batch_rows - matched + null_key,
+        "updated": int(counts["updated"] or 0),
+        "deleted": 0,
     }
 
 

@@ -77,5 +77,5 @@ def novelty(
         counts = small_merge.changes(staged, target.path, plan)
     else:
         rows = staging.staged_rows(ctx.spark, staged)
-        counts = strategies.changes(ctx.spark, rows, target.path, plan)
+        counts = strategies.changes(ctx.spark, rows, target.path, plan, batch_rows=staged.good_rows)
     return Novelty(None if any(counts.values()) else "no row would change")
