@@ -140,15 +140,9 @@ def changes(
         changed, extra_s = f"s.{APPLY}", [APPLY]
     table = plan.current(whole)
     s = staged.select(*[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra_s]]).alias("s")
-    broadcast = (
-        not spans
-        and plan.delete_missing == DeleteMissing.NONE
-        and batch_rows is not None
-        and batch_rows <= BROADCAST_ROWS
-    )
-    if broadcast:
-        assert batch_rows is not None
-        return _changes_broadcast(table, s, plan, changed, extra, batch_rows)
+    small = batch_rows is not None and batch_rows <= BROADCAST_ROWS
+    if small and not spans and plan.delete_missing == DeleteMissing.NONE:
+        return _changes_broadcast(table, s, plan, changed, extra, batch_rows or 0)
     if DELETED_AT not in table.columns and plan.delete_missing == DeleteMissing.SOFT:
         table = table.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     kept = [*plan.keys, ROW_HASH, *extra]
