@@ -1,4 +1,4 @@
-"""What a MERGE would change, counted before it runs (`strategies.changes`): a small batch is
+"""What a MERGE would change, counted before it runs (`merge_changes.changes`): a small batch is
 checked by a broadcast inner join, and its counts equal the outer join's on every kind of row:
 new keys, changed and unchanged rows, a late row (`sequence_by`), a null key, an scd2 table's
 closed versions and soft-deleted rows. A batch that changes nothing counts nothing."""
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lakeguard.vocabulary import DELETED_AT, LoadType
-from openlaketx.loads import strategies
+from openlaketx.loads import merge_changes
 from openlaketx.loads.merge_plan import IS_CURRENT, ROW_HASH, MergePlan
 
 pytestmark = pytest.mark.spark
@@ -32,8 +32,8 @@ def _both(
     spark: Any, path: str, batch: list[tuple[Any, ...]], plan: MergePlan
 ) -> list[dict[str, int]]:
     staged = spark.createDataFrame(batch, f"id BIGINT, seq BIGINT, {ROW_HASH} BIGINT")
-    outer = strategies.changes(spark, staged, path, plan)
-    broadcast = strategies.changes(spark, staged, path, plan, batch_rows=len(batch))
+    outer = merge_changes.changes(spark, staged, path, plan)
+    broadcast = merge_changes.changes(spark, staged, path, plan, batch_rows=len(batch))
     return [outer, broadcast]
 
 
@@ -74,15 +74,17 @@ def test_a_batch_that_changes_nothing_counts_nothing(spark: Any, table: str) -> 
 def test_a_big_batch_is_not_broadcast(
     spark: Any, table: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(strategies, "BROADCAST_ROWS", 1)
+    monkeypatch.setattr(merge_changes, "BROADCAST_ROWS", 1)
     seen: list[str] = []
-    real = strategies._changes_broadcast
+    real = merge_changes._changes_broadcast
     monkeypatch.setattr(
-        strategies, "_changes_broadcast", lambda *a, **k: seen.append("broadcast") or real(*a, **k)
+        merge_changes,
+        "_changes_broadcast",
+        lambda *a, **k: seen.append("broadcast") or real(*a, **k),
     )
     plan = MergePlan(load_type=LoadType.MERGE, keys=["id"])
     outer, over_the_bound = _both(spark, table, [(1, 10, 100), (7, 11, 700)], plan)
     assert over_the_bound == outer and seen == []
-    monkeypatch.setattr(strategies, "BROADCAST_ROWS", 2)
+    monkeypatch.setattr(merge_changes, "BROADCAST_ROWS", 2)
     _both(spark, table, [(1, 10, 100), (7, 11, 700)], plan)
     assert seen == ["broadcast"]

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
-from lakeguard.store import MetadataStore, deltars, load_table_defs
+from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
 from lakeguard.store.arrow import delta_schema_json
 from lakeguard.store.definitions import TableKind
 from lakeguard.store.migrations import migrate
@@ -163,11 +163,11 @@ def test_upsert_changes_only_changed_definitions(store: MetadataStore) -> None:
 
 
 def test_the_store_compacts_its_own_tables(store: MetadataStore) -> None:
-    for i in range(deltars.COMPACT_EVERY + 1):
+    for i in range(compaction.COMPACT_EVERY + 1):
         store.append("run_events", [event(f"e{i}")])
     files = deltars.load("run_events", store.location("run_events")).file_uris()
-    assert len(files) < deltars.COMPACT_EVERY  # delta-rs ignores autoCompact; the store does it
-    assert len(store.rows("run_events")) == deltars.COMPACT_EVERY + 1
+    assert len(files) < compaction.COMPACT_EVERY  # delta-rs ignores autoCompact; the store does it
+    assert len(store.rows("run_events")) == compaction.COMPACT_EVERY + 1
 
 
 def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
@@ -176,8 +176,8 @@ def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
     """Tiered: the pass every COMPACT_EVERY commits merges the small files and never rewrites
     one past COMPACT_SMALL (so no step pays for rewriting a grown table); the pass every
     COMPACT_WIDE_EVERY commits merges those too. No row is lost or doubled by either."""
-    monkeypatch.setattr(deltars, "COMPACT_SMALL", 256 * 1024)
-    monkeypatch.setattr(deltars, "COMPACT_WIDE_EVERY", 2 * deltars.COMPACT_EVERY)
+    monkeypatch.setattr(compaction, "COMPACT_SMALL", 256 * 1024)
+    monkeypatch.setattr(compaction, "COMPACT_WIDE_EVERY", 2 * compaction.COMPACT_EVERY)
     location = store.location("run_events")
     appended = 0
 
@@ -198,15 +198,15 @@ def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
 
     store.append("run_events", [event(f"big{i}") for i in range(30_000)])
     appended += 30_000
-    (big,) = (path for path, size in files().items() if size > deltars.COMPACT_SMALL)
-    append_through(deltars.COMPACT_EVERY)
-    if (_version(store, "run_events") - 1) % deltars.COMPACT_WIDE_EVERY == 0:
-        append_through(deltars.COMPACT_EVERY)  # that pass was the wide one: take the next
+    (big,) = (path for path, size in files().items() if size > compaction.COMPACT_SMALL)
+    append_through(compaction.COMPACT_EVERY)
+    if (_version(store, "run_events") - 1) % compaction.COMPACT_WIDE_EVERY == 0:
+        append_through(compaction.COMPACT_EVERY)  # that pass was the wide one: take the next
     after_small = files()
     assert big in after_small  # left alone
     assert len(after_small) <= 3, after_small  # the one-row files merged
     assert len(store.rows("run_events")) == appended
-    append_through(deltars.COMPACT_WIDE_EVERY)
+    append_through(compaction.COMPACT_WIDE_EVERY)
     after_wide = files()
     assert big not in after_wide and len(after_wide) == 1, after_wide  # merged, whole
     assert len(store.rows("run_events")) == appended

@@ -3,7 +3,7 @@
 Every metadata read and write goes through here, in milliseconds and without a JVM. Spark only
 reads these tables (registered by name in its sessions); it never writes them, so each table
 has exactly one writer engine. delta-rs ignores `delta.autoOptimize.autoCompact`, so the store
-compacts its own tables every `COMPACT_EVERY` commits.
+compacts its own tables as it appends (`compaction.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 
 from lakeguard.errors import LakeTxError, MetadataStoreError, WriteConflict, first_line
 from lakeguard.shapes import StoredRow
+from lakeguard.store import compaction
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
 from lakeguard.store.definitions import ColumnDef, TableDef
 from lakeguard.store.features import unwritable_features
@@ -35,17 +36,6 @@ from lakeguard.store.objectstore import is_remote, storage_options
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
 
-COMPACT_EVERY = 25
-# Compaction merges files smaller than its target, and leaves bigger ones alone: the tables
-# have no date partition, so without a bound it would rewrite a whole table, a cost growing
-# with history. Tiered, so that no append pays for rewriting megabytes: every COMPACT_EVERY
-# commits the small files merge into files of up to COMPACT_SMALL (the new rows, a few KiB a
-# commit, and at most one file below it), every COMPACT_WIDE_EVERY those merge into files of
-# up to COMPACT_TARGET. With one tier of 8 MiB, a table of 7.6 MiB (10,000 recorded runs) was
-# rewritten whole every 25 commits: 0.36 s inside one step, where the small tier takes 0.04 s.
-COMPACT_SMALL = 1024 * 1024
-COMPACT_TARGET = 8 * 1024 * 1024
-COMPACT_WIDE_EVERY = 10 * COMPACT_EVERY
 OBJECT_STORE_FIX = (
     "check the object store's endpoint, region and credentials (LAKETX_S3_*, "
     "docs/object-store.md) and that the bucket exists"
@@ -244,9 +234,7 @@ def append(
                 raise CasLost(table) from exc
             raise
         version = int(target.version())
-        if version % COMPACT_EVERY == 0:
-            wide = version % COMPACT_WIDE_EVERY == 0
-            compact(table, target, target_size=COMPACT_TARGET if wide else COMPACT_SMALL)
+        compaction.after_append(target, version)
         SNAPSHOTS.touched(location)
         return version
 
@@ -260,22 +248,6 @@ def _on_top(location: str, base: DeltaTable | None) -> Iterator[DeltaTable]:
         return
     with SNAPSHOTS.writing(location) as newest:
         yield newest
-
-
-def compact(
-    table: str, dt: DeltaTable, zorder: Sequence[str] = (), *, target_size: int = COMPACT_TARGET
-) -> None:
-    """Best-effort compaction of the files smaller than `target_size` (with `zorder`, every
-    file, clustered by those columns); a checkpoint follows. A concurrent compaction or
-    writer winning the race is fine."""
-    try:
-        if zorder:
-            dt.optimize.z_order(list(zorder))
-        else:
-            dt.optimize.compact(target_size=target_size)
-        dt.create_checkpoint()
-    except CommitFailedError:
-        return
 
 
 def merge_upsert(

@@ -9,7 +9,7 @@ from lakeguard.quality.compiled import CompiledRule
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
-from openlaketx.loads import small_merge, staging, strategies
+from openlaketx.loads import merge_changes, small_merge, staging
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
@@ -77,5 +77,7 @@ def novelty(
         counts = small_merge.changes(staged, target.path, plan)
     else:
         rows = staging.staged_rows(ctx.spark, staged)
-        counts = strategies.changes(ctx.spark, rows, target.path, plan, batch_rows=staged.good_rows)
+        counts = merge_changes.changes(
+            ctx.spark, rows, target.path, plan, batch_rows=staged.good_rows
+        )
     return Novelty(None if any(counts.values()) else "no row would change")

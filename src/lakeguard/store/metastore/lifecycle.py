@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from lakeguard.store import deltars
+from lakeguard.store import compaction, deltars
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
 from lakeguard.store.metastore.base import StoreBase
@@ -130,7 +130,7 @@ class StoreLifecycle(StoreBase):
             zorder = [c for c in tdef.cluster_by if c not in tdef.partitioned_by]
             location = self.location(name)
             with deltars.guarded(name, location, "optimize it"):
-                deltars.compact(name, deltars.load(name, location), zorder)
+                compaction.compact(deltars.load(name, location), zorder)
             SNAPSHOTS.touched(location)
             done.append(name)
         return done
