@@ -102,6 +102,9 @@ jobs:
     tasks:
       - {{id: bronze, dataset: bronze_orders{s}}}
       - {{id: silver, dataset: silver_orders{s}, depends_on: [bronze]}}
+  - id: bronze_job{s}
+    tasks:
+      - {{id: bronze, dataset: bronze_orders{s}}}
 """
 
 
@@ -148,8 +151,10 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
     connect_server: str, spark: Any, template_home: Path, tmp_path: Path
 ) -> None:
     """A CSV file source (listed, its header read and its files archived without a JVM) runs
-    through Connect; an scd2 MERGE (Delta's DeltaTable API, whose Connect plugins the server
-    lacks) ends its step FAILED with an error naming the part, and makes no version."""
+    through Connect, and so does a small scd2 merge (delta-rs, in the client); a Spark MERGE
+    (here a catch-up's, two parent versions folded at once: Delta's DeltaTable API, whose
+    Connect plugins the server lacks) ends its step FAILED with an error naming the part, and
+    makes no version."""
     from openlaketx.lakehouse import Lakehouse
 
     lh: Lakehouse = open_copy(template_home, tmp_path / "lake")
@@ -168,12 +173,18 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
     # the first batch into an empty table is published, not merged: run it here, locally
     assert lh.run("orders_job_scd").status == "COMPLETED"
     deliver(root, [2, 3], [21.0, 30.0])
+    small = run_remote(lh.config.home, connect_server, "orders_job_scd")
+    assert small["status"] == "COMPLETED", small
+    assert {step["status"] for step in small["steps"]} == {"SUCCESS"}
+    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2]
+    for ids, amounts in (([3], [31.0]), ([4], [40.0])):  # two bronze versions silver lacks
+        deliver(root, ids, amounts)
+        assert lh.run("bronze_job_scd").status == "COMPLETED"
     merged = run_remote(lh.config.home, connect_server, "orders_job_scd")
     steps = {step["dataset_id"]: step for step in merged["steps"]}
-    assert steps["bronze_orders_scd"]["status"] == "SUCCESS"
     assert steps["silver_orders_scd"]["status"] == "FAILED"
     assert (merged["error"] or "").startswith(
         "the Spark MERGE into silver_orders_scd cannot run through Spark Connect: it goes "
         "through Delta's DeltaTable API, which needs Delta's Connect plugins on the server"
     ), merged
-    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1]
+    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2]

@@ -7,10 +7,11 @@ the same conditions: `MergePlan.on()` and `changed()` are written once, in Spark
 rendered for DataFusion by sqlglot. The commit carries the same tag and application
 transaction as any other promotion commit.
 
-It applies to an upsert (`merge`) whose batch does not span parent versions (a catch-up's fold
-runs in Spark) and whose missing keys are kept or deleted (a soft delete stamps Spark's
-`current_timestamp()`); scd2 history and everything larger stay with Spark's MERGE
-(`strategies.py`).
+It applies to a merge or scd2 batch that does not span parent versions (a catch-up's fold runs
+in Spark), whatever becomes of missing keys (a soft delete stamps DataFusion's `now()`, one
+instant per commit as Spark's `current_timestamp()` is); everything larger stays with Spark's
+MERGE (`strategies.py`), which a replay's rebuild also runs, so each version merged here is
+checked against Spark's MERGE of the same batch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import sqlglot
@@ -27,12 +29,21 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
 from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import PARENT_VERSION, DeleteMissing, is_staged_only
+from lakeguard.vocabulary import (
+    DELETED_AT,
+    PARENT_VERSION,
+    SCD2_COLUMNS,
+    DeleteMissing,
+    is_staged_only,
+)
 from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.merge_plan import ROW_HASH, MergePlan
 from openlaketx.loads.publish import ensure_columns, fields_of
 from openlaketx.loads.staging import StagedBatch
+
+VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
+_ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 
 # Batches and tables small enough that one process merges them faster than a Spark job starts.
 SMALL_BATCH_ROWS = 100_000
@@ -76,7 +87,7 @@ def _table_rows(path: str) -> int | None:
 
 def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
     """Whether this batch is merged by delta-rs (see the module's docstring)."""
-    if plan.scd2 or plan.versions or plan.delete_missing == DeleteMissing.SOFT:
+    if plan.versions:
         return False
     if any(f["name"] == PARENT_VERSION for f in staged.schema["fields"]):
         return False
@@ -103,30 +114,56 @@ def _target_schema(path: str) -> pa.Schema:
     return pa.schema(storage.delta_table(path).schema().to_arrow())
 
 
-def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
-    """What the MERGE would insert, update and delete: keys, row hashes (and `sequence_by`)
-    of both sides joined by DataFusion with the plan's own conditions."""
-    extra = [plan.sequence_by] if plan.sequence_by else []
-    kept = [*plan.keys, ROW_HASH, *extra]
-    schema = _target_schema(path)
+def _live(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str:
+    """The table's live rows (current versions, not soft-deleted) as a subquery of Spark SQL
+    over the registered table `target`: `columns` of them, a soft-delete stamp the table does
+    not have yet as null."""
+    names = set(schema.names)
+    cols = [
+        quote(c) if c in names else f"CAST(NULL AS TIMESTAMP) AS {quote(c)}"
+        for c in dict.fromkeys(columns)
+    ]
+    where = [quote(IS_CURRENT)] if plan.scd2 else []
+    if DELETED_AT in names:
+        where.append(f"{quote(DELETED_AT)} IS NULL")
+    condition = f" WHERE {' AND '.join(where)}" if where else ""
+    return f"(SELECT {', '.join(cols)} FROM target{condition})"
+
+
+def _joined(source: pa.Table, path: str, sql: str) -> list[dict[str, Any]]:
+    """`sql` (Spark's dialect) over the batch's columns `source` as `s` and the table as
+    `target`, run by DataFusion (it joins registered Delta tables: the batch becomes a
+    scratch one)."""
     scratch = tempfile.mkdtemp(prefix="laketx-novelty-")
     try:
-        # DataFusion joins registered Delta tables: the batch's keys become a scratch one
-        write_deltalake(scratch, _source(staged, kept, schema))
-        first = quote(plan.keys[0])
-        sql = datafusion(
-            f"SELECT "
-            f"sum(CASE WHEN t.{first} IS NULL THEN 1 ELSE 0 END) AS inserted, "
-            f"sum(CASE WHEN s.{first} IS NOT NULL AND t.{first} IS NOT NULL "
-            f"AND ({plan.changed()}) THEN 1 ELSE 0 END) AS updated, "
-            f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
-            f"FROM s FULL OUTER JOIN t ON {plan.on()}"
-        )
+        write_deltalake(scratch, source)
         query = QueryBuilder().register("s", DeltaTable(scratch))
-        query = query.register("t", storage.delta_table(path))
-        found = pa.table(query.execute(sql).read_all()).to_pylist()[0]
+        query = query.register("target", storage.delta_table(path))
+        rows: list[dict[str, Any]] = pa.table(query.execute(datafusion(sql)).read_all()).to_pylist()
+        return rows
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
+    """What the MERGE would insert, update and delete: keys, row hashes (and `sequence_by`)
+    of the batch joined by DataFusion with the table's live rows, with the plan's own
+    conditions."""
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    kept = [*plan.keys, ROW_HASH, *extra]
+    live = [*kept, DELETED_AT] if plan.delete_missing == DeleteMissing.SOFT else kept
+    schema = _target_schema(path)
+    first = quote(plan.keys[0])
+    (found,) = _joined(
+        _source(staged, kept, schema),
+        path,
+        f"SELECT "
+        f"sum(CASE WHEN t.{first} IS NULL THEN 1 ELSE 0 END) AS inserted, "
+        f"sum(CASE WHEN s.{first} IS NOT NULL AND t.{first} IS NOT NULL "
+        f"AND ({plan.changed()}) THEN 1 ELSE 0 END) AS updated, "
+        f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
+        f"FROM s FULL OUTER JOIN {_live(plan, schema, live)} AS t ON {plan.on()}",
+    )
     deleted = int(found["missing"] or 0) if plan.delete_missing != DeleteMissing.NONE else 0
     return {
         "inserted": int(found["inserted"] or 0),
@@ -144,27 +181,58 @@ def merge(
     drop: frozenset[str],
     may_add: bool,
 ) -> TaggedCommit:
-    """The batch merged into the table by `plan` in one tagged, idempotent delta-rs commit."""
+    """The batch merged into the table by `plan` in one tagged, idempotent delta-rs commit,
+    with the clauses of Spark's MERGE (`strategies._scd1`, `strategies._scd2`)."""
     ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
     written = [c for c in _written(staged, drop) if not is_staged_only(c)]
-    source = _source(staged, written, _target_schema(path))
+    schema = _target_schema(path)
+    source = _source(staged, written, schema)
     values = {c: f's."{c}"' for c in written}  # names are plain identifiers (ColumnName)
     props = CommitProperties(
         custom_metadata={"userMetadata": tag.user_metadata()},
         app_transactions=[Transaction(tag.app_id, tag.data_version)],
     )
-    merger = (
-        storage.delta_table(path)
-        .merge(
-            source,
-            predicate=datafusion(plan.on()),
-            source_alias="s",
-            target_alias="t",
-            commit_properties=props,
+    soft = plan.delete_missing == DeleteMissing.SOFT
+    if plan.scd2:
+        marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+        history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+        merger = (
+            storage.delta_table(path)
+            .merge(
+                _scd2_source(source, path, plan, schema, marks),
+                predicate=datafusion(plan.on(marks)),
+                source_alias="s",
+                target_alias="t",
+                commit_properties=props,
+            )
+            .when_matched_update(
+                {IS_CURRENT: "false", VALID_TO: f's."{VALID_FROM}"'},
+                predicate=datafusion(f"t.{quote(IS_CURRENT)} AND ({history.changed()})"),
+            )
+            .when_not_matched_insert(values, predicate=f"s.{marks[0]} IS NULL")
         )
-        .when_matched_update(values, predicate=datafusion(plan.changed()))
-        .when_not_matched_insert(values)
-    )
+        if soft:
+            merger = merger.when_not_matched_by_source_update(
+                {IS_CURRENT: "false", VALID_TO: "now()", DELETED_AT: "now()"},
+                predicate=f't."{IS_CURRENT}"',
+            )
+    else:
+        merger = (
+            storage.delta_table(path)
+            .merge(
+                source,
+                predicate=datafusion(plan.on()),
+                source_alias="s",
+                target_alias="t",
+                commit_properties=props,
+            )
+            .when_matched_update(values, predicate=datafusion(plan.changed()))
+            .when_not_matched_insert(values)
+        )
+        if soft:  # a key the batch lacks is marked deleted (once); one that comes back is not
+            merger = merger.when_not_matched_by_source_update(
+                {DELETED_AT: "now()"}, predicate=f't."{DELETED_AT}" IS NULL'
+            )
     if plan.delete_missing == DeleteMissing.HARD:
         merger = merger.when_not_matched_by_source_delete()
     try:
@@ -172,3 +240,29 @@ def merge(
     except CommitFailedError as exc:
         raise conflict(tag, path) from exc
     return committed(path, tag)
+
+
+def _scd2_source(
+    source: pa.Table, path: str, plan: MergePlan, schema: pa.Schema, marks: list[str]
+) -> pa.Table:
+    """The scd2 MERGE's source, as Spark's (`strategies._scd2`): every batch row keyed by its
+    business keys in `marks` (to close changed versions and to find missing keys) and, with
+    null marks that match nothing, the rows to insert: new keys, changed keys, keys that come
+    back after a delete (the table's live rows decide, joined by DataFusion)."""
+    history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    kept = [*plan.keys, ROW_HASH, *extra]
+    indexed = source.select(kept).append_column(_ROW, pa.array(range(source.num_rows), pa.int64()))
+    first = quote(plan.keys[0])
+    picked = _joined(
+        indexed,
+        path,
+        f"SELECT s.{_ROW} FROM s LEFT JOIN {_live(plan, schema, kept)} AS t ON {history.on()} "
+        f"WHERE t.{first} IS NULL OR ({history.changed()})",
+    )
+    inserts = source.take(pa.array(sorted(r[_ROW] for r in picked), pa.int64()))
+    keyed, fresh = source, inserts
+    for key, mark in zip(plan.keys, marks, strict=True):
+        keyed = keyed.append_column(mark, source.column(key))
+        fresh = fresh.append_column(mark, pa.nulls(inserts.num_rows, source.schema.field(key).type))
+    return pa.concat_tables([keyed, fresh])
