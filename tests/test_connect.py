@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -16,8 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 
+from openlaketx.tables import dataset_location
 from tests.conftest import cells_yaml, open_copy, write
 from tests.ports import free_ports
 from tests.standalone import stop_group
@@ -67,12 +69,16 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_group(proc)
 
 
-def run_remote(home: Path, remote: str, target: str) -> dict[str, Any]:
-    """`laketx run TARGET --remote REMOTE --json` in a child process; its JSON result."""
+def run_remote(
+    home: Path, remote: str, target: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """`laketx run TARGET --remote REMOTE --json` in a child process (`env` added to its
+    environment); its JSON result."""
     laketx = [sys.executable, "-c", CLI, "--home", str(home)]
     done = subprocess.run(
         [*laketx, "run", target, "--remote", remote, "--json"],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=600,
@@ -152,9 +158,10 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
 ) -> None:
     """A CSV file source (listed, its header read and its files archived without a JVM) runs
     through Connect, and so does a small scd2 merge (delta-rs, in the client); a Spark MERGE
-    (here a catch-up's, two parent versions folded at once: Delta's DeltaTable API, whose
-    Connect plugins the server lacks) ends its step FAILED with an error naming the part, and
-    makes no version."""
+    (here a catch-up's, two parent versions folded at once, with delta-rs's merges turned off:
+    Delta's DeltaTable API, whose Connect plugins the server lacks) ends its step FAILED with
+    an error naming the part, and makes no version; the same small catch-up, folded through
+    Connect and merged by delta-rs, completes."""
     from openlaketx.lakehouse import Lakehouse
 
     lh: Lakehouse = open_copy(template_home, tmp_path / "lake")
@@ -180,7 +187,8 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
     for ids, amounts in (([3], [31.0]), ([4], [40.0])):  # two bronze versions silver lacks
         deliver(root, ids, amounts)
         assert lh.run("bronze_job_scd").status == "COMPLETED"
-    merged = run_remote(lh.config.home, connect_server, "orders_job_scd")
+    spark_merges = {"LAKETX_SMALL_MERGE_ROWS": "0"}
+    merged = run_remote(lh.config.home, connect_server, "orders_job_scd", spark_merges)
     steps = {step["dataset_id"]: step for step in merged["steps"]}
     assert steps["silver_orders_scd"]["status"] == "FAILED"
     assert (merged["error"] or "").startswith(
@@ -188,3 +196,12 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
         "through Delta's DeltaTable API, which needs Delta's Connect plugins on the server"
     ), merged
     assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2]
+    caught_up = run_remote(lh.config.home, connect_server, "orders_job_scd")
+    assert caught_up["status"] == "COMPLETED", caught_up["error"]
+    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2, 3]
+    table = DeltaTable(
+        dataset_location(lh.warehouse, "silver.silver_orders_scd")
+    ).to_pyarrow_table()
+    current = sorted((r["id"], r["amount"]) for r in table.to_pylist() if r["is_current"])
+    assert current == [(1, 10.0), (2, 21.0), (3, 31.0), (4, 40.0)]
+    assert table.num_rows == 6  # and the versions ids 2 and 3 had before

@@ -3,7 +3,8 @@
 `sequence_by`, whatever becomes of missing keys (kept, soft-deleted, deleted); its counts of
 what would change equal Spark's (`merge_changes`). Stamps of the clock (a soft delete's, an
 scd2 version closed for a missing key) are compared as present or absent: each engine takes its
-own instant."""
+own instant. A catch-up that spans parent versions, folded by Spark, is merged by delta-rs
+(`small_merge.merge_catch_up`) as Spark's MERGE merges the same fold."""
 
 from __future__ import annotations
 
@@ -14,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
+from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, DeleteMissing, LoadType
 from openlaketx.loads import merge_changes, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.merge_plan import IS_CURRENT, ROW_HASH, MergePlan
 
-pytestmark = pytest.mark.spark
-
 DAY = datetime(2026, 1, 1)
 LATER = datetime(2026, 1, 2)
+CLOCK = datetime(2026, 6, 1)  # a stamp after this is the clock's (a batch's times are in January)
 COLUMNS = f"id BIGINT, name STRING, seq BIGINT, {ROW_HASH} BIGINT"
 SCD2 = f"{COLUMNS}, valid_from TIMESTAMP, valid_to TIMESTAMP, {IS_CURRENT} BOOLEAN"
 # id, name, seq, row hash: 1 unchanged, 2 changed, 3 older in the batch (sequence_by), 4 not in
@@ -55,13 +55,19 @@ def _table(spark: Any, path: str, plan: MergePlan) -> None:
     spark.createDataFrame(rows, schema).write.format("delta").save(path)
 
 
-def _staged(spark: Any, folder: str, plan: MergePlan) -> staging.StagedBatch:
+def _staged(
+    spark: Any, folder: str, plan: MergePlan, rows: list[tuple[Any, ...]] = BATCH
+) -> staging.StagedBatch:
     # start-up time: pyspark loads on first use
     from pyspark.sql import functions as F
 
-    frame = spark.createDataFrame(BATCH, COLUMNS)
+    if plan.versions:  # a catch-up: each version's rows, valid from the version's own day
+        frame = spark.createDataFrame(rows, f"{COLUMNS}, {PARENT_VERSION} BIGINT")
+        effective = F.expr(f"timestamp'2026-01-01' + make_interval(0, 0, 0, {PARENT_VERSION})")
+    else:
+        frame, effective = spark.createDataFrame(rows, COLUMNS), F.lit(LATER)
     if plan.scd2:
-        frame = strategies.with_scd2_columns(frame, F.lit(LATER))
+        frame = strategies.with_scd2_columns(frame, effective)
     if plan.delete_missing == DeleteMissing.SOFT:
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     return staging.stage(frame, folder)
@@ -75,7 +81,7 @@ def _rows(spark: Any, path: str) -> list[tuple[Any, ...]]:
     for row in spark.read.format("delta").load(path).collect():
         values = row.asDict()
         for name in stamped:
-            if name in values and values[name] is not None and values[name] > LATER:
+            if name in values and values[name] is not None and values[name] > CLOCK:
                 values[name] = "stamped now"
         found.append(tuple(sorted(values.items(), key=lambda kv: kv[0])))
     return sorted(found, key=repr)
@@ -118,3 +124,79 @@ def test_delta_rs_merges_a_small_batch_as_spark_does(
     small_merge.merge(staged, ours, tag, plan, drop=frozenset(), may_add=False)
     strategies.merge(spark, staged.folder, theirs, tag, plan)
     assert _rows(spark, ours) == _rows(spark, theirs)
+
+
+# parent versions 3, 4 and 5 of a catch-up: key 1 unchanged then older (sequence_by), 2 changed
+# twice, 3 missing from version 4 and back in 5, 4 missing from every version, 5 back, 7 new
+# then changed
+CATCH_UP = [
+    (1, "a", 11, 100, 3),
+    (2, "B", 11, 201, 3),
+    (3, "c", 11, 300, 3),
+    (5, "e", 11, 500, 3),
+    (7, "g", 11, 700, 3),
+    (1, "a", 12, 100, 4),
+    (2, "B2", 12, 202, 4),
+    (5, "e", 12, 500, 4),
+    (7, "g", 12, 700, 4),
+    (1, "A", 9, 101, 5),
+    (2, "B2", 13, 202, 5),
+    (3, "C", 13, 301, 5),
+    (5, "e", 13, 500, 5),
+    (7, "G", 13, 701, 5),
+]
+CATCH_UP_PLANS = [
+    MergePlan(
+        load_type=load, keys=["id"], sequence_by=seq, delete_missing=missing, versions=(3, 4, 5)
+    )
+    for load, seq, missing in [
+        (LoadType.MERGE, "seq", DeleteMissing.NONE),
+        (LoadType.MERGE, None, DeleteMissing.SOFT),
+        (LoadType.MERGE, "seq", DeleteMissing.HARD),
+        (LoadType.SCD2, "seq", DeleteMissing.NONE),
+        (LoadType.SCD2, None, DeleteMissing.SOFT),
+        (LoadType.SCD2, "seq", DeleteMissing.HARD),
+    ]
+]
+
+
+@pytest.mark.parametrize(
+    "plan",
+    CATCH_UP_PLANS,
+    ids=[f"{p.load_type}-{p.sequence_by}-{p.delete_missing}" for p in CATCH_UP_PLANS],
+)
+def test_delta_rs_merges_a_small_catch_up_as_spark_merges_the_same_fold(
+    spark: Any, tmp_path: Path, plan: MergePlan
+) -> None:
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    _table(spark, ours, plan)
+    shutil.copytree(ours, theirs)
+    staged = _staged(spark, str(tmp_path / "batch"), plan, CATCH_UP)
+    assert small_merge.fits(staged, ours) and not small_merge.applies(plan, staged, ours)
+
+    tag = CommitTag("default", "silver_t", "run1", 2, "batch")
+    frame = spark.read.parquet(staged.part_folder())
+    commit = small_merge.merge_catch_up(
+        staged,
+        ours,
+        tag,
+        plan,
+        lambda: strategies.catch_up_source(spark, frame, ours, plan),
+        drop=frozenset(),
+        may_add=False,
+    )
+    strategies.merge(spark, staged.folder, theirs, tag, plan)
+    assert _rows(spark, ours) == _rows(spark, theirs)
+    assert strategies.rows_written(commit) > 0 and commit.commit_version == 1  # one commit
+
+
+def test_the_batch_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakeguard.errors import ConfigError
+
+    monkeypatch.delenv(small_merge.BATCH_ROWS_VARIABLE, raising=False)
+    assert small_merge.batch_limit() == small_merge.SMALL_BATCH_ROWS
+    monkeypatch.setenv(small_merge.BATCH_ROWS_VARIABLE, "0")
+    assert small_merge.batch_limit() == 0
+    monkeypatch.setenv(small_merge.BATCH_ROWS_VARIABLE, "many")
+    with pytest.raises(ConfigError, match="LAKETX_SMALL_MERGE_ROWS='many'"):
+        small_merge.batch_limit()

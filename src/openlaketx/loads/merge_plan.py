@@ -37,6 +37,12 @@ class MergePlan:
     def scd2(self) -> bool:
         return self.load_type == LoadType.SCD2
 
+    @property
+    def marks(self) -> list[str]:
+        """Columns of an scd2 MERGE source that carry a row's keys when it acts on the table's
+        rows of that key, and are null on a row to insert (so that it matches nothing)."""
+        return [f"__laketx_key_{i}" for i in range(len(self.keys))]
+
     def on(self, source_keys: list[str] | None = None) -> str:
         source_keys = source_keys or self.keys
         return " AND ".join(

@@ -1,4 +1,4 @@
-"""A small batch merged by delta-rs, without a Spark job: the novelty check and the MERGE.
+"""A small batch merged by delta-rs, without a Spark MERGE: the novelty check and the MERGE.
 
 A Spark MERGE of a few rows costs seconds on a warm session: a Delta snapshot to reconstruct,
 a source to materialize, files to scan, each a Spark job. For a small batch into a table that
@@ -7,19 +7,23 @@ the same conditions: `MergePlan.on()` and `changed()` are written once, in Spark
 rendered for DataFusion by sqlglot. The commit carries the same tag and application
 transaction as any other promotion commit.
 
-It applies to a merge or scd2 batch that does not span parent versions (a catch-up's fold runs
-in Spark), whatever becomes of missing keys (a soft delete stamps DataFusion's `now()`, one
-instant per commit as Spark's `current_timestamp()` is); everything larger stays with Spark's
-MERGE (`strategies.py`), which a replay's rebuild also runs, so each version merged here is
-checked against Spark's MERGE of the same batch.
+It applies to a merge or scd2 batch, whatever becomes of missing keys (a soft delete stamps
+DataFusion's `now()`, one instant per commit as Spark's `current_timestamp()` is). A catch-up
+that spans parent versions is folded by Spark first (`strategies.catch_up_source`, one query
+collected to the driver) and the fold's MERGE source merged here (`merge_catch_up`), with the
+clauses of Spark's. Everything larger stays with Spark's MERGE (`strategies.py`), which a
+replay's rebuild also runs, so each version merged here is checked against Spark's MERGE of
+the same batch. `LAKETX_SMALL_MERGE_ROWS` sets the batch size up to which delta-rs merges
+(0: Spark merges every batch).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 import sqlglot
@@ -28,6 +32,7 @@ from deltalake.exceptions import CommitFailedError
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
+from lakeguard.errors import ConfigError
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import (
     DELETED_AT,
@@ -38,16 +43,34 @@ from lakeguard.vocabulary import (
 )
 from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
-from openlaketx.loads.merge_plan import ROW_HASH, MergePlan
+from openlaketx.loads.merge_plan import (
+    ACTION,
+    APPLY,
+    CLOSE,
+    CLOSE_AT,
+    CLOSE_DELETED,
+    DELETE,
+    ROW_HASH,
+    MergePlan,
+)
 from openlaketx.loads.publish import ensure_columns, fields_of
 from openlaketx.loads.staging import StagedBatch
 
 VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
+
+
+class Folded(Protocol):
+    """A catch-up's fold as Spark holds it (a DataFrame, local or through Connect)."""
+
+    def toArrow(self) -> pa.Table: ...
+
+
 _ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 
 # Batches and tables small enough that one process merges them faster than a Spark job starts.
 SMALL_BATCH_ROWS = 100_000
 SMALL_TABLE_ROWS = 1_000_000
+BATCH_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
 
 
 class _DataFusion(Postgres):
@@ -85,16 +108,40 @@ def _table_rows(path: str) -> int | None:
     return None if counts.null_count else int(pa.compute.sum(counts).as_py() or 0)
 
 
-def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
-    """Whether this batch is merged by delta-rs (see the module's docstring)."""
-    if plan.versions:
-        return False
-    if any(f["name"] == PARENT_VERSION for f in staged.schema["fields"]):
-        return False
-    if staged.good_rows > SMALL_BATCH_ROWS:
+def batch_limit() -> int:
+    """The most batch rows delta-rs merges: `LAKETX_SMALL_MERGE_ROWS`, else
+    `SMALL_BATCH_ROWS`."""
+    text = os.environ.get(BATCH_ROWS_VARIABLE, "").strip()
+    if not text:
+        return SMALL_BATCH_ROWS
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(
+            f"{BATCH_ROWS_VARIABLE}={text!r} is not a number of rows",
+            where=BATCH_ROWS_VARIABLE,
+            fix="set it to a whole number (0: Spark merges every batch) or unset it",
+        ) from None
+
+
+def fits(staged: StagedBatch, path: str) -> bool:
+    """Whether the batch and the table are small enough for delta-rs (see the module's
+    docstring), whatever the batch spans."""
+    limit = batch_limit()
+    if limit <= 0 or staged.good_rows > limit:
         return False
     rows = _table_rows(path) if storage.is_delta_table(path) else 0
     return rows is not None and rows <= SMALL_TABLE_ROWS
+
+
+def spans_versions(plan: MergePlan, staged: StagedBatch) -> bool:
+    """Whether the batch is a catch-up of several parent versions (`catchup.py`)."""
+    return bool(plan.versions) or any(f["name"] == PARENT_VERSION for f in staged.schema["fields"])
+
+
+def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
+    """Whether this batch, which spans one version, is merged and counted by delta-rs."""
+    return not spans_versions(plan, staged) and fits(staged, path)
 
 
 def _written(staged: StagedBatch, drop: frozenset[str]) -> list[str]:
@@ -172,6 +219,21 @@ def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
     }
 
 
+def _commit_properties(tag: CommitTag) -> CommitProperties:
+    return CommitProperties(
+        custom_metadata={"userMetadata": tag.user_metadata()},
+        app_transactions=[Transaction(tag.app_id, tag.data_version)],
+    )
+
+
+def _execute(merger: Any, tag: CommitTag, path: str) -> TaggedCommit:
+    try:
+        merger.execute()
+    except CommitFailedError as exc:
+        raise conflict(tag, path) from exc
+    return committed(path, tag)
+
+
 def merge(
     staged: StagedBatch,
     path: str,
@@ -188,13 +250,10 @@ def merge(
     schema = _target_schema(path)
     source = _source(staged, written, schema)
     values = {c: f's."{c}"' for c in written}  # names are plain identifiers (ColumnName)
-    props = CommitProperties(
-        custom_metadata={"userMetadata": tag.user_metadata()},
-        app_transactions=[Transaction(tag.app_id, tag.data_version)],
-    )
+    props = _commit_properties(tag)
     soft = plan.delete_missing == DeleteMissing.SOFT
     if plan.scd2:
-        marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+        marks = plan.marks
         history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
         merger = (
             storage.delta_table(path)
@@ -217,29 +276,110 @@ def merge(
                 predicate=f't."{IS_CURRENT}"',
             )
     else:
-        merger = (
-            storage.delta_table(path)
-            .merge(
-                source,
-                predicate=datafusion(plan.on()),
-                source_alias="s",
-                target_alias="t",
-                commit_properties=props,
-            )
-            .when_matched_update(values, predicate=datafusion(plan.changed()))
-            .when_not_matched_insert(values)
-        )
-        if soft:  # a key the batch lacks is marked deleted (once); one that comes back is not
-            merger = merger.when_not_matched_by_source_update(
-                {DELETED_AT: "now()"}, predicate=f't."{DELETED_AT}" IS NULL'
-            )
+        merger = _upsert(source, path, plan, values, props, changed=datafusion(plan.changed()))
     if plan.delete_missing == DeleteMissing.HARD:
         merger = merger.when_not_matched_by_source_delete()
-    try:
-        merger.execute()
-    except CommitFailedError as exc:
-        raise conflict(tag, path) from exc
-    return committed(path, tag)
+    return _execute(merger, tag, path)
+
+
+def _upsert(
+    source: pa.Table,
+    path: str,
+    plan: MergePlan,
+    values: dict[str, str],
+    props: CommitProperties,
+    *,
+    changed: str,
+    insert: str | None = None,
+) -> Any:
+    """merge: a row replaces its key's where `changed`, a new key is inserted (where
+    `insert`), a missing key is marked deleted (once; one that comes back is not)."""
+    merger = (
+        storage.delta_table(path)
+        .merge(
+            source,
+            predicate=datafusion(plan.on()),
+            source_alias="s",
+            target_alias="t",
+            commit_properties=props,
+        )
+        .when_matched_update(values, predicate=changed)
+        .when_not_matched_insert(values, predicate=insert)
+    )
+    if plan.delete_missing == DeleteMissing.SOFT:
+        merger = merger.when_not_matched_by_source_update(
+            {DELETED_AT: "now()"}, predicate=f't."{DELETED_AT}" IS NULL'
+        )
+    return merger
+
+
+def merge_catch_up(
+    staged: StagedBatch,
+    path: str,
+    tag: CommitTag,
+    plan: MergePlan,
+    fold: Callable[[], Folded],
+    *,
+    drop: frozenset[str],
+    may_add: bool,
+) -> TaggedCommit:
+    """A catch-up's fold (`strategies.catch_up_source`, asked for once the table has the
+    batch's columns, and collected) merged into the table in one tagged, idempotent delta-rs
+    commit, with the clauses of Spark's MERGE of the same source (`strategies._scd1` on
+    `APPLY`, `strategies._scd2_history`)."""
+    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
+    written = [c for c in _written(staged, drop) if not is_staged_only(c)]
+    schema = _target_schema(path)
+    source = _as_table_types(_rebuilt(fold().toArrow()), schema, plan)
+    values = {c: f's."{c}"' for c in written}
+    props = _commit_properties(tag)
+    if not plan.scd2:
+        apply = f's."{APPLY}"'
+        merger = _upsert(source, path, plan, values, props, changed=apply, insert=apply)
+        if plan.delete_missing == DeleteMissing.HARD:
+            merger = merger.when_not_matched_by_source_delete()
+        return _execute(merger, tag, path)
+    marks = plan.marks
+    action, current = f's."{ACTION}"', f't."{IS_CURRENT}"'
+    closed = {IS_CURRENT: "false", VALID_TO: f's."{CLOSE_AT}"'}
+    merger = (
+        storage.delta_table(path)
+        .merge(
+            source,
+            predicate=datafusion(plan.on(marks)),
+            source_alias="s",
+            target_alias="t",
+            commit_properties=props,
+        )
+        .when_matched_delete(predicate=f"{action} = '{DELETE}'")
+        .when_matched_update(closed, predicate=f"{action} = '{CLOSE}' AND {current}")
+    )
+    if plan.delete_missing == DeleteMissing.SOFT:
+        merger = merger.when_matched_update(
+            {**closed, DELETED_AT: f's."{CLOSE_AT}"'},
+            predicate=f"{action} = '{CLOSE_DELETED}' AND {current}",
+        )
+    merger = merger.when_not_matched_insert(values, predicate=f's."{marks[0]}" IS NULL')
+    return _execute(merger, tag, path)
+
+
+def _rebuilt(table: pa.Table) -> pa.Table:
+    """`table` copied into fresh buffers: through Spark Connect, Arrow Java sends an empty
+    string array (a `_laketx_failed_rules` list with no rule in it) without offsets, which
+    pyarrow accepts and delta-rs's MERGE reads past the end of (a panic, "Join Error")."""
+    return table.take(pa.array(range(table.num_rows), pa.int64()))
+
+
+def _as_table_types(source: pa.Table, schema: pa.Schema, plan: MergePlan) -> pa.Table:
+    """A fold collected from Spark, its columns cast to the table's types (a key's mark to
+    the key's, the close stamp to `valid_to`'s); the fold's own columns as they are."""
+    like = {m: k for m, k in zip(plan.marks, plan.keys, strict=True)} | {CLOSE_AT: VALID_TO}
+    fields = []
+    for field in source.schema:
+        name = like.get(field.name, field.name)
+        kind = schema.field(name).type if name in schema.names else field.type
+        fields.append(pa.field(field.name, kind))
+    return source.cast(pa.schema(fields))
 
 
 def _scd2_source(

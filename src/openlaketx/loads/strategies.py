@@ -129,10 +129,9 @@ def merge(
     written = [c for c in source.columns if c not in drop and not is_staged_only(c)]
     target = DeltaTable.forPath(spark, path).alias("t")
     if catchup.spans_versions(source) and plan.scd2:
-        merged = _scd2_history(spark, target, source, path, plan, written)
+        merged = _scd2_history(target, catch_up_source(spark, source, path, plan), plan, written)
     elif catchup.spans_versions(source):
-        table = spark.read.format("delta").load(path)
-        folded = catchup.latest(source, current_keys(table, plan), plan)
+        folded = catch_up_source(spark, source, path, plan)
         merged = _scd1(target, folded, plan, written, changed=f"s.{APPLY}")
     elif plan.scd2:
         merged = _scd2(spark, target, source.select(*written), path, plan)
@@ -192,7 +191,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
-    marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+    marks = plan.marks
     history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
     extra = [plan.sequence_by] if plan.sequence_by else []
     current = plan.current(spark.read.format("delta").load(path)).select(
@@ -248,38 +247,49 @@ def history_parts(
     return catchup.history(source, current_keys(table, plan), plan, table.columns)
 
 
-def _scd2_history(
-    spark: SparkSession,
-    target: Any,
-    source: DataFrame,
-    path: str,
-    plan: MergePlan,
-    written: list[str],
-) -> Any:
-    """The MERGE of a catch-up's scd2 history: one source row per key acting on the table's
-    rows (close the current one, or delete them all), and, with null keys that match
-    nothing, the history rows to insert."""
+def catch_up_source(
+    spark: SparkSession, source: DataFrame, path: str, plan: MergePlan
+) -> DataFrame:
+    """A catch-up's MERGE source, its fold done (catchup.py), for Spark's MERGE here or for
+    delta-rs's (`small_merge.merge_catch_up`), with the same clauses. merge: each key's last
+    row, with `APPLY`. scd2: under null marks (`MergePlan.marks`), the history rows to insert;
+    under each key's marks, its `ACTION` and `CLOSE_AT` on the table's rows of the key. One
+    query, so that every clock stamp it holds is one instant."""
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
+    if not plan.scd2:
+        table = spark.read.format("delta").load(path)
+        return catchup.latest(source, current_keys(table, plan), plan)
     rows, actions = history_parts(spark, source, path, plan)
-    marks = [f"__laketx_key_{i}" for i in range(len(plan.keys))]
+    marks = plan.marks
     keyed = actions.select(
         F.col(ACTION),
         F.col(CLOSE_AT),
         *[F.col(quote(k)).alias(m) for k, m in zip(plan.keys, marks, strict=True)],
     )
     fresh = rows.select(
-        *[F.col(quote(c)) for c in written],
+        *[F.col(quote(c)) for c in rows.columns],
         *[
             F.lit(None).cast(rows.schema[k].dataType).alias(m)
             for k, m in zip(plan.keys, marks, strict=True)
         ],
     )
+    return fresh.unionByName(keyed, allowMissingColumns=True)
+
+
+def _scd2_history(target: Any, source: DataFrame, plan: MergePlan, written: list[str]) -> Any:
+    """The MERGE of a catch-up's scd2 history (`catch_up_source`): one source row per key
+    acting on the table's rows (close the current one, or delete them all), and, with null
+    keys that match nothing, the history rows to insert."""
+    # start-up time: pyspark loads on first use, never in metadata-only commands
+    from pyspark.sql import functions as F
+
+    marks = plan.marks
     action = f"s.{quote(ACTION)}"
     close_at = F.col(f"s.{quote(CLOSE_AT)}")
     merged = (
-        target.merge(fresh.unionByName(keyed, allowMissingColumns=True).alias("s"), plan.on(marks))
+        target.merge(source.alias("s"), plan.on(marks))
         .whenMatchedDelete(condition=f"{action} = '{DELETE}'")
         .whenMatchedUpdate(
             condition=f"{action} = '{CLOSE}' AND t.{IS_CURRENT}",

@@ -109,6 +109,17 @@ def promote(
                 commit = small_merge.merge(
                     staged, target.path, tag, plan, drop=NOT_PUBLISHED, may_add=evolves
                 )
+            elif small_merge.fits(staged, target.path):  # a small catch-up: Spark folds
+                frame = ctx.spark.read.parquet(staged.part_folder())
+                commit = small_merge.merge_catch_up(
+                    staged,
+                    target.path,
+                    tag,
+                    plan,
+                    lambda: strategies.catch_up_source(ctx.spark, frame, target.path, plan),
+                    drop=NOT_PUBLISHED,
+                    may_add=evolves,
+                )
             else:
                 part = f"the Spark MERGE into {target.dataset_id}"
                 where = f"datasets[{target.dataset_id}]"
