@@ -81,12 +81,7 @@ def changes(
         F.sum(F.when(F.expr(f"s.{first} IS NULL"), 1).otherwise(0)).alias("missing"),
     ).first()
     assert counts is not None
-    deleted = int(counts["missing"] or 0) if plan.delete_missing != DeleteMissing.NONE else 0
-    return {
-        "inserted": int(counts["inserted"] or 0),
-        "updated": int(counts["updated"] or 0),
-        "deleted": deleted,
-    }
+    return plan.counts(counts.asDict())
 
 
 def _changes_broadcast(

@@ -3,8 +3,9 @@ MERGE (`catchup.py` computes them, `strategies.py` reads them)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType
@@ -43,6 +44,12 @@ class MergePlan:
         rows of that key, and are null on a row to insert (so that it matches nothing)."""
         return [f"__laketx_key_{i}" for i in range(len(self.keys))]
 
+    @property
+    def history(self) -> MergePlan:
+        """The plan by which an scd2 row closes its key's current version: this one, missing
+        keys aside (a version that came back after a soft delete is a new version anyway)."""
+        return MergePlan(load_type=self.load_type, keys=self.keys, sequence_by=self.sequence_by)
+
     def on(self, source_keys: list[str] | None = None) -> str:
         source_keys = source_keys or self.keys
         return " AND ".join(
@@ -58,6 +65,17 @@ class MergePlan:
         if self.delete_missing == DeleteMissing.SOFT:
             text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
         return text
+
+    def counts(self, found: Mapping[str, Any]) -> dict[str, int]:
+        """What a MERGE would insert, update and delete, from a count of the batch's rows
+        with no table row (`inserted`), that change theirs (`updated`) and of the table's
+        live keys the batch lacks (`missing`: deleted only where missing keys are)."""
+        missing = int(found["missing"] or 0) if self.delete_missing != DeleteMissing.NONE else 0
+        return {
+            "inserted": int(found["inserted"] or 0),
+            "updated": int(found["updated"] or 0),
+            "deleted": missing,
+        }
 
     def current(self, table: DataFrame) -> DataFrame:
         """The table's live rows: current versions (scd2), not soft-deleted."""

@@ -26,11 +26,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
-import sqlglot
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
-from sqlglot import exp
-from sqlglot.dialects.postgres import Postgres
 
 from lakeguard.errors import ConfigError
 from lakeguard.store.ddl import quote
@@ -43,6 +40,7 @@ from lakeguard.vocabulary import (
 )
 from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
+from openlaketx.loads.datafusion_sql import datafusion
 from openlaketx.loads.merge_plan import (
     ACTION,
     APPLY,
@@ -71,32 +69,6 @@ _ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 SMALL_BATCH_ROWS = 100_000
 SMALL_TABLE_ROWS = 1_000_000
 BATCH_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
-
-
-class _DataFusion(Postgres):
-    """PostgreSQL's SQL as DataFusion parses it: NOT and IS [NOT] DISTINCT FROM bind more
-    loosely there than in PostgreSQL (`NOT x IS NULL` reads `(NOT x) IS NULL`, and
-    `a IS NOT DISTINCT FROM b AND c` takes `b AND c` as its right side), so they are
-    parenthesised."""
-
-    class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
-        def not_sql(self, expression: exp.Not) -> str:
-            inner = expression.this
-            if isinstance(inner, exp.Is):
-                return f"({self.sql(inner, 'this')} IS NOT {self.sql(inner, 'expression')})"
-            return f"NOT ({self.sql(expression, 'this')})"
-
-        def nullsafeeq_sql(self, expression: exp.NullSafeEQ) -> str:
-            return f"({self.binary(expression, 'IS NOT DISTINCT FROM')})"
-
-        def nullsafeneq_sql(self, expression: exp.NullSafeNEQ) -> str:
-            return f"({self.binary(expression, 'IS DISTINCT FROM')})"
-
-
-def datafusion(spark_sql: str) -> str:
-    """SQL written in Spark's dialect, as DataFusion reads it (`<=>` becomes
-    `IS NOT DISTINCT FROM`, backquoted names double-quoted)."""
-    return sqlglot.transpile(spark_sql, read="spark", write=_DataFusion)[0]
 
 
 def _table_rows(path: str) -> int | None:
@@ -211,12 +183,7 @@ def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
         f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
         f"FROM s FULL OUTER JOIN {_live(plan, schema, live)} AS t ON {plan.on()}",
     )
-    deleted = int(found["missing"] or 0) if plan.delete_missing != DeleteMissing.NONE else 0
-    return {
-        "inserted": int(found["inserted"] or 0),
-        "updated": int(found["updated"] or 0),
-        "deleted": deleted,
-    }
+    return plan.counts(found)
 
 
 def _commit_properties(tag: CommitTag) -> CommitProperties:
@@ -254,7 +221,7 @@ def merge(
     soft = plan.delete_missing == DeleteMissing.SOFT
     if plan.scd2:
         marks = plan.marks
-        history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+        history = plan.history
         merger = (
             storage.delta_table(path)
             .merge(
@@ -389,7 +356,7 @@ def _scd2_source(
     business keys in `marks` (to close changed versions and to find missing keys) and, with
     null marks that match nothing, the rows to insert: new keys, changed keys, keys that come
     back after a delete (the table's live rows decide, joined by DataFusion)."""
-    history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+    history = plan.history
     extra = [plan.sequence_by] if plan.sequence_by else []
     kept = [*plan.keys, ROW_HASH, *extra]
     indexed = source.select(kept).append_column(_ROW, pa.array(range(source.num_rows), pa.int64()))

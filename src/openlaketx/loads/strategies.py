@@ -192,7 +192,7 @@ def _scd2(spark: SparkSession, target: Any, source: DataFrame, path: str, plan: 
     from pyspark.sql import functions as F
 
     marks = plan.marks
-    history = MergePlan(load_type=plan.load_type, keys=plan.keys, sequence_by=plan.sequence_by)
+    history = plan.history
     extra = [plan.sequence_by] if plan.sequence_by else []
     current = plan.current(spark.read.format("delta").load(path)).select(
         *[F.col(quote(c)) for c in [*plan.keys, ROW_HASH, *extra]]
