@@ -73,6 +73,10 @@ def _staged(
     return staging.stage(frame, folder)
 
 
+def _ids(plans: list[MergePlan]) -> list[str]:
+    return [f"{p.load_type}-{p.sequence_by}-{p.delete_missing}" for p in plans]
+
+
 def _rows(spark: Any, path: str) -> list[tuple[Any, ...]]:
     """The table's rows, each clock stamp (a DELETED_AT, a valid_to after the batch's time)
     as whether it is there."""
@@ -102,9 +106,7 @@ PLANS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "plan", PLANS, ids=[f"{p.load_type}-{p.sequence_by}-{p.delete_missing}" for p in PLANS]
-)
+@pytest.mark.parametrize("plan", PLANS, ids=_ids(PLANS))
 def test_delta_rs_merges_a_small_batch_as_spark_does(
     spark: Any, tmp_path: Path, plan: MergePlan
 ) -> None:
@@ -160,11 +162,7 @@ CATCH_UP_PLANS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "plan",
-    CATCH_UP_PLANS,
-    ids=[f"{p.load_type}-{p.sequence_by}-{p.delete_missing}" for p in CATCH_UP_PLANS],
-)
+@pytest.mark.parametrize("plan", CATCH_UP_PLANS, ids=_ids(CATCH_UP_PLANS))
 def test_delta_rs_merges_a_small_catch_up_as_spark_merges_the_same_fold(
     spark: Any, tmp_path: Path, plan: MergePlan
 ) -> None:

@@ -55,20 +55,18 @@ from openlaketx.loads.publish import ensure_columns, fields_of
 from openlaketx.loads.staging import StagedBatch
 
 VALID_FROM, VALID_TO, IS_CURRENT = SCD2_COLUMNS
-
-
-class Folded(Protocol):
-    """A catch-up's fold as Spark holds it (a DataFrame, local or through Connect)."""
-
-    def toArrow(self) -> pa.Table: ...
-
-
 _ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 
 # Batches and tables small enough that one process merges them faster than a Spark job starts.
 SMALL_BATCH_ROWS = 100_000
 SMALL_TABLE_ROWS = 1_000_000
 BATCH_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
+
+
+class Folded(Protocol):
+    """A catch-up's fold as Spark holds it (a DataFrame, local or through Connect)."""
+
+    def toArrow(self) -> pa.Table: ...
 
 
 def _table_rows(path: str) -> int | None:

@@ -111,17 +111,11 @@ def replay(
     )
     latest = reader.approved(dataset_id)
     if dataset.load_type == LoadType.APPEND or (latest and latest.version == version):
-        if storage.delta_table(path).version() == int(approved.snapshot_ref):
-            # nothing was committed since: the table now is the snapshot just read
-            compare(
-                "current", stored, f"rows of version {version} in the table now (no commit since)"
-            )
-        else:
-            compare(
-                "current",
-                version_hash(spark, path, version),
-                f"rows of version {version} in the table now",
-            )
+        # nothing committed since: the table now is the snapshot just read
+        unchanged = storage.delta_table(path).version() == int(approved.snapshot_ref)
+        now = stored if unchanged else version_hash(spark, path, version)
+        since = " (no commit since)" if unchanged else ""
+        compare("current", now, f"rows of version {version} in the table now{since}")
     if dataset.layer == Layer.BRONZE:
         compare("rebuilt", None, "bronze is not rebuilt: its sources are not snapshots")
         return report
