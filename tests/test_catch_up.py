@@ -99,6 +99,51 @@ def test_a_correction_consumed_with_the_version_it_corrects_promotes_cleanly(
     assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")
 
 
+def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_nothing_is_no_version(
+    shop: tuple[Any, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openlaketx.loads import strategies
+
+    lh, s, root = shop
+    sales = "month,store,amount"
+    deliver(root, "sales", "jan.csv", sales, ["2026-01,1,100.0", "2026-01,2,200.0"])
+    assert lh.run(f"bronze_sales{s}").status == "COMPLETED"
+    assert lh.run(f"silver_sales{s}").status == "COMPLETED"  # the table, from one version
+    folds: list[object] = []
+    real = strategies.catch_up_source
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        folds.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(strategies, "catch_up_source", counted)
+    for name, rows in [
+        ("feb.csv", ["2026-02,1,50.0", "2026-01,2,210.0"]),
+        ("fix.csv", ["2026-02,1,55.0"]),
+    ]:
+        deliver(root, "sales", name, sales, rows)
+        assert lh.run(f"bronze_sales{s}").status == "COMPLETED"
+    result = lh.run(f"silver_sales{s}")  # bronze v2..v3 in one batch, into the table
+    assert result.status == "COMPLETED", result.error
+    assert len(folds) == 1  # the novelty check's fold is the one merged
+    rows = {(r.month, r.store): r.amount for r in lh.read(f"silver_sales{s}").collect()}
+    assert rows == {("2026-01", 1): 100.0, ("2026-01", 2): 210.0, ("2026-02", 1): 55.0}
+    assert [v.version for v in StoreReader(lh.store).versions(f"silver_sales{s}")] == [1, 2]
+
+    # two deliveries that only repeat what the table holds: counted, and nothing published
+    for name, rows in [("mar.csv", ["2026-01,2,210.0"]), ("apr.csv", ["2026-02,1,55.0"])]:
+        deliver(root, "sales", name, sales, rows)
+        assert lh.run(f"bronze_sales{s}").status == "COMPLETED"
+    again = lh.run(f"silver_sales{s}")
+    assert again.status == "COMPLETED", again.error
+    (step,) = again.steps
+    assert step.data_version is None and "no row would change" in (step.reason or "")
+    assert len(folds) == 2
+    assert [v.version for v in StoreReader(lh.store).versions(f"silver_sales{s}")] == [1, 2]
+    assert lh.replay(f"silver_sales{s}", 2).matches
+    assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")
+
+
 def test_three_snapshots_taken_in_one_catch_up_keep_the_exact_history(
     shop: tuple[Any, str, Path],
 ) -> None:

@@ -3,8 +3,8 @@
 `sequence_by`, whatever becomes of missing keys (kept, soft-deleted, deleted); its counts of
 what would change equal Spark's (`merge_changes`). Stamps of the clock (a soft delete's, an
 scd2 version closed for a missing key) are compared as present or absent: each engine takes its
-own instant. A catch-up that spans parent versions, folded by Spark, is merged by delta-rs
-(`small_merge.merge_catch_up`) as Spark's MERGE merges the same fold."""
+own instant. A catch-up that spans parent versions, folded by Spark, is counted and merged by
+delta-rs (`small_catch_up`) as Spark counts and merges the same fold."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, DeleteMissing, LoadType
-from openlaketx.loads import merge_changes, small_merge, staging, strategies
+from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.merge_plan import IS_CURRENT, ROW_HASH, MergePlan
 
@@ -163,7 +163,7 @@ CATCH_UP_PLANS = [
 
 
 @pytest.mark.parametrize("plan", CATCH_UP_PLANS, ids=_ids(CATCH_UP_PLANS))
-def test_delta_rs_merges_a_small_catch_up_as_spark_merges_the_same_fold(
+def test_delta_rs_counts_and_merges_a_small_catch_up_as_spark_does_the_same_fold(
     spark: Any, tmp_path: Path, plan: MergePlan
 ) -> None:
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
@@ -172,20 +172,38 @@ def test_delta_rs_merges_a_small_catch_up_as_spark_merges_the_same_fold(
     staged = _staged(spark, str(tmp_path / "batch"), plan, CATCH_UP)
     assert small_merge.fits(staged, ours) and not small_merge.applies(plan, staged, ours)
 
+    rows = staging.staged_rows(spark, staged)
+    fold = small_catch_up.collect(strategies.catch_up_source(spark, rows, ours, plan))
+    counted = small_catch_up.changes(fold, ours, plan)
+    assert counted == merge_changes.changes(spark, rows, theirs, plan)
+    assert counted["inserted"] >= 2  # key 7, key 2's second change
+    # key 4, missing: deleted, or softly by scd2, its current version closed (an update)
+    soft_scd2 = plan.scd2 and plan.delete_missing == DeleteMissing.SOFT
+    deletes = plan.delete_missing != DeleteMissing.NONE and not soft_scd2
+    assert (counted["deleted"] > 0) == deletes
+
     tag = CommitTag("default", "silver_t", "run1", 2, "batch")
-    frame = spark.read.parquet(staged.part_folder())
-    commit = small_merge.merge_catch_up(
-        staged,
-        ours,
-        tag,
-        plan,
-        lambda: strategies.catch_up_source(spark, frame, ours, plan),
-        drop=frozenset(),
-        may_add=False,
+    commit = small_catch_up.merge(
+        staged, ours, tag, plan, lambda: fold, drop=frozenset(), may_add=False
     )
     strategies.merge(spark, staged.folder, theirs, tag, plan)
     assert _rows(spark, ours) == _rows(spark, theirs)
     assert strategies.rows_written(commit) > 0 and commit.commit_version == 1  # one commit
+
+
+@pytest.mark.parametrize("plan", CATCH_UP_PLANS, ids=_ids(CATCH_UP_PLANS))
+def test_a_small_catch_up_of_the_tables_own_rows_counts_nothing(
+    spark: Any, tmp_path: Path, plan: MergePlan
+) -> None:
+    path = str(tmp_path / "table")
+    _table(spark, path, plan)
+    same = [(*row, version) for version in plan.versions for row in TABLE]
+    staged = _staged(spark, str(tmp_path / "batch"), plan, same)
+    rows = staging.staged_rows(spark, staged)
+    fold = small_catch_up.collect(strategies.catch_up_source(spark, rows, path, plan))
+    nothing = {"inserted": 0, "updated": 0, "deleted": 0}
+    assert small_catch_up.changes(fold, path, plan) == nothing
+    assert merge_changes.changes(spark, rows, path, plan) == nothing
 
 
 def test_the_batch_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,9 +9,8 @@ transaction as any other promotion commit.
 
 It applies to a merge or scd2 batch, whatever becomes of missing keys (a soft delete stamps
 DataFusion's `now()`, one instant per commit as Spark's `current_timestamp()` is). A catch-up
-that spans parent versions is folded by Spark first (`strategies.catch_up_source`, one query
-collected to the driver) and the fold's MERGE source merged here (`merge_catch_up`), with the
-clauses of Spark's. Everything larger stays with Spark's MERGE (`strategies.py`), which a
+that spans parent versions is folded by Spark first and the fold merged by delta-rs
+(`small_catch_up.py`). Everything larger stays with Spark's MERGE (`strategies.py`), which a
 replay's rebuild also runs, so each version merged here is checked against Spark's MERGE of
 the same batch. `LAKETX_SMALL_MERGE_ROWS` sets the batch size up to which delta-rs merges
 (0: Spark merges every batch).
@@ -22,8 +21,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
@@ -42,12 +41,6 @@ from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.datafusion_sql import datafusion
 from openlaketx.loads.merge_plan import (
-    ACTION,
-    APPLY,
-    CLOSE,
-    CLOSE_AT,
-    CLOSE_DELETED,
-    DELETE,
     ROW_HASH,
     MergePlan,
 )
@@ -61,12 +54,6 @@ _ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 SMALL_BATCH_ROWS = 100_000
 SMALL_TABLE_ROWS = 1_000_000
 BATCH_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
-
-
-class Folded(Protocol):
-    """A catch-up's fold as Spark holds it (a DataFrame, local or through Connect)."""
-
-    def toArrow(self) -> pa.Table: ...
 
 
 def _table_rows(path: str) -> int | None:
@@ -114,7 +101,7 @@ def applies(plan: MergePlan, staged: StagedBatch, path: str) -> bool:
     return not spans_versions(plan, staged) and fits(staged, path)
 
 
-def _written(staged: StagedBatch, drop: frozenset[str]) -> list[str]:
+def written_columns(staged: StagedBatch, drop: frozenset[str]) -> list[str]:
     return [f["name"] for f in fields_of(staged.schema, drop)]
 
 
@@ -127,11 +114,11 @@ def _source(staged: StagedBatch, columns: Sequence[str], schema: pa.Schema) -> p
     return table.select(list(columns)).cast(want)
 
 
-def _target_schema(path: str) -> pa.Schema:
+def target_schema(path: str) -> pa.Schema:
     return pa.schema(storage.delta_table(path).schema().to_arrow())
 
 
-def _live(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str:
+def live_rows(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str:
     """The table's live rows (current versions, not soft-deleted) as a subquery of Spark SQL
     over the registered table `target`: `columns` of them, a soft-delete stamp the table does
     not have yet as null."""
@@ -147,7 +134,7 @@ def _live(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str:
     return f"(SELECT {', '.join(cols)} FROM target{condition})"
 
 
-def _joined(source: pa.Table, path: str, sql: str) -> list[dict[str, Any]]:
+def joined(source: pa.Table, path: str, sql: str) -> list[dict[str, Any]]:
     """`sql` (Spark's dialect) over the batch's columns `source` as `s` and the table as
     `target`, run by DataFusion (it joins registered Delta tables: the batch becomes a
     scratch one)."""
@@ -168,30 +155,40 @@ def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
     conditions."""
     extra = [plan.sequence_by] if plan.sequence_by else []
     kept = [*plan.keys, ROW_HASH, *extra]
+    schema = target_schema(path)
+    return counted(_source(staged, kept, schema), path, plan, plan.changed(), schema)
+
+
+def counted(
+    source: pa.Table, path: str, plan: MergePlan, changed: str, schema: pa.Schema
+) -> dict[str, int]:
+    """`MergePlan.counts` of `source` (the batch's keys and what `changed`, Spark's SQL over
+    `s` and `t`, reads) joined by DataFusion with the table's live rows."""
+    extra = [plan.sequence_by] if plan.sequence_by else []
+    kept = [*plan.keys, ROW_HASH, *extra]
     live = [*kept, DELETED_AT] if plan.delete_missing == DeleteMissing.SOFT else kept
-    schema = _target_schema(path)
     first = quote(plan.keys[0])
-    (found,) = _joined(
-        _source(staged, kept, schema),
+    (found,) = joined(
+        source,
         path,
         f"SELECT "
         f"sum(CASE WHEN t.{first} IS NULL THEN 1 ELSE 0 END) AS inserted, "
         f"sum(CASE WHEN s.{first} IS NOT NULL AND t.{first} IS NOT NULL "
-        f"AND ({plan.changed()}) THEN 1 ELSE 0 END) AS updated, "
+        f"AND ({changed}) THEN 1 ELSE 0 END) AS updated, "
         f"sum(CASE WHEN s.{first} IS NULL THEN 1 ELSE 0 END) AS missing "
-        f"FROM s FULL OUTER JOIN {_live(plan, schema, live)} AS t ON {plan.on()}",
+        f"FROM s FULL OUTER JOIN {live_rows(plan, schema, live)} AS t ON {plan.on()}",
     )
     return plan.counts(found)
 
 
-def _commit_properties(tag: CommitTag) -> CommitProperties:
+def commit_properties(tag: CommitTag) -> CommitProperties:
     return CommitProperties(
         custom_metadata={"userMetadata": tag.user_metadata()},
         app_transactions=[Transaction(tag.app_id, tag.data_version)],
     )
 
 
-def _execute(merger: Any, tag: CommitTag, path: str) -> TaggedCommit:
+def execute(merger: Any, tag: CommitTag, path: str) -> TaggedCommit:
     try:
         merger.execute()
     except CommitFailedError as exc:
@@ -211,11 +208,11 @@ def merge(
     """The batch merged into the table by `plan` in one tagged, idempotent delta-rs commit,
     with the clauses of Spark's MERGE (`strategies._scd1`, `strategies._scd2`)."""
     ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
-    written = [c for c in _written(staged, drop) if not is_staged_only(c)]
-    schema = _target_schema(path)
+    written = [c for c in written_columns(staged, drop) if not is_staged_only(c)]
+    schema = target_schema(path)
     source = _source(staged, written, schema)
     values = {c: f's."{c}"' for c in written}  # names are plain identifiers (ColumnName)
-    props = _commit_properties(tag)
+    props = commit_properties(tag)
     soft = plan.delete_missing == DeleteMissing.SOFT
     if plan.scd2:
         marks = plan.marks
@@ -241,13 +238,13 @@ def merge(
                 predicate=f't."{IS_CURRENT}"',
             )
     else:
-        merger = _upsert(source, path, plan, values, props, changed=datafusion(plan.changed()))
+        merger = upsert(source, path, plan, values, props, changed=datafusion(plan.changed()))
     if plan.delete_missing == DeleteMissing.HARD:
         merger = merger.when_not_matched_by_source_delete()
-    return _execute(merger, tag, path)
+    return execute(merger, tag, path)
 
 
-def _upsert(
+def upsert(
     source: pa.Table,
     path: str,
     plan: MergePlan,
@@ -278,75 +275,6 @@ def _upsert(
     return merger
 
 
-def merge_catch_up(
-    staged: StagedBatch,
-    path: str,
-    tag: CommitTag,
-    plan: MergePlan,
-    fold: Callable[[], Folded],
-    *,
-    drop: frozenset[str],
-    may_add: bool,
-) -> TaggedCommit:
-    """A catch-up's fold (`strategies.catch_up_source`, asked for once the table has the
-    batch's columns, and collected) merged into the table in one tagged, idempotent delta-rs
-    commit, with the clauses of Spark's MERGE of the same source (`strategies._scd1` on
-    `APPLY`, `strategies._scd2_history`)."""
-    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
-    written = [c for c in _written(staged, drop) if not is_staged_only(c)]
-    schema = _target_schema(path)
-    source = _as_table_types(_rebuilt(fold().toArrow()), schema, plan)
-    values = {c: f's."{c}"' for c in written}
-    props = _commit_properties(tag)
-    if not plan.scd2:
-        apply = f's."{APPLY}"'
-        merger = _upsert(source, path, plan, values, props, changed=apply, insert=apply)
-        if plan.delete_missing == DeleteMissing.HARD:
-            merger = merger.when_not_matched_by_source_delete()
-        return _execute(merger, tag, path)
-    marks = plan.marks
-    action, current = f's."{ACTION}"', f't."{IS_CURRENT}"'
-    closed = {IS_CURRENT: "false", VALID_TO: f's."{CLOSE_AT}"'}
-    merger = (
-        storage.delta_table(path)
-        .merge(
-            source,
-            predicate=datafusion(plan.on(marks)),
-            source_alias="s",
-            target_alias="t",
-            commit_properties=props,
-        )
-        .when_matched_delete(predicate=f"{action} = '{DELETE}'")
-        .when_matched_update(closed, predicate=f"{action} = '{CLOSE}' AND {current}")
-    )
-    if plan.delete_missing == DeleteMissing.SOFT:
-        merger = merger.when_matched_update(
-            {**closed, DELETED_AT: f's."{CLOSE_AT}"'},
-            predicate=f"{action} = '{CLOSE_DELETED}' AND {current}",
-        )
-    merger = merger.when_not_matched_insert(values, predicate=f's."{marks[0]}" IS NULL')
-    return _execute(merger, tag, path)
-
-
-def _rebuilt(table: pa.Table) -> pa.Table:
-    """`table` copied into fresh buffers: through Spark Connect, Arrow Java sends an empty
-    string array (a `_laketx_failed_rules` list with no rule in it) without offsets, which
-    pyarrow accepts and delta-rs's MERGE reads past the end of (a panic, "Join Error")."""
-    return table.take(pa.array(range(table.num_rows), pa.int64()))
-
-
-def _as_table_types(source: pa.Table, schema: pa.Schema, plan: MergePlan) -> pa.Table:
-    """A fold collected from Spark, its columns cast to the table's types (a key's mark to
-    the key's, the close stamp to `valid_to`'s); the fold's own columns as they are."""
-    like = {m: k for m, k in zip(plan.marks, plan.keys, strict=True)} | {CLOSE_AT: VALID_TO}
-    fields = []
-    for field in source.schema:
-        name = like.get(field.name, field.name)
-        kind = schema.field(name).type if name in schema.names else field.type
-        fields.append(pa.field(field.name, kind))
-    return source.cast(pa.schema(fields))
-
-
 def _scd2_source(
     source: pa.Table, path: str, plan: MergePlan, schema: pa.Schema, marks: list[str]
 ) -> pa.Table:
@@ -359,10 +287,10 @@ def _scd2_source(
     kept = [*plan.keys, ROW_HASH, *extra]
     indexed = source.select(kept).append_column(_ROW, pa.array(range(source.num_rows), pa.int64()))
     first = quote(plan.keys[0])
-    picked = _joined(
+    picked = joined(
         indexed,
         path,
-        f"SELECT s.{_ROW} FROM s LEFT JOIN {_live(plan, schema, kept)} AS t ON {history.on()} "
+        f"SELECT s.{_ROW} FROM s LEFT JOIN {live_rows(plan, schema, kept)} AS t ON {history.on()} "
         f"WHERE t.{first} IS NULL OR ({history.changed()})",
     )
     inserts = source.take(pa.array(sorted(r[_ROW] for r in picked), pa.int64()))

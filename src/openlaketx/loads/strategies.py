@@ -251,7 +251,7 @@ def catch_up_source(
     spark: SparkSession, source: DataFrame, path: str, plan: MergePlan
 ) -> DataFrame:
     """A catch-up's MERGE source, its fold done (catchup.py), for Spark's MERGE here or for
-    delta-rs's (`small_merge.merge_catch_up`), with the same clauses. merge: each key's last
+    delta-rs's (`small_catch_up.merge`), with the same clauses. merge: each key's last
     row, with `APPLY`. scd2: under null marks (`MergePlan.marks`), the history rows to insert;
     under each key's marks, its `ACTION` and `CLOSE_AT` on the table's rows of the key. One
     query, so that every clock stamp it holds is one instant."""

@@ -158,6 +158,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         start=start,
         drifts=drifts,
         content_hash=found.content_hash,
+        fold=found.fold,
     )
 
 

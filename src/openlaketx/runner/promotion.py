@@ -3,14 +3,17 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from lakeguard.errors import SourceError
 from lakeguard.progress import WatermarkMark
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
-from openlaketx.loads import footers, small_merge, staging, strategies
+from openlaketx.loads import footers, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
+from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
 from openlaketx.runner.batch import InputBatch
@@ -66,8 +69,10 @@ def promote(
     start: Recovered,
     drifts: list[drift.DriftOutcome],
     content_hash: str | None,
+    fold: pa.Table | None = None,
 ) -> StepResult:
-    """Publish an allowed batch in one tagged, idempotent commit and record its version."""
+    """Publish an allowed batch in one tagged, idempotent commit and record its version.
+    `fold`: a small catch-up's fold, collected by the novelty check (`small_catch_up`)."""
     version = start.next_version
     evolves = any(o.evolves for o in drifts)
     tag = CommitTag(
@@ -86,6 +91,7 @@ def promote(
         )
         if rejected is not None:
             staged = staging.split(ctx.spark, staged, rejected)
+            fold = None  # folded from rows that are not all published
         if staged.malformed:
             set_aside = quarantine(
                 target.quarantine_path, staged, attempt.run_id, malformed_only=True
@@ -105,18 +111,18 @@ def promote(
             if not target.exists():
                 create_empty(target.path, fields_of(staged.schema, NOT_PUBLISHED))
             plan = target.plan(batch)
-            if small_merge.applies(plan, staged, target.path):
+            small = fold is not None or small_merge.fits(staged, target.path)
+            if small and not small_merge.spans_versions(plan, staged):
                 commit = small_merge.merge(
                     staged, target.path, tag, plan, drop=NOT_PUBLISHED, may_add=evolves
                 )
-            elif small_merge.fits(staged, target.path):  # a small catch-up: Spark folds
-                frame = ctx.spark.read.parquet(staged.part_folder())
-                commit = small_merge.merge_catch_up(
+            elif small:  # a small catch-up: Spark folds (unless the novelty check did)
+                commit = small_catch_up.merge(
                     staged,
                     target.path,
                     tag,
                     plan,
-                    lambda: strategies.catch_up_source(ctx.spark, frame, target.path, plan),
+                    lambda: fold if fold is not None else _fold(ctx, target, staged, plan),
                     drop=NOT_PUBLISHED,
                     may_add=evolves,
                 )
@@ -174,6 +180,14 @@ def promote(
         inputs=batch_inputs(batch),
         profile=gated.result.profile,
     )
+
+
+def _fold(
+    ctx: RunContext, target: Target, staged: staging.StagedBatch, plan: MergePlan
+) -> pa.Table:
+    """A small catch-up's fold, collected (`small_catch_up`)."""
+    rows = staging.staged_rows(ctx.spark, staged)
+    return small_catch_up.collect(strategies.catch_up_source(ctx.spark, rows, target.path, plan))
 
 
 def _progress_rows(

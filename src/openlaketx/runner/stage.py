@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
-from openlaketx.loads import merge_changes, small_merge, staging
+from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
@@ -52,6 +54,8 @@ class Novelty:
 
     nothing: str | None  # why it changes nothing (None: it changes something)
     content_hash: str | None = None  # a full load's whole staged snapshot
+    # a small catch-up's fold (`small_catch_up`), collected to count it; its write merges it
+    fold: pa.Table | None = None
 
 
 def novelty(
@@ -73,11 +77,19 @@ def novelty(
     if not target.merges or not staged.good or not target.exists():
         return Novelty(None)
     plan = target.plan(batch)
-    if small_merge.applies(plan, staged, target.path):
+    fold = None
+    small = small_merge.fits(staged, target.path)
+    if small and not small_merge.spans_versions(plan, staged):
         counts = small_merge.changes(staged, target.path, plan)
+    elif small:  # a small catch-up: folded once, here, and merged from this fold
+        rows = staging.staged_rows(ctx.spark, staged)
+        fold = small_catch_up.collect(
+            strategies.catch_up_source(ctx.spark, rows, target.path, plan)
+        )
+        counts = small_catch_up.changes(fold, target.path, plan)
     else:
         rows = staging.staged_rows(ctx.spark, staged)
         counts = merge_changes.changes(
             ctx.spark, rows, target.path, plan, batch_rows=staged.good_rows
         )
-    return Novelty(None if any(counts.values()) else "no row would change")
+    return Novelty(None if any(counts.values()) else "no row would change", fold=fold)
