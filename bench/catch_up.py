@@ -7,6 +7,9 @@ delivery before, with changed values). For each load type measured (append, merg
 * one-by-one: runs after every delivery (N runs; their times are summed);
 * catch-up: runs once after the last delivery, over the N parent versions.
 
+With `--into-table` both first take delivery 1 (untimed), so the catch-up folds versions 2..N
+into a table that exists (a dataset that fell behind), against the N-1 runs of the others.
+
 Both end with the same rows (the script checks it: rows and the content hash of what is live),
 in the same process and SparkSession; only the silver runs are timed, never bronze's. An
 untimed warm-up does the same at `--warmup-keys` rows first (in a lakehouse of its own), so
@@ -15,6 +18,7 @@ and scd2 batches are merged by delta-rs, nothing else warms the MERGE's code bef
 
     .venv/bin/python bench/catch_up.py                     # N=6 versions of 100,000 rows
     .venv/bin/python bench/catch_up.py --versions 4 --keys 20000 --json
+    .venv/bin/python bench/catch_up.py --versions 6 --keys 10000 --into-table --json
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Figures:
     versions: int
     keys: int
     kinds: dict[str, KindFigures]
+    into_table: bool = False  # the catch-up folded versions 2..N into an existing table
 
 
 def log(message: str) -> None:
@@ -139,7 +144,13 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
         if lh.run("bronze_ref").status != "COMPLETED":
             raise SystemExit("bronze did not promote")
         for kind in KINDS:
-            per_run[kind].append(timed_run(lh, f"{kind}_one"))
+            if version == 0 and args.into_table:  # both take the first delivery, untimed
+                timed_run(lh, f"{kind}_one")
+                timed_run(lh, f"{kind}_all")
+            else:
+                per_run[kind].append(timed_run(lh, f"{kind}_one"))
+        if not per_run["append"]:
+            continue
         log(
             f"delivery {version + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in per_run.items())
         )
@@ -155,7 +166,7 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
             per_run_s=[round(t, 3) for t in per_run[kind]],
         )
         log(f"{kind}: catch-up {caught_up:.2f}s vs {total:.2f}s one by one")
-    return Figures(versions=args.versions, keys=args.keys, kinds=kinds)
+    return Figures(versions=args.versions, keys=args.keys, kinds=kinds, into_table=args.into_table)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -164,6 +175,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keys", type=int, default=100_000, help="rows per delivery")
     parser.add_argument(
         "--warmup-keys", type=int, default=1_000, help="rows per delivery of the warm-up (0: none)"
+    )
+    parser.add_argument(
+        "--into-table",
+        action="store_true",
+        help="both silver datasets take the first delivery first (untimed): the catch-up "
+        "then folds the others into an existing table, as a dataset that fell behind does",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouse")
