@@ -206,13 +206,26 @@ def test_a_small_catch_up_of_the_tables_own_rows_counts_nothing(
     assert merge_changes.changes(spark, rows, path, plan) == nothing
 
 
-def test_the_batch_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lakeguard.errors import ConfigError
+def test_the_batch_limit_comes_from_the_environment_and_a_bad_one_stops_the_open(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
 
-    monkeypatch.delenv(small_merge.BATCH_ROWS_VARIABLE, raising=False)
+    from lakeguard.errors import ConfigError
+    from openlaketx.cli import app
+    from openlaketx.config import SMALL_MERGE_ROWS_VARIABLE, LakehouseConfig
+
+    monkeypatch.delenv(SMALL_MERGE_ROWS_VARIABLE, raising=False)
     assert small_merge.batch_limit() == small_merge.SMALL_BATCH_ROWS
-    monkeypatch.setenv(small_merge.BATCH_ROWS_VARIABLE, "0")
+    monkeypatch.setenv(SMALL_MERGE_ROWS_VARIABLE, "0")
     assert small_merge.batch_limit() == 0
-    monkeypatch.setenv(small_merge.BATCH_ROWS_VARIABLE, "many")
+    monkeypatch.setenv(SMALL_MERGE_ROWS_VARIABLE, "many")
     with pytest.raises(ConfigError, match="LAKETX_SMALL_MERGE_ROWS='many'"):
         small_merge.batch_limit()
+    # refused when the settings are read, before any run (not at the first merge step)
+    with pytest.raises(ConfigError, match="LAKETX_SMALL_MERGE_ROWS='many'"):
+        LakehouseConfig.from_env(home=tmp_path / "home")
+    refused = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "status"])
+    assert refused.exit_code == ConfigError.exit_code
+    assert "LAKETX_SMALL_MERGE_ROWS='many' is not a number of rows" in refused.output
+    assert not (tmp_path / "home").exists()  # nothing was created

@@ -20,6 +20,10 @@ DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
 JDBC_PACKAGES = ("org.postgresql:postgresql:42.7.14",)
 SPARK_PACKAGES = (DELTA_PACKAGE, *JDBC_PACKAGES)
 DEFAULT_TENANT = "default"
+# The most rows of a merge batch that delta-rs merges (`loads/small_merge.py`; 0: Spark merges
+# every batch). Read where it is used, and checked when settings are read, so that a bad value
+# fails when a lakehouse opens, not at its first merge.
+SMALL_MERGE_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
 # A tenant id names folders: nothing that could climb out of the home.
 TENANT_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
 
@@ -199,12 +203,28 @@ class LakehouseConfig(BaseModel):
             conf.update(extra_conf)
         values["spark_conf"] = conf
         values.update({k: v for k, v in overrides.items() if v is not None})
+        small_merge_rows()  # refused here, before anything runs, if it is not a number
         try:
             return cls.model_validate(values)
         except Exception as exc:
             raise ConfigError(
                 f"invalid lakehouse settings: {exc}", fix="check LAKETX_* values"
             ) from exc
+
+
+def small_merge_rows() -> int | None:
+    """`LAKETX_SMALL_MERGE_ROWS` as a number of rows (None: unset)."""
+    text = os.environ.get(SMALL_MERGE_ROWS_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(
+            f"{SMALL_MERGE_ROWS_VARIABLE}={text!r} is not a number of rows",
+            where=SMALL_MERGE_ROWS_VARIABLE,
+            fix="set it to a whole number (0: Spark merges every batch) or unset it",
+        ) from None
 
 
 def parse_conf_flags(flags: list[str]) -> dict[str, str]:

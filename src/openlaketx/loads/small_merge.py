@@ -18,7 +18,6 @@ the same batch. `LAKETX_SMALL_MERGE_ROWS` sets the batch size up to which delta-
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -28,7 +27,6 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from lakeguard.errors import ConfigError
 from lakeguard.store.ddl import quote
 from lakeguard.vocabulary import (
     DELETED_AT,
@@ -38,6 +36,7 @@ from lakeguard.vocabulary import (
     is_staged_only,
 )
 from openlaketx import storage
+from openlaketx.config import small_merge_rows
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.datafusion_sql import datafusion
 from openlaketx.loads.merge_plan import (
@@ -53,7 +52,6 @@ _ROW = "__laketx_row"  # a batch row's index, to pick the scd2 rows to insert
 # Batches and tables small enough that one process merges them faster than a Spark job starts.
 SMALL_BATCH_ROWS = 100_000
 SMALL_TABLE_ROWS = 1_000_000
-BATCH_ROWS_VARIABLE = "LAKETX_SMALL_MERGE_ROWS"
 
 
 def _table_rows(path: str) -> int | None:
@@ -68,17 +66,8 @@ def _table_rows(path: str) -> int | None:
 def batch_limit() -> int:
     """The most batch rows delta-rs merges: `LAKETX_SMALL_MERGE_ROWS`, else
     `SMALL_BATCH_ROWS`."""
-    text = os.environ.get(BATCH_ROWS_VARIABLE, "").strip()
-    if not text:
-        return SMALL_BATCH_ROWS
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(
-            f"{BATCH_ROWS_VARIABLE}={text!r} is not a number of rows",
-            where=BATCH_ROWS_VARIABLE,
-            fix="set it to a whole number (0: Spark merges every batch) or unset it",
-        ) from None
+    rows = small_merge_rows()
+    return SMALL_BATCH_ROWS if rows is None else rows
 
 
 def fits(staged: StagedBatch, path: str) -> bool:
