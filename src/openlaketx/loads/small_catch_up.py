@@ -12,13 +12,14 @@ and the write each folding the versions again was most of a small catch-up's tim
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, is_staged_only
 from openlaketx import storage
+from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit
 from openlaketx.loads.datafusion_sql import datafusion
 from openlaketx.loads.merge_plan import (
@@ -41,6 +42,9 @@ from openlaketx.loads.small_merge import (
 )
 from openlaketx.loads.staging import StagedBatch
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 VALID_TO, IS_CURRENT = SCD2_COLUMNS[1:]
 
 
@@ -48,6 +52,13 @@ class Folded(Protocol):
     """A catch-up's fold as Spark holds it (a DataFrame, local or through Connect)."""
 
     def toArrow(self) -> pa.Table: ...
+
+
+def fold(spark: SparkSession, staged: StagedBatch, path: str, plan: MergePlan) -> pa.Table:
+    """The catch-up's fold of the staged batch's good rows against the table at `path`
+    (`strategies.catch_up_source`), collected."""
+    rows = staging.staged_rows(spark, staged)
+    return collect(strategies.catch_up_source(spark, rows, path, plan))
 
 
 def collect(folded: Folded) -> pa.Table:

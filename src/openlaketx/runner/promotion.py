@@ -13,7 +13,6 @@ from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import footers, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.content import staged_hash
-from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
 from openlaketx.runner.batch import InputBatch
@@ -122,7 +121,11 @@ def promote(
                     target.path,
                     tag,
                     plan,
-                    lambda: fold if fold is not None else _fold(ctx, target, staged, plan),
+                    lambda: (
+                        fold
+                        if fold is not None
+                        else small_catch_up.fold(ctx.spark, staged, target.path, plan)
+                    ),
                     drop=NOT_PUBLISHED,
                     may_add=evolves,
                 )
@@ -180,14 +183,6 @@ def promote(
         inputs=batch_inputs(batch),
         profile=gated.result.profile,
     )
-
-
-def _fold(
-    ctx: RunContext, target: Target, staged: staging.StagedBatch, plan: MergePlan
-) -> pa.Table:
-    """A small catch-up's fold, collected (`small_catch_up`)."""
-    rows = staging.staged_rows(ctx.spark, staged)
-    return small_catch_up.collect(strategies.catch_up_source(ctx.spark, rows, target.path, plan))
 
 
 def _progress_rows(

@@ -11,7 +11,7 @@ from lakeguard.quality.compiled import CompiledRule
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.vocabulary import LoadType
-from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging, strategies
+from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import publishable
@@ -82,10 +82,7 @@ def novelty(
     if small and not small_merge.spans_versions(plan, staged):
         counts = small_merge.changes(staged, target.path, plan)
     elif small:  # a small catch-up: folded once, here, and merged from this fold
-        rows = staging.staged_rows(ctx.spark, staged)
-        fold = small_catch_up.collect(
-            strategies.catch_up_source(ctx.spark, rows, target.path, plan)
-        )
+        fold = small_catch_up.fold(ctx.spark, staged, target.path, plan)
         counts = small_catch_up.changes(fold, target.path, plan)
     else:
         rows = staging.staged_rows(ctx.spark, staged)
