@@ -84,9 +84,9 @@ def changes(fold: pa.Table, path: str, plan: MergePlan) -> dict[str, int]:
             "updated": by_action.get(CLOSE, 0) + by_action.get(CLOSE_DELETED, 0),
             "deleted": by_action.get(DELETE, 0),
         }
-    schema = target_schema(path)
-    keys = _as_table_types(fold.select([*plan.keys, APPLY]), schema, plan)
-    return counted(keys, path, plan, f"s.{APPLY}", schema)
+    table = storage.delta_table(path)
+    keys = _as_table_types(fold.select([*plan.keys, APPLY]), target_schema(table), plan)
+    return counted(keys, table, plan, f"s.{APPLY}")
 
 
 def merge(
@@ -102,14 +102,15 @@ def merge(
     """The catch-up's fold (`collect`ed; asked for once the table has the batch's columns)
     merged into the table in one tagged, idempotent delta-rs commit, with the clauses of
     Spark's MERGE of the same source."""
-    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
+    table = storage.delta_table(path)  # one open: new columns, the schema, the MERGE
+    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add, table=table)
     written = [c for c in written_columns(staged, drop) if not is_staged_only(c)]
-    source = _as_table_types(fold(), target_schema(path), plan)
+    source = _as_table_types(fold(), target_schema(table), plan)
     values = {c: f's."{c}"' for c in written}
     props = commit_properties(tag)
     if not plan.scd2:
         apply = f's."{APPLY}"'
-        merger = upsert(source, path, plan, values, props, changed=apply, insert=apply)
+        merger = upsert(source, table, plan, values, props, changed=apply, insert=apply)
         if plan.delete_missing == DeleteMissing.HARD:
             merger = merger.when_not_matched_by_source_delete()
         return execute(merger, tag, path)
@@ -117,8 +118,7 @@ def merge(
     action, current = f's."{ACTION}"', f't."{IS_CURRENT}"'
     closed = {IS_CURRENT: "false", VALID_TO: f's."{CLOSE_AT}"'}
     merger = (
-        storage.delta_table(path)
-        .merge(
+        table.merge(
             source,
             predicate=datafusion(plan.on(marks)),
             source_alias="s",

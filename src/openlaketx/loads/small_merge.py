@@ -103,8 +103,8 @@ def _source(staged: StagedBatch, columns: Sequence[str], schema: pa.Schema) -> p
     return table.select(list(columns)).cast(want)
 
 
-def target_schema(path: str) -> pa.Schema:
-    return pa.schema(storage.delta_table(path).schema().to_arrow())
+def target_schema(table: DeltaTable) -> pa.Schema:
+    return pa.schema(table.schema().to_arrow())
 
 
 def live_rows(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str:
@@ -123,7 +123,7 @@ def live_rows(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str
     return f"(SELECT {', '.join(cols)} FROM target{condition})"
 
 
-def joined(source: pa.Table, path: str, sql: str) -> list[dict[str, Any]]:
+def joined(source: pa.Table, table: DeltaTable, sql: str) -> list[dict[str, Any]]:
     """`sql` (Spark's dialect) over the batch's columns `source` as `s` and the table as
     `target`, run by DataFusion (it joins registered Delta tables: the batch becomes a
     scratch one)."""
@@ -131,7 +131,7 @@ def joined(source: pa.Table, path: str, sql: str) -> list[dict[str, Any]]:
     try:
         write_deltalake(scratch, source)
         query = QueryBuilder().register("s", DeltaTable(scratch))
-        query = query.register("target", storage.delta_table(path))
+        query = query.register("target", table)
         rows: list[dict[str, Any]] = pa.table(query.execute(datafusion(sql)).read_all()).to_pylist()
         return rows
     finally:
@@ -144,22 +144,22 @@ def changes(staged: StagedBatch, path: str, plan: MergePlan) -> dict[str, int]:
     conditions."""
     extra = [plan.sequence_by] if plan.sequence_by else []
     kept = [*plan.keys, ROW_HASH, *extra]
-    schema = target_schema(path)
-    return counted(_source(staged, kept, schema), path, plan, plan.changed(), schema)
+    table = storage.delta_table(path)  # one open for the schema and the join
+    source = _source(staged, kept, target_schema(table))
+    return counted(source, table, plan, plan.changed())
 
 
-def counted(
-    source: pa.Table, path: str, plan: MergePlan, changed: str, schema: pa.Schema
-) -> dict[str, int]:
+def counted(source: pa.Table, table: DeltaTable, plan: MergePlan, changed: str) -> dict[str, int]:
     """`MergePlan.counts` of `source` (the batch's keys and what `changed`, Spark's SQL over
     `s` and `t`, reads) joined by DataFusion with the table's live rows."""
     extra = [plan.sequence_by] if plan.sequence_by else []
     kept = [*plan.keys, ROW_HASH, *extra]
     live = [*kept, DELETED_AT] if plan.delete_missing == DeleteMissing.SOFT else kept
     first = quote(plan.keys[0])
+    schema = target_schema(table)
     (found,) = joined(
         source,
-        path,
+        table,
         f"SELECT "
         f"sum(CASE WHEN t.{first} IS NULL THEN 1 ELSE 0 END) AS inserted, "
         f"sum(CASE WHEN s.{first} IS NOT NULL AND t.{first} IS NOT NULL "
@@ -196,9 +196,10 @@ def merge(
 ) -> TaggedCommit:
     """The batch merged into the table by `plan` in one tagged, idempotent delta-rs commit,
     with the clauses of Spark's MERGE (`strategies._scd1`, `strategies._scd2`)."""
-    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add)
+    table = storage.delta_table(path)  # one open: new columns, the schema, the MERGE
+    ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add, table=table)
     written = [c for c in written_columns(staged, drop) if not is_staged_only(c)]
-    schema = target_schema(path)
+    schema = target_schema(table)
     source = _source(staged, written, schema)
     values = {c: f's."{c}"' for c in written}  # names are plain identifiers (ColumnName)
     props = commit_properties(tag)
@@ -207,9 +208,8 @@ def merge(
         marks = plan.marks
         history = plan.history
         merger = (
-            storage.delta_table(path)
-            .merge(
-                _scd2_source(source, path, plan, schema, marks),
+            table.merge(
+                _scd2_source(source, table, plan, schema, marks),
                 predicate=datafusion(plan.on(marks)),
                 source_alias="s",
                 target_alias="t",
@@ -227,7 +227,7 @@ def merge(
                 predicate=f't."{IS_CURRENT}"',
             )
     else:
-        merger = upsert(source, path, plan, values, props, changed=datafusion(plan.changed()))
+        merger = upsert(source, table, plan, values, props, changed=datafusion(plan.changed()))
     if plan.delete_missing == DeleteMissing.HARD:
         merger = merger.when_not_matched_by_source_delete()
     return execute(merger, tag, path)
@@ -235,7 +235,7 @@ def merge(
 
 def upsert(
     source: pa.Table,
-    path: str,
+    table: DeltaTable,
     plan: MergePlan,
     values: dict[str, str],
     props: CommitProperties,
@@ -246,8 +246,7 @@ def upsert(
     """merge: a row replaces its key's where `changed`, a new key is inserted (where
     `insert`), a missing key is marked deleted (once; one that comes back is not)."""
     merger = (
-        storage.delta_table(path)
-        .merge(
+        table.merge(
             source,
             predicate=datafusion(plan.on()),
             source_alias="s",
@@ -265,7 +264,7 @@ def upsert(
 
 
 def _scd2_source(
-    source: pa.Table, path: str, plan: MergePlan, schema: pa.Schema, marks: list[str]
+    source: pa.Table, table: DeltaTable, plan: MergePlan, schema: pa.Schema, marks: list[str]
 ) -> pa.Table:
     """The scd2 MERGE's source, as Spark's (`strategies._scd2`): every batch row keyed by its
     business keys in `marks` (to close changed versions and to find missing keys) and, with
@@ -278,7 +277,7 @@ def _scd2_source(
     first = quote(plan.keys[0])
     picked = joined(
         indexed,
-        path,
+        table,
         f"SELECT s.{_ROW} FROM s LEFT JOIN {live_rows(plan, schema, kept)} AS t ON {history.on()} "
         f"WHERE t.{first} IS NULL OR ({history.changed()})",
     )
