@@ -57,7 +57,7 @@ def bench_main(name: str) -> Callable[[list[str]], int]:
 SPARK_BENCHES = {
     "small_delivery": ["--rows", "5", "--rounds", "1"],
     "governed_ingest": ["--rows", "200", "--warmup-rows", "50", "--partitions", "2"],
-    "catch_up": ["--versions", "3", "--keys", "20", "--warmup-keys", "10", "--into-table"],
+    "catch_up": ["--versions", "3", "--keys", "20", "--warmup-keys", "0", "--into-table"],
     "history_growth": [
         "--runs",
         "20",
