@@ -69,13 +69,13 @@ def collect(folded: Folded) -> pa.Table:
     return table.take(pa.array(range(table.num_rows), pa.int64()))
 
 
-def changes(fold: pa.Table, path: str, plan: MergePlan) -> dict[str, int]:
-    """What the MERGE of `fold` would insert, update and delete, as Spark counts it
+def changes(rows: pa.Table, path: str, plan: MergePlan) -> dict[str, int]:
+    """What the MERGE of the fold's `rows` would insert, update and delete, as Spark counts it
     (`merge_changes.changes`). scd2: the history rows to insert, and the keys the fold closes or
     deletes. merge: the rows that `APPLY`, and the table's live keys the fold lacks (joined by
     DataFusion)."""
     if plan.scd2:
-        actions = fold.column(ACTION)
+        actions = rows.column(ACTION)
         by_action = {
             r["values"]: r["counts"] for r in pc.value_counts(actions.drop_null()).to_pylist()
         }
@@ -85,7 +85,7 @@ def changes(fold: pa.Table, path: str, plan: MergePlan) -> dict[str, int]:
             "deleted": by_action.get(DELETE, 0),
         }
     table = storage.delta_table(path)
-    keys = _as_table_types(fold.select([*plan.keys, APPLY]), target_schema(table), plan)
+    keys = _as_table_types(rows.select([*plan.keys, APPLY]), target_schema(table), plan)
     return counted(keys, table, plan, f"s.{APPLY}")
 
 
@@ -94,18 +94,18 @@ def merge(
     path: str,
     tag: CommitTag,
     plan: MergePlan,
-    fold: Callable[[], pa.Table],
+    rows: Callable[[], pa.Table],
     *,
     drop: frozenset[str],
     may_add: bool,
 ) -> TaggedCommit:
-    """The catch-up's fold (`collect`ed; asked for once the table has the batch's columns)
-    merged into the table in one tagged, idempotent delta-rs commit, with the clauses of
-    Spark's MERGE of the same source."""
+    """The catch-up's fold (its `collect`ed `rows`, asked for once the table has the batch's
+    columns) merged into the table in one tagged, idempotent delta-rs commit, with the clauses
+    of Spark's MERGE of the same source."""
     table = storage.delta_table(path)  # one open: new columns, the schema, the MERGE
     ensure_columns(path, fields_of(staged.schema, drop), may_add=may_add, table=table)
     written = [c for c in written_columns(staged, drop) if not is_staged_only(c)]
-    source = _as_table_types(fold(), target_schema(table), plan)
+    source = _as_table_types(rows(), target_schema(table), plan)
     values = {c: f's."{c}"' for c in written}
     props = commit_properties(tag)
     if not plan.scd2:

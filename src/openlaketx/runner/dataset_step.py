@@ -159,6 +159,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         drifts=drifts,
         content_hash=found.content_hash,
         fold=found.fold,
+        small=found.small,
     )
 
 

@@ -69,9 +69,11 @@ def promote(
     drifts: list[drift.DriftOutcome],
     content_hash: str | None,
     fold: pa.Table | None = None,
+    small: bool | None = None,
 ) -> StepResult:
     """Publish an allowed batch in one tagged, idempotent commit and record its version.
-    `fold`: a small catch-up's fold, collected by the novelty check (`small_catch_up`)."""
+    `fold`: a small catch-up's fold, collected by the novelty check (`small_catch_up`);
+    `small`: whether that check found the batch small enough for delta-rs (None: unasked)."""
     version = start.next_version
     evolves = any(o.evolves for o in drifts)
     tag = CommitTag(
@@ -91,6 +93,7 @@ def promote(
         if rejected is not None:
             staged = staging.split(ctx.spark, staged, rejected)
             fold = None  # folded from rows that are not all published
+            small = small or None  # fewer rows: one too big before may fit now
         if staged.malformed:
             set_aside = quarantine(
                 target.quarantine_path, staged, attempt.run_id, malformed_only=True
@@ -110,7 +113,8 @@ def promote(
             if not target.exists():
                 create_empty(target.path, fields_of(staged.schema, NOT_PUBLISHED))
             plan = target.plan(batch)
-            small = fold is not None or small_merge.fits(staged, target.path)
+            if small is None:
+                small = fold is not None or small_merge.fits(staged, target.path)
             if small and not small_merge.spans_versions(plan, staged):
                 commit = small_merge.merge(
                     staged, target.path, tag, plan, drop=NOT_PUBLISHED, may_add=evolves

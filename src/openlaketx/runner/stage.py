@@ -56,6 +56,9 @@ class Novelty:
     content_hash: str | None = None  # a full load's whole staged snapshot
     # a small catch-up's fold (`small_catch_up`), collected to count it; its write merges it
     fold: pa.Table | None = None
+    # whether delta-rs merges it (`small_merge.fits`), when the check asked: the write need
+    # not open the table again to ask (None: not asked)
+    small: bool | None = None
 
 
 def novelty(
@@ -89,4 +92,5 @@ def novelty(
         counts = merge_changes.changes(
             ctx.spark, rows, target.path, plan, batch_rows=staged.good_rows
         )
-    return Novelty(None if any(counts.values()) else "no row would change", fold=fold)
+    nothing = None if any(counts.values()) else "no row would change"
+    return Novelty(nothing, fold=fold, small=small)
