@@ -181,6 +181,11 @@ def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
     )
     assert not any(SECRET_KEY in value for value in conf.values())
     assert not any("s3a" in key for key in session_conf(local))
+    # staging commits with one rename per file and no `_SUCCESS` object, on the store only
+    committer = "spark.hadoop.mapreduce.fileoutputcommitter"
+    assert conf[f"{committer}.algorithm.version"] == "2"
+    assert conf[f"{committer}.marksuccessfuljobs"] == "false"
+    assert not any(key.startswith(committer) for key in session_conf(local))
 
 
 def test_a_local_lakehouse_whose_source_is_on_an_object_store_gives_spark_s3a(
