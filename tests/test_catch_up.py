@@ -141,6 +141,32 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
     assert len(folds) == 2
     assert [v.version for v in StoreReader(lh.store).versions(f"silver_sales{s}")] == [1, 2]
     assert lh.replay(f"silver_sales{s}", 2).matches
+
+    # whether a batch fits delta-rs is asked once per step (the novelty check's answer goes
+    # to the write): for a catch-up (bronze v4..v6, the no-op run above consumed none of them)
+    # and for one version merged into the table
+    from openlaketx.loads import small_merge
+
+    fits: list[object] = []
+    real_fits = small_merge.fits
+
+    def asked(*args: Any, **kwargs: Any) -> bool:
+        fits.append(args)
+        return real_fits(*args, **kwargs)
+
+    monkeypatch.setattr(small_merge, "fits", asked)
+    folded = len(folds)  # the replay above folded too
+    for name, row in [("may.csv", "2026-05,3,70.0"), ("jun.csv", "2026-06,3,75.0")]:
+        fits.clear()
+        deliver(root, "sales", name, sales, [row])
+        assert lh.run(f"bronze_sales{s}").status == "COMPLETED"
+        merged = lh.run(f"silver_sales{s}")
+        assert merged.status == "COMPLETED", merged.error
+        assert len(fits) == 1
+    assert len(folds) == folded + 1  # the catch-up's; one version is not folded
+    versions = StoreReader(lh.store).versions(f"silver_sales{s}")
+    assert [v.version for v in versions] == [1, 2, 3, 4]
+    assert [v.upstream_refs[f"bronze_sales{s}"] for v in versions][-2:] == [6, 7]
     assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")
 
 
