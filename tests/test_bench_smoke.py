@@ -17,30 +17,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.subprocess
-def test_status_latency_runs_and_prints_its_json() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "status_latency.py"),
-            "--runs",
-            "3",
-            "--repeat",
-            "1",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    figures = json.loads(out.stdout)
-    assert figures["runs"] == 3
-    assert {c["command"].split()[0] for c in figures["commands"]} >= {"status", "runs", "explain"}
-    assert all(len(c["seconds"]) == 1 for c in figures["commands"])
-
-
 def bench_main(name: str) -> Callable[[list[str]], int]:
     """A benchmark's `main`, imported from its file (bench/ is scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
@@ -50,6 +26,15 @@ def bench_main(name: str) -> Callable[[list[str]], int]:
     spec.loader.exec_module(module)
     main: Callable[[list[str]], int] = module.main
     return main
+
+
+@pytest.mark.subprocess  # the commands it times are new processes
+def test_status_latency_runs_and_prints_its_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main("status_latency")(["--runs", "3", "--repeat", "1", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["runs"] == 3
+    assert {c["command"].split()[0] for c in figures["commands"]} >= {"status", "runs", "explain"}
+    assert all(len(c["seconds"]) == 1 for c in figures["commands"])
 
 
 # In this process, on the worker's SparkSession (a bench opens its lakehouse with the session
