@@ -99,6 +99,19 @@ def test_a_correction_consumed_with_the_version_it_corrects_promotes_cleanly(
     assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")
 
 
+def calls_of(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[tuple[Any, ...]]:
+    """The arguments of every call of `module.name` from now on (each call still runs)."""
+    calls: list[tuple[Any, ...]] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_nothing_is_no_version(
     shop: tuple[Any, str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,14 +122,7 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
     deliver(root, "sales", "jan.csv", sales, ["2026-01,1,100.0", "2026-01,2,200.0"])
     assert lh.run(f"bronze_sales{s}").status == "COMPLETED"
     assert lh.run(f"silver_sales{s}").status == "COMPLETED"  # the table, from one version
-    folds: list[object] = []
-    real = strategies.catch_up_source
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        folds.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(strategies, "catch_up_source", counted)
+    folds = calls_of(monkeypatch, strategies, "catch_up_source")
     for name, rows in [
         ("feb.csv", ["2026-02,1,50.0", "2026-01,2,210.0"]),
         ("fix.csv", ["2026-02,1,55.0"]),
@@ -147,14 +153,7 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
     # and for one version merged into the table
     from openlaketx.loads import small_merge
 
-    fits: list[object] = []
-    real_fits = small_merge.fits
-
-    def asked(*args: Any, **kwargs: Any) -> bool:
-        fits.append(args)
-        return real_fits(*args, **kwargs)
-
-    monkeypatch.setattr(small_merge, "fits", asked)
+    fits = calls_of(monkeypatch, small_merge, "fits")
     folded = len(folds)  # the replay above folded too
     for name, row in [("may.csv", "2026-05,3,70.0"), ("jun.csv", "2026-06,3,75.0")]:
         fits.clear()
