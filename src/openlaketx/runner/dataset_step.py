@@ -157,9 +157,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         gated=gated,
         start=start,
         drifts=drifts,
-        content_hash=found.content_hash,
-        fold=found.fold,
-        small=found.small,
+        found=found,
     )
 
 

@@ -3,8 +3,6 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 
 from __future__ import annotations
 
-import pyarrow as pa
-
 from lakeguard.errors import SourceError
 from lakeguard.progress import WatermarkMark
 from lakeguard.store.runtime_rows import SourceProgressRow
@@ -26,6 +24,7 @@ from openlaketx.runner.context import (
 from openlaketx.runner.gating import GateOutcome
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
+from openlaketx.runner.stage import Novelty
 from openlaketx.sources.files import archive_files
 from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import quarantine_name, register
@@ -67,13 +66,12 @@ def promote(
     gated: GateOutcome,
     start: Recovered,
     drifts: list[drift.DriftOutcome],
-    content_hash: str | None,
-    fold: pa.Table | None = None,
-    small: bool | None = None,
+    found: Novelty,
 ) -> StepResult:
     """Publish an allowed batch in one tagged, idempotent commit and record its version.
-    `fold`: a small catch-up's fold, collected by the novelty check (`small_catch_up`);
-    `small`: whether that check found the batch small enough for delta-rs (None: unasked)."""
+    `found`: what the novelty check learnt of the batch (a full load's content hash, a small
+    catch-up's fold, whether delta-rs merges it), so that the write does not ask again."""
+    content_hash, fold, small = found.content_hash, found.fold, found.small
     version = start.next_version
     evolves = any(o.evolves for o in drifts)
     tag = CommitTag(
