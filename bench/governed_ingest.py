@@ -623,8 +623,8 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
     gov_s = [g.seconds for g in governed]
     gov_med = statistics.median(gov_s)
     ratio = gov_med / base_med
-    log("step overhead: one-row batches (5 rounds)")
-    overhead, one_bare, one_governed = step_overhead(work, mode=mode)
+    log(f"step overhead: one-row batches ({args.overhead_rounds} rounds)")
+    overhead, one_bare, one_governed = step_overhead(work, args.overhead_rounds, mode)
     log(f"step overhead {overhead:.2f}s")
     return Figures(
         mode=mode.name,
@@ -707,6 +707,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1, help="alternating rounds of each path")
     parser.add_argument("--partitions", type=int, default=8, help="CSV files to generate")
     parser.add_argument("--warmup-rows", type=int, default=200_000, help="rows of the warm-up")
+    parser.add_argument(
+        "--overhead-rounds", type=int, default=5, help="one-row rounds of the step overhead"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouses")
     parser.add_argument(
@@ -715,8 +718,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="ingest a feed whose every file has rows failing three WARN rules (2/20/1 %%)",
     )
     args = parser.parse_args(argv)
-    if args.rows < 1 or args.repeat < 1 or args.partitions < 1 or args.warmup_rows < 1:
-        parser.error("--rows, --repeat, --partitions and --warmup-rows must be positive")
+    counts = (args.rows, args.repeat, args.partitions, args.warmup_rows, args.overhead_rounds)
+    if min(counts) < 1:
+        parser.error(
+            "--rows, --repeat, --partitions, --warmup-rows and --overhead-rounds must be positive"
+        )
     return args
 
 

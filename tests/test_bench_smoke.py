@@ -41,7 +41,16 @@ def test_status_latency_runs_and_prints_its_json(capsys: pytest.CaptureFixture[s
 # that is already active): a tiny size, the JSON printed, no time asserted.
 SPARK_BENCHES = {
     "small_delivery": ["--rows", "5", "--rounds", "1"],
-    "governed_ingest": ["--rows", "200", "--warmup-rows", "50", "--partitions", "2"],
+    "governed_ingest": [
+        "--rows",
+        "200",
+        "--warmup-rows",
+        "50",
+        "--partitions",
+        "2",
+        "--overhead-rounds",
+        "1",
+    ],
     "catch_up": ["--versions", "3", "--keys", "20", "--warmup-keys", "0", "--into-table"],
     "history_growth": [
         "--runs",
