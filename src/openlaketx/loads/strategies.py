@@ -89,8 +89,14 @@ def with_row_hash(frame: DataFrame, keys: list[str], strategy: Any = "all") -> D
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
 
-    values = [F.col(quote(c)) for c in row_hash_columns(frame.columns, keys, strategy)]
-    return frame.withColumn(ROW_HASH, F.xxhash64(*values) if values else F.lit(0).cast("long"))
+    return frame.withColumn(ROW_HASH, F.expr(row_hash_sql(frame.columns, keys, strategy)))
+
+
+def row_hash_sql(columns: list[str], keys: list[str], strategy: Any = "all") -> str:
+    """The row hash as one SQL expression (pure): one round trip to the JVM, where a Column
+    per hashed column took one each, a fixed cost of every merge step."""
+    values = [quote(c) for c in row_hash_columns(columns, keys, strategy)]
+    return f"xxhash64({', '.join(values)})" if values else "CAST(0 AS BIGINT)"
 
 
 def with_scd2_columns(frame: DataFrame, effective: Column) -> DataFrame:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_sql, rule_flag_sql
-from lakeguard.store.ddl import quote
+from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
@@ -74,9 +74,9 @@ def publishable(
     return frame.withColumns(
         {
             FAILED_RULES: F.expr(failed_rules_sql(rules)),
-            VERSION_COL: F.lit(version).cast("long"),
-            RUN_COL: F.lit(run_id),
-            LOADED_COL: F.current_timestamp(),
+            VERSION_COL: F.expr(f"CAST({int(version)} AS BIGINT)"),
+            RUN_COL: F.expr(sql_string(run_id)),
+            LOADED_COL: F.expr("current_timestamp()"),
         }
     )
 
