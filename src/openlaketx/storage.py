@@ -25,6 +25,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -93,20 +94,35 @@ def delta_table(location: str, version: int | None = None) -> DeltaTable:
     """
     if version is not None or is_remote(location):
         return DeltaTable(location, version=version, storage_options=storage_options(location))
-    kept: OrderedDict[str, tuple[DeltaTable, int, int]] | None = getattr(_KEPT, "tables", None)
+    kept: OrderedDict[str, _Kept] | None = getattr(_KEPT, "tables", None)
     if kept is None:
         kept = _KEPT.tables = OrderedDict()
     found = kept.pop(location, None)
-    if found is not None and found[2] >= 0 and _commit_stamp(location, found[1]) == found[2]:
-        table = found[0]
-        table.update_incremental()
+    if (
+        found is not None
+        and found.stamp >= 0
+        and _commit_stamp(location, found.version) == found.stamp
+    ):
+        found.table.update_incremental()
+        version = found.table.version()
+        if version != found.version:
+            found = _Kept(found.table, version, _commit_stamp(location, version))
     else:
         table = DeltaTable(location)
-    version = table.version()
-    kept[location] = (table, version, _commit_stamp(location, version))
+        version = table.version()
+        found = _Kept(table, version, _commit_stamp(location, version))
+    kept[location] = found
     while len(kept) > KEPT_TABLES:
         kept.popitem(last=False)  # the least recently used goes first
-    return table
+    return found.table
+
+
+class _Kept(NamedTuple):
+    """A kept table, the version it was kept at and when that commit was written."""
+
+    table: DeltaTable
+    version: int
+    stamp: int
 
 
 def _commit_stamp(location: str, version: int) -> int:
