@@ -402,7 +402,7 @@ def s3_server() -> Iterator[Any]:
 
     server = _EARLY_S3.pop() if _EARLY_S3 else launch()
     try:
-        wait_ready(server)
+        server = wait_ready(server)
         yield server
     finally:
         server.stop()

@@ -44,6 +44,7 @@ PORTS = (
     "admin.port.grpc",
 )
 READY_WITHIN = 120.0  # seconds: a cold start on a busy machine takes a few
+RELAUNCHES = 3  # launches again when a port picked free was taken before the server bound it
 
 
 def weed_binary() -> str:
@@ -144,17 +145,27 @@ def _write_config(root: Path) -> Path:
     return config
 
 
-def wait_ready(server: SeaweedS3) -> None:
-    """Until the bucket answers through a real S3 client (or the server dies)."""
+def wait_ready(server: SeaweedS3) -> SeaweedS3:
+    """Until the bucket answers through a real S3 client (or the server dies); the server
+    that answers. Its ports are picked free before it binds them, so another process (the
+    other worker's server, starting at the same time) may take one first: a server that died
+    of that is launched again on new ports, up to RELAUNCHES times."""
     deadline = time.monotonic() + READY_WITHIN
     fs = server.filesystem()
+    relaunches = 0
     while True:
         if server.proc.poll() is not None:
             log = (server.root / "weed.log").read_text(errors="replace")[-2000:]
+            taken = "address already in use" in log or "is not available" in log
+            if taken and relaunches < RELAUNCHES:
+                relaunches += 1
+                server = launch(server.root)  # the same folder, new ports
+                fs = server.filesystem()
+                continue
             raise RuntimeError(f"SeaweedFS exited with {server.proc.returncode}:\n{log}")
         try:
             if fs.get_file_info(BUCKET).type == pafs.FileType.Directory:
-                return
+                return server
         except OSError:
             pass
         if time.monotonic() > deadline:
@@ -166,9 +177,7 @@ def wait_ready(server: SeaweedS3) -> None:
 def start(folder: Path | None = None) -> SeaweedS3:
     """A server keeping its objects in `folder` (default: a new temporary folder), its S3
     gateway on a free port of 127.0.0.1, once it serves the bucket."""
-    server = launch(folder)
-    wait_ready(server)
-    return server
+    return wait_ready(launch(folder))
 
 
 def launch(folder: Path | None = None) -> SeaweedS3:
