@@ -163,21 +163,32 @@ def test_upsert_changes_only_changed_definitions(store: MetadataStore) -> None:
 
 
 def test_the_store_compacts_its_own_tables(store: MetadataStore) -> None:
-    for i in range(compaction.COMPACT_EVERY + 1):
+    every = compaction.TIERS[0].every
+    for i in range(every + 1):
         store.append("run_events", [event(f"e{i}")])
     files = deltars.load("run_events", store.location("run_events")).file_uris()
-    assert len(files) < compaction.COMPACT_EVERY  # delta-rs ignores autoCompact; the store does it
-    assert len(store.rows("run_events")) == compaction.COMPACT_EVERY + 1
+    assert len(files) < every  # delta-rs ignores autoCompact; the store does it
+    assert len(store.rows("run_events")) == every + 1
+
+
+def test_compaction_passes_are_due_by_tier() -> None:
+    narrow, middle, wide = compaction.TIERS
+    assert compaction.due(narrow.every + 1) is None
+    assert compaction.due(narrow.every) == narrow
+    assert compaction.due(middle.every) == middle  # a multiple of both: the wider pass
+    assert compaction.due(wide.every * 3) == wide
+    assert narrow.target < middle.target < wide.target
 
 
 def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
     store: MetadataStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Tiered: the pass every COMPACT_EVERY commits merges the small files and never rewrites
-    one past COMPACT_SMALL (so no step pays for rewriting a grown table); the pass every
-    COMPACT_WIDE_EVERY commits merges those too. No row is lost or doubled by either."""
-    monkeypatch.setattr(compaction, "COMPACT_SMALL", 256 * 1024)
-    monkeypatch.setattr(compaction, "COMPACT_WIDE_EVERY", 2 * compaction.COMPACT_EVERY)
+    """Tiered: the frequent pass merges the small files and never rewrites one past its
+    target (so no step pays for rewriting a grown table); the rarer, wider pass merges those
+    too. No row is lost or doubled by either."""
+    narrow = compaction.Tier(every=5, target=256 * 1024)
+    wide = compaction.Tier(every=2 * narrow.every, target=compaction.COMPACT_TARGET)
+    monkeypatch.setattr(compaction, "TIERS", (narrow, wide))
     location = store.location("run_events")
     appended = 0
 
@@ -198,15 +209,15 @@ def test_compaction_leaves_big_files_alone_but_on_its_wide_pass(
 
     store.append("run_events", [event(f"big{i}") for i in range(30_000)])
     appended += 30_000
-    (big,) = (path for path, size in files().items() if size > compaction.COMPACT_SMALL)
-    append_through(compaction.COMPACT_EVERY)
-    if (_version(store, "run_events") - 1) % compaction.COMPACT_WIDE_EVERY == 0:
-        append_through(compaction.COMPACT_EVERY)  # that pass was the wide one: take the next
+    (big,) = (path for path, size in files().items() if size > narrow.target)
+    append_through(narrow.every)
+    if (_version(store, "run_events") - 1) % wide.every == 0:
+        append_through(narrow.every)  # that pass was the wide one: take the next
     after_small = files()
     assert big in after_small  # left alone
     assert len(after_small) <= 3, after_small  # the one-row files merged
     assert len(store.rows("run_events")) == appended
-    append_through(compaction.COMPACT_WIDE_EVERY)
+    append_through(wide.every)
     after_wide = files()
     assert big not in after_wide and len(after_wide) == 1, after_wide  # merged, whole
     assert len(store.rows("run_events")) == appended
