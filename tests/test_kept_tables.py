@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
+from lakeguard import data_tables
 from openlaketx import storage
 
 
@@ -68,7 +69,7 @@ def test_versions_are_never_kept_and_each_thread_keeps_its_own(tmp_path: Path) -
 
 
 def test_a_thread_keeps_a_bounded_number_of_tables(tmp_path: Path) -> None:
-    paths = [str(tmp_path / f"t{i}") for i in range(storage.KEPT_TABLES + 1)]
+    paths = [str(tmp_path / f"t{i}") for i in range(data_tables.KEPT_TABLES + 1)]
     for path in paths:
         write_deltalake(path, rows(1))
     first = storage.delta_table(paths[0])

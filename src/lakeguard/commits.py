@@ -15,6 +15,7 @@ from typing import Any
 
 from deltalake import DeltaTable
 
+from lakeguard.data_tables import delta_table
 from lakeguard.shapes import JsonObject
 from lakeguard.store.objectstore import storage_options
 from lakeguard.store.versioning import MARK_MIGRATION
@@ -98,7 +99,7 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
             parameters=dict(entry.get("operationParameters") or {}),
             migration=entry.get(MARK_MIGRATION),
         )
-        for entry in DeltaTable(path, storage_options=storage_options(path)).history(limit)
+        for entry in delta_table(path).history(limit)
     ]
 
 
@@ -107,7 +108,7 @@ def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
     if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
         return []
     found = []
-    for entry in DeltaTable(path, storage_options=storage_options(path)).history(limit):
+    for entry in delta_table(path).history(limit):
         tag = parse_tag(entry.get("userMetadata"))
         if tag is None:
             continue
@@ -156,5 +157,4 @@ def published_through(path: str, app: str) -> int:
     """The highest data version the table has a commit for (0 when none or no table)."""
     if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
         return 0
-    table = DeltaTable(path, storage_options=storage_options(path))
-    return int(table.transaction_version(app) or 0)
+    return int(delta_table(path).transaction_version(app) or 0)

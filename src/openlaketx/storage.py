@@ -21,17 +21,15 @@ import json
 import os
 import re
 import shutil
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
+from lakeguard.data_tables import delta_table
 from lakeguard.errors import StorageError, first_line
 from lakeguard.shapes import JsonObject
 from lakeguard.store.objectstore import ObjectStoreSettings, is_remote, storage_options
@@ -58,9 +56,6 @@ __all__ = [
     "subfolders",
 ]
 
-KEPT_TABLES = 32  # newest data tables each thread keeps open (see delta_table)
-_KEPT = threading.local()
-
 
 _GLOB = re.compile(r"[*?\[{]")
 
@@ -80,57 +75,6 @@ def relative(path: str, root: str) -> str:
             fix="stage batches inside the target table's folder",
         )
     return path[len(prefix) :]
-
-
-def delta_table(location: str, version: int | None = None) -> DeltaTable:
-    """A data table opened by delta-rs (at `version`, or its newest).
-
-    A step opens its tables several times. Opening afresh reads the log from the last
-    checkpoint (up to a hundred commits: 10 ms at a dozen here), so the newest state of a
-    local table is kept per thread and brought up to date from the commits since (~2 ms). A
-    kept table whose last commit file changed or went (the folder deleted, a table made anew
-    there) is opened afresh. Each thread keeps its own: a DeltaTable is not shared between
-    threads.
-    """
-    if version is not None or is_remote(location):
-        return DeltaTable(location, version=version, storage_options=storage_options(location))
-    kept: OrderedDict[str, _Kept] | None = getattr(_KEPT, "tables", None)
-    if kept is None:
-        kept = _KEPT.tables = OrderedDict()
-    found = kept.pop(location, None)
-    if (
-        found is not None
-        and found.stamp >= 0
-        and _commit_stamp(location, found.version) == found.stamp
-    ):
-        found.table.update_incremental()
-        version = found.table.version()
-        if version != found.version:
-            found = _Kept(found.table, version, _commit_stamp(location, version))
-    else:
-        table = DeltaTable(location)
-        version = table.version()
-        found = _Kept(table, version, _commit_stamp(location, version))
-    kept[location] = found
-    while len(kept) > KEPT_TABLES:
-        kept.popitem(last=False)  # the least recently used goes first
-    return found.table
-
-
-class _Kept(NamedTuple):
-    """A kept table, the version it was kept at and when that commit was written."""
-
-    table: DeltaTable
-    version: int
-    stamp: int
-
-
-def _commit_stamp(location: str, version: int) -> int:
-    """When commit `version` of a local table was written (-1: its file is gone)."""
-    try:
-        return os.stat(os.path.join(location, "_delta_log", f"{version:020d}.json")).st_mtime_ns
-    except FileNotFoundError:
-        return -1
 
 
 def table_fields(location: str) -> list[JsonObject] | None:
