@@ -13,11 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from deltalake import DeltaTable
-
-from lakeguard.data_tables import delta_table
+from lakeguard.data_tables import delta_table, exists
 from lakeguard.shapes import JsonObject
-from lakeguard.store.objectstore import storage_options
 from lakeguard.store.versioning import MARK_MIGRATION
 
 TAG_KEY = "laketx"
@@ -89,7 +86,7 @@ class Commit:
 
 def history(path: str, limit: int | None = None) -> list[Commit]:
     """The table's commits, newest first (empty when there is no Delta table at `path`)."""
-    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
+    if not exists(path):
         return []
     return [
         Commit(
@@ -105,7 +102,7 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
 
 def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
     """The most recent laketx-tagged commits of the table at `path`, newest first."""
-    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
+    if not exists(path):
         return []
     found = []
     for entry in delta_table(path).history(limit):
@@ -155,6 +152,6 @@ def find_commit(path: str, data_version: int) -> TaggedCommit | None:
 
 def published_through(path: str, app: str) -> int:
     """The highest data version the table has a commit for (0 when none or no table)."""
-    if not DeltaTable.is_deltatable(path, storage_options=storage_options(path)):
+    if not exists(path):
         return 0
     return int(delta_table(path).transaction_version(app) or 0)

@@ -23,6 +23,11 @@ KEPT_TABLES = 32  # newest data tables each thread keeps open
 _KEPT = threading.local()
 
 
+def exists(location: str) -> bool:
+    """Whether a Delta table exists at `location` (local or on an object store)."""
+    return bool(DeltaTable.is_deltatable(location, storage_options=storage_options(location)))
+
+
 def delta_table(location: str, version: int | None = None) -> DeltaTable:
     """A data table opened by delta-rs (at `version`, or its newest: kept, see above).
     Versions asked for, and tables on an object store, are opened afresh."""

@@ -27,12 +27,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from deltalake import DeltaTable
 
 from lakeguard.data_tables import delta_table
+from lakeguard.data_tables import exists as _table_exists
 from lakeguard.errors import StorageError, first_line
 from lakeguard.shapes import JsonObject
-from lakeguard.store.objectstore import ObjectStoreSettings, is_remote, storage_options
+from lakeguard.store.objectstore import ObjectStoreSettings, is_remote
 
 __all__ = [
     "ListedFile",
@@ -87,7 +87,7 @@ def table_fields(location: str) -> list[JsonObject] | None:
 
 def is_delta_table(location: str) -> bool:
     """Whether a Delta table exists at `location`."""
-    return bool(DeltaTable.is_deltatable(location, storage_options=storage_options(location)))
+    return _table_exists(location)
 
 
 def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
