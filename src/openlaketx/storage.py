@@ -29,7 +29,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lakeguard.data_tables import delta_table
-from lakeguard.data_tables import exists as _table_exists
+from lakeguard.data_tables import exists as is_delta_table  # whether a Delta table is there
 from lakeguard.errors import StorageError, first_line
 from lakeguard.shapes import JsonObject
 from lakeguard.store.objectstore import ObjectStoreSettings, is_remote
@@ -83,11 +83,6 @@ def table_fields(location: str) -> list[JsonObject] | None:
         return None
     fields: list[JsonObject] = json.loads(delta_table(location).schema().to_json())["fields"]
     return fields
-
-
-def is_delta_table(location: str) -> bool:
-    """Whether a Delta table exists at `location`."""
-    return _table_exists(location)
 
 
 def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:

@@ -64,8 +64,8 @@ def publishable(
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     present = frame.columns
     absent = [c for c in table_columns if c not in present]
-    flags = rule_flag_sql(rules)
-    stale = [c for c in present if c in dict(flags)]  # staged-only: never data, never this run's
+    flags = dict(rule_flag_sql(rules))
+    stale = [c for c in present if c in flags]  # staged-only: never data, never this run's
     if stale:
         frame = frame.drop(*stale)
         present = frame.columns
@@ -77,19 +77,18 @@ def publishable(
     # Column objects they took one per function and operand (~900 for a few rules).
     added = {
         DIGEST_COLUMN: row_digest_sql(present, absent),
-        **dict(flags),
+        **flags,
         FAILED_RULES: failed_rules_sql(rules),
         VERSION_COL: f"CAST({int(version)} AS BIGINT)",
         RUN_COL: sql_string(run_id),
         LOADED_COL: "current_timestamp()",
     }
-    replaced = {c for c in present if c in added}
+    named = {name: F.expr(f"({sql}) AS {quote(name)}") for name, sql in added.items()}
+    if not any(c in named for c in present):
+        return frame.select("*", *named.values())
     # as withColumns: a column the batch has already is replaced where it stands
-    kept = [
-        F.expr(f"({added.pop(c)}) AS {quote(c)}") if c in replaced else quote(c) for c in present
-    ]
-    new = [F.expr(f"({sql}) AS {quote(name)}") for name, sql in added.items()]
-    return frame.select(*(kept if replaced else ["*"]), *new)
+    kept = [named.pop(c, quote(c)) for c in present]
+    return frame.select(*kept, *named.values())
 
 
 def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
