@@ -109,14 +109,19 @@ def is_table(location: str) -> bool:
 
 def pinned_properties(table: TableDef) -> dict[str, str]:
     """The table properties every metadata table carries (set at creation, and by the store
-    migration that pins them on tables created before). Deletion vectors stay off, so a Spark
+    migrations that pin them on tables created before). Deletion vectors stay off, so a Spark
     UPDATE or DELETE (a direct edit of a definition) rewrites files and leaves the protocol
-    delta-rs writes."""
-    return {
+    delta-rs writes. A runtime table keeps its commit files for `compaction.LOG_RETENTION`
+    only (its rows are its history); a definition table keeps all of them (`laketx changes`
+    and `replay` read it as it was)."""
+    pinned = {
         "laketx.kind": table.kind.value,
         "delta.appendOnly": str(table.append_only).lower(),
         "delta.enableDeletionVectors": "false",
     }
+    if table.append_only:
+        pinned[compaction.LOG_RETENTION_PROPERTY] = compaction.LOG_RETENTION
+    return pinned
 
 
 def create(table: TableDef, location: str) -> bool:

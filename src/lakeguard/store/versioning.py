@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from lakeguard.errors import MetadataStoreError
 
 # The version this code writes and needs; the number of the latest migration.
-STORE_VERSION = 3
+STORE_VERSION = 4
 VERSION_PROPERTY = "laketx.store_version"
 # A table being rewritten by a migration (`rewrite.py`) names the migration in this property
 # until the rewrite is done; the store does not open meanwhile.

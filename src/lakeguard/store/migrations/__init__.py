@@ -21,6 +21,7 @@ from lakeguard.store.migrations import (
     m0001_pin_table_properties,
     m0002_trigger_by,
     m0003_unpartitioned,
+    m0004_log_retention,
 )
 from lakeguard.store.migrations.base import Migration, each_table
 from lakeguard.store.rewrite import resume
@@ -34,6 +35,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m0001_pin_table_properties.MIGRATION,
     m0002_trigger_by.MIGRATION,
     m0003_unpartitioned.MIGRATION,
+    m0004_log_retention.MIGRATION,
 )
 
 
