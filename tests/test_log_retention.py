@@ -142,13 +142,36 @@ def test_migrate_gives_an_older_stores_runtime_tables_the_retention(tmp_path: Pa
     assert len(store.rows("pipeline_runs")) == 5
 
 
-def test_the_migration_removes_what_has_expired_at_once(store: MetadataStore) -> None:
-    """On a store whose runtime tables have the retention, the migration finds nothing to set
-    and still checkpoints each one and removes its expired commits."""
+def test_a_store_migrated_to_the_retention_is_cleaned_by_the_next_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store created when the pinned properties had no retention (migration 1 ran before it
+    was one of them): nothing is removed; migration 4 sets it, and the table's next
+    compaction pass removes its expired commits."""
+    pinned = deltars.pinned_properties
+    with monkeypatch.context() as before_the_retention:
+        before_the_retention.setattr(
+            deltars,
+            "pinned_properties",
+            lambda table: {
+                k: v for k, v in pinned(table).items() if k != compaction.LOG_RETENTION_PROPERTY
+            },
+        )
+        store = MetadataStore("lg", str(tmp_path / "meta"), "default")
+        store.ensure()
     location = store.location("run_events")
-    for i in range(3):
-        store.append("run_events", [event(f"e{i}")])
+    appended = append_until_a_pass(store, "run_events", 0)
     age_log(location)
-    assert m0004_log_retention.MIGRATION.apply(store) == []
-    assert commits(location) == [int(deltars.load("run_events", location).version())]
-    assert len(store.rows("run_events")) == 3
+    appended += append_until_a_pass(store, "run_events", appended)
+    assert commits(location)[0] == 0  # no retention: nothing removed
+    checkpoint = int(deltars.load("run_events", location).version())  # that pass's commit
+    assert m0004_log_retention.MIGRATION.apply(store) == [
+        f"{name}: set {compaction.LOG_RETENTION_PROPERTY}={compaction.LOG_RETENTION}"
+        for name, table in sorted(load_table_defs().items())
+        if table.append_only and name in store.tables()
+    ]
+    age_log(location)
+    appended += append_until_a_pass(store, "run_events", appended)
+    newest = int(deltars.load("run_events", location).version())
+    assert commits(location) == list(range(checkpoint, newest + 1))  # those before it went
+    assert len(store.rows("run_events")) == appended

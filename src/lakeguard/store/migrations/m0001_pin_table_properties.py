@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
 
-def pin(store: MetadataStore, name: str) -> str | None:
+def _pin(store: MetadataStore, name: str) -> str | None:
     """Set the pinned properties table `name` lacks; what was set, if anything."""
     location = store.location(name)
     dt = deltars.load_if_exists(name, location)
@@ -29,7 +29,7 @@ def pin(store: MetadataStore, name: str) -> str | None:
 
 
 def _apply(store: MetadataStore) -> list[str]:
-    return [said for said in each_table(lambda name: pin(store, name), store.tables()) if said]
+    return [said for said in each_table(lambda name: _pin(store, name), store.tables()) if said]
 
 
 MIGRATION = Migration(
