@@ -10,7 +10,6 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,29 +17,16 @@ from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
 from lakeguard.store.migrations import m0004_log_retention, migrate
 from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.store import utcnow
+from tests.conftest import copied_store
 from tests.store_v0 import FIXTURE
+from tests.test_snapshot_cache import event
 
 RETAINED = 2 * 3600  # seconds: older than compaction.LOG_RETENTION
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetadataStore:
-    s = MetadataStore("lg", str(tmp_path / "meta"), "default")
-    s.ensure()
-    return s
-
-
-def event(event_id: str) -> dict[str, Any]:
-    return {
-        "event_id": event_id,
-        "run_id": "r",
-        "pipeline_logging_id": "r",
-        "pipeline_id": "p",
-        "tenant_id": "default",
-        "status": "RUNNING",
-        "event_time": utcnow(),
-    }
+def store(empty_store_template: Path, tmp_path: Path) -> MetadataStore:
+    return copied_store(empty_store_template, tmp_path / "meta")
 
 
 def commits(location: str) -> list[int]:
