@@ -73,10 +73,10 @@ def compact(
     except CommitFailedError:
         return
     if LOG_RETENTION_PROPERTY in dt.metadata().configuration:
-        clean_log(dt)
+        _clean_log(dt)
 
 
-def clean_log(dt: DeltaTable) -> None:
+def _clean_log(dt: DeltaTable) -> None:
     """Remove the table's commit files that are older than its log retention and than its
     newest checkpoint. Best effort: two processes cleaning at once race to delete the same
     files, and whatever is left the next pass removes."""
