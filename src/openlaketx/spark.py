@@ -141,9 +141,6 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         log_conf = Path(__file__).with_name("log4j2.properties")
         java_options.append(f"-Dlog4j2.configurationFile=file:{log_conf}")
     conf.update(cfg.spark_conf)
-    # not the user's to turn off: the staging projection reads its rule flags by their names
-    # (`runner.batch_rows.publishable`)
-    conf["spark.sql.lateralColumnAlias.enableImplicitResolution"] = "true"
     # the user's JVM options come last, so theirs win where both set one
     java_options.append(cfg.spark_conf.get(DRIVER_JAVA_OPTIONS, ""))
     conf[DRIVER_JAVA_OPTIONS] = " ".join(filter(None, java_options))

@@ -41,11 +41,6 @@ class RuleTally:
         return [decode_sample(self.low), decode_sample(self.high)]
 
 
-# Joins a failing row's rule ids before they are split into its list: rule ids are identifiers
-# (and the engine's own `_...` ones), so it never occurs in one (nor is it special to a regex).
-FAILED_RULES_SEPARATOR = ","
-
-
 def decode_sample(flag: str | None) -> str | None:
     """The sample a flag value carries (None: no flag, or a failing row without a value)."""
     if not flag:
@@ -80,20 +75,16 @@ def failed_rules_sql(rules: list[CompiledRule]) -> str:
     the flag columns `rule_flag_sql` added, as one SQL expression (pure).
 
     Most rows break nothing: they get the empty array after one null test, and only a failing
-    row pays for building its array. The ids are joined and split rather than filtered out of
-    an array: `filter`, a higher-order function, has no generated code, so it kept the whole
-    projection that holds it (and the row digest beside it) out of whole-stage code generation.
+    row pays for building its array.
     """
     empty = "CAST(array() AS ARRAY<STRING>)"
     named = [(quote(rule_flag(i)), r.rule_id) for i, r in enumerate(row_rules(rules))]
     if not named:
         return empty
-    assert not any(FAILED_RULES_SEPARATOR in rule_id for _, rule_id in named), named
     flagged = ", ".join(
         f"CASE WHEN {flag} IS NOT NULL THEN {sql_string(rule_id)} END" for flag, rule_id in named
     )
-    sep = sql_string(FAILED_RULES_SEPARATOR)
-    failing = f"split(concat_ws({sep}, {flagged}), {sep})"  # concat_ws skips the nulls
+    failing = f"filter(array({flagged}), laketx_id -> laketx_id IS NOT NULL)"
     flags = [flag for flag, _ in named]
     any_flag = f"coalesce({', '.join(flags)})" if len(flags) > 1 else flags[0]
     return f"CASE WHEN {any_flag} IS NOT NULL THEN {failing} ELSE {empty} END"

@@ -16,7 +16,7 @@ from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
-from openlaketx.loads.content import DIGEST_COLUMN, row_digest_sql
+from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch import LOADED_COL, RUN_COL, VERSION_COL
 
@@ -64,31 +64,21 @@ def publishable(
         frame = frame.withColumn(DELETED_AT, F.lit(None).cast("timestamp"))
     present = frame.columns
     absent = [c for c in table_columns if c not in present]
-    flags = dict(rule_flag_sql(rules))
-    stale = [c for c in present if c in flags]  # staged-only: never data, never this run's
-    if stale:
-        frame = frame.drop(*stale)
-        present = frame.columns
-    # One projection: each is a round trip and an analysis of the whole plan in the JVM, a
-    # fixed cost of every step (~15 ms). Each rule's flag is a column of its own, so that
-    # the staged footers count it; the list of broken rules reads the flags by their names
-    # in the same projection (a lateral column alias: `spark.session_conf` keeps it on).
-    # Every added column is one SQL expression with its name, one round trip: built from
-    # Column objects they took one per function and operand (~900 for a few rules).
-    added = {
-        DIGEST_COLUMN: row_digest_sql(present, absent),
-        **flags,
-        FAILED_RULES: failed_rules_sql(rules),
-        VERSION_COL: f"CAST({int(version)} AS BIGINT)",
-        RUN_COL: sql_string(run_id),
-        LOADED_COL: "current_timestamp()",
-    }
-    named = {name: F.expr(f"({sql}) AS {quote(name)}") for name, sql in added.items()}
-    if not any(c in named for c in present):
-        return frame.select("*", *named.values())
-    # as withColumns: a column the batch has already is replaced where it stands
-    kept = [named.pop(c, quote(c)) for c in present]
-    return frame.select(*kept, *named.values())
+    # Two projections, not one per column: each is a round trip and an analysis in the JVM,
+    # a fixed cost of every step. Each rule's flag is a column of its own so that the staged
+    # footers count it; the list of broken rules is read from the flags, hence after them.
+    # Every added column is one SQL expression, a round trip each; built from Column objects
+    # they took one per function and operand (~900 for a few rules on a narrow table).
+    flags = {name: F.expr(sql) for name, sql in rule_flag_sql(rules)}
+    frame = frame.withColumns({DIGEST_COLUMN: row_digest(present, absent), **flags})
+    return frame.withColumns(
+        {
+            FAILED_RULES: F.expr(failed_rules_sql(rules)),
+            VERSION_COL: F.expr(f"CAST({int(version)} AS BIGINT)"),
+            RUN_COL: F.expr(sql_string(run_id)),
+            LOADED_COL: F.expr("current_timestamp()"),
+        }
+    )
 
 
 def effective_time(frame: DataFrame, dataset: DatasetDef) -> Column:
