@@ -170,6 +170,16 @@ def load_if_exists(table: str, location: str) -> DeltaTable | None:
             return None
 
 
+@contextmanager
+def kept(table: str, location: str) -> Iterator[DeltaTable | None]:
+    """The newest snapshot this process keeps of the table (None: there is none), for this
+    caller alone while the block runs, to read and commit on top of. Opened once per process,
+    then brought up to date, where `load_if_exists` opens it afresh each time (on an object
+    store ~20 ms and a listing and reads of the log, against one listing)."""
+    with guarded(table, location, "open it"), SNAPSHOTS.held(location) as dt:
+        yield dt
+
+
 def check_writable(table: str, location: str, dt: DeltaTable) -> None:
     """Refuse a table that uses a feature delta-rs cannot write, before anything is written."""
     protocol = dt.protocol()

@@ -36,7 +36,7 @@ from typing import TypeVar, cast
 
 import pyarrow as pa
 from deltalake import DeltaTable
-from deltalake.exceptions import DeltaError
+from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from lakeguard.errors import LakeTxError
 from lakeguard.shapes import StoredRow
@@ -158,20 +158,48 @@ class Snapshots:
         commits since it was last seen, where opening the table afresh reads its whole log.
         The caller has it alone (this process's readers of the table wait); a commit that
         fails leaves it to be opened afresh."""
+        # refused before any commit (a lease held, a version taken): the snapshot stays good
+        with self._held(location, missing_ok=False, kept_after=LakeTxError) as snapshot:
+            assert snapshot is not None  # a missing table raised
+            yield snapshot
+
+    @contextmanager
+    def held(self, location: str) -> Iterator[DeltaTable | None]:
+        """`writing` for a caller that opens, checks and may alter a table that need not exist
+        (None then; the caller may create it meanwhile): the store's `ensure` and migrations,
+        which each process runs over every table. Any failure in the block drops the kept
+        snapshot."""
+        with self._held(location, missing_ok=True, kept_after=()) as snapshot:
+            yield snapshot
+
+    @contextmanager
+    def _held(
+        self,
+        location: str,
+        *,
+        missing_ok: bool,
+        kept_after: type[BaseException] | tuple[type[BaseException], ...],
+    ) -> Iterator[DeltaTable | None]:
         table = self._table(location)
         with table.lock:
-            snapshot = table.newest()
+            try:
+                snapshot: DeltaTable | None = table.newest()
+            except TableNotFoundError:
+                if not missing_ok:
+                    raise
+                table.snapshot = snapshot = None
             try:
                 yield snapshot
-            except LakeTxError:  # refused before any commit (a lease held, a version taken)
+            except kept_after:
                 raise
             except BaseException:
                 table.snapshot = None  # its state after a failed commit is not to be trusted
                 raise
             else:  # it holds the commit now: the file's identity is the one just written
-                table.version = int(snapshot.version())
-                path = _local_path(location)
-                table.identity = _identity(path, table.version) if path is not None else None
+                if snapshot is not None:
+                    table.version = int(snapshot.version())
+                    path = _local_path(location)
+                    table.identity = _identity(path, table.version) if path is not None else None
             finally:
                 table.checked_at = -math.inf  # the next use checks for others' commits
 

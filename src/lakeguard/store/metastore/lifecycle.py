@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from deltalake import DeltaTable
+
 from lakeguard.store import compaction, deltars
 from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
 from lakeguard.store.definitions import TableDef, load_table_defs, table_def
@@ -80,8 +82,8 @@ class StoreLifecycle(StoreBase):
         """The store version each existing table is at."""
 
         def version(table: str) -> int | None:
-            dt = deltars.load_if_exists(table, self.location(table))
-            return None if dt is None else table_version(dt.metadata().configuration)
+            with deltars.kept(table, self.location(table)) as dt:
+                return None if dt is None else table_version(dt.metadata().configuration)
 
         with ThreadPoolExecutor(max_workers=8) as pool:  # a round trip or two per table
             found = dict(zip(self.tables(), pool.map(version, self.tables()), strict=True))
@@ -93,11 +95,19 @@ class StoreLifecycle(StoreBase):
         location = self.location(table.name)
         if not is_remote(location) and os.path.exists(location + MIGRATING_SUFFIX):
             return table.name, None, []
-        dt = deltars.load_if_exists(table.name, location)  # (one read: most tables exist)
-        if dt is None:
+        # the process's kept snapshot: every later read and commit of the table starts from it
+        with deltars.kept(table.name, location) as dt:
+            if dt is not None:
+                return self._check_table(table, location, dt)
             if deltars.create(table, location):
                 return table.name, STORE_VERSION, [f"created {self.namespace}.{table.name}"]
-            dt = deltars.load(table.name, location)  # another process created it meanwhile
+        # another process created it meanwhile
+        return self._check_table(table, location, deltars.load(table.name, location))
+
+    def _check_table(
+        self, table: TableDef, location: str, dt: DeltaTable
+    ) -> tuple[str, int | None, list[str]]:
+        """`_ensure_table` of a table that exists, `dt` its newest snapshot."""
         if dt.metadata().configuration.get(MIGRATING_PROPERTY):  # a rewrite is half done
             return table.name, None, []
         deltars.check_writable(table.name, location, dt)

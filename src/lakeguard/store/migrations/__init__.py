@@ -75,7 +75,13 @@ def pending(store: MetadataStore, versions: Mapping[str, int] | None = None) -> 
 def _stamper(store: MetadataStore, version: int) -> Callable[[str], None]:
     """Stamps a table of `store` as migrated to `version`."""
     stamp = {VERSION_PROPERTY: str(version)}
-    return lambda table: deltars.set_properties(table, store.location(table), stamp)
+
+    def stamped(table: str) -> None:
+        location = store.location(table)
+        with deltars.kept(table, location) as dt:
+            deltars.set_properties(table, location, stamp, base=dt)
+
+    return stamped
 
 
 def migrate(store: MetadataStore) -> list[str]:

@@ -16,15 +16,15 @@ if TYPE_CHECKING:
 def _apply(store: MetadataStore) -> list[str]:
     def pin(name: str) -> str | None:
         location = store.location(name)
-        dt = deltars.load_if_exists(name, location)
-        if dt is None:
-            return None
-        wanted = deltars.pinned_properties(table_def(name))
-        have = dt.metadata().configuration
-        missing = {k: v for k, v in wanted.items() if have.get(k) != v}
-        if not missing:
-            return None
-        deltars.set_properties(name, location, missing, base=dt)
+        with deltars.kept(name, location) as dt:
+            if dt is None:
+                return None
+            wanted = deltars.pinned_properties(table_def(name))
+            have = dt.metadata().configuration
+            missing = {k: v for k, v in wanted.items() if have.get(k) != v}
+            if not missing:
+                return None
+            deltars.set_properties(name, location, missing, base=dt)
         return f"{name}: set {', '.join(f'{k}={v}' for k, v in sorted(missing.items()))}"
 
     return [said for said in each_table(pin, store.tables()) if said]
