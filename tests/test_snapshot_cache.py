@@ -231,3 +231,50 @@ def test_requests_arriving_together_share_one_computation(store: MetadataStore) 
     for t in threads:
         t.join()
     assert results == [42] * 8 and len(calls) == 1
+
+
+def test_ensure_opens_each_table_once_and_the_reads_start_from_it(
+    empty_store_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process opens each metadata table once (its first `ensure`); ensuring again, reading
+    and appending bring that snapshot up to date instead of opening the table again."""
+    import lakeguard.store.deltars as deltars_module
+    import lakeguard.store.snapshots as snapshots_module
+
+    opened: list[str] = []
+
+    class Counted(DeltaTable):
+        def __init__(self, location: str, *args: Any, **kwargs: Any) -> None:
+            opened.append(Path(location).name)
+            super().__init__(location, *args, **kwargs)
+
+    monkeypatch.setattr(snapshots_module, "DeltaTable", Counted)
+    monkeypatch.setattr(deltars_module, "DeltaTable", Counted)
+    shutil.copytree(empty_store_template, tmp_path / "meta")
+    store = MetadataStore("lg", str(tmp_path / "meta"), "default")
+    store.ensure()
+    assert sorted(opened) == sorted(store.tables())  # each once
+    opened.clear()
+    store.ensure()
+    store.append("run_events", [event("a")])
+    assert ids(store) == ["a"]
+    MetadataStore("lg", str(tmp_path / "meta"), "default").ensure()  # another store object
+    assert opened == []
+
+
+def test_ensure_sees_what_another_writer_did_to_a_kept_table(store: MetadataStore) -> None:
+    """A table this process keeps, marked by another writer as half rewritten, then deleted:
+    the next `ensure` refuses the first and makes the second anew; the kept snapshot never
+    answers for a table that has changed."""
+    from lakeguard.store.versioning import MIGRATING_PROPERTY, StoreVersionError
+
+    location = store.location("run_events")
+    DeltaTable(location).alter.set_table_properties(
+        {MIGRATING_PROPERTY: "a test"}, raise_if_not_exists=False
+    )
+    with pytest.raises(StoreVersionError, match="interrupted"):
+        store.ensure()
+    shutil.rmtree(location)
+    assert store.ensure() == ["created lg.run_events"]
+    store.append("run_events", [event("new")])
+    assert ids(store) == ["new"]
