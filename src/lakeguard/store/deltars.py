@@ -270,10 +270,9 @@ def merge_upsert(
 ) -> None:
     """Insert rows whose keys are new, update the `update` columns of rows whose keys exist."""
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
-    with guarded(table, location, "upsert"):
+    with guarded(table, location, "upsert"), _on_top(location, None) as target:
         (
-            open_table(location)
-            .merge(data, predicate, source_alias="s", target_alias="t")
+            target.merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
             .when_not_matched_insert_all()
             .execute()
@@ -286,10 +285,9 @@ def merge_update(
 ) -> None:
     """Update the `update` columns of rows whose keys exist; insert nothing."""
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
-    with guarded(table, location, "update"):
+    with guarded(table, location, "update"), _on_top(location, None) as target:
         (
-            open_table(location)
-            .merge(data, predicate, source_alias="s", target_alias="t")
+            target.merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
             .execute()
         )
