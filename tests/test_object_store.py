@@ -101,6 +101,27 @@ def test_compare_and_set_appends_on_the_object_store_never_both_win(on_s3: str) 
     assert ids == ["won"]
 
 
+def test_a_kept_table_on_the_object_store_shows_another_writers_commits(on_s3: str) -> None:
+    """The process keeps the snapshots its `ensure` opened; on the object store they are
+    brought up to date from the log (no file identity to compare), so another writer's
+    property change and rows are seen by the next `ensure`, read and append."""
+    from lakeguard.store.versioning import MIGRATING_PROPERTY, StoreVersionError
+
+    store = MetadataStore("lg", f"{on_s3}/kept", "default")
+    store.ensure()
+    location = store.location("run_events")
+    options = storage_options(location)
+    write_deltalake(location, _event_rows(store, "theirs"), mode="append", storage_options=options)
+    store.ensure()
+    store.append("run_events", [_event_rows(store, "mine").to_pylist()[0]])
+    assert sorted(r["event_id"] for r in store.rows("run_events")) == ["mine", "theirs"]
+    DeltaTable(location, storage_options=options).alter.set_table_properties(
+        {MIGRATING_PROPERTY: "a test"}, raise_if_not_exists=False
+    )
+    with pytest.raises(StoreVersionError, match="interrupted"):
+        store.ensure()
+
+
 def _event_rows(store: MetadataStore, event_id: str) -> pa.Table:
     from lakeguard.store.arrow import to_arrow
     from lakeguard.store.definitions import table_def
