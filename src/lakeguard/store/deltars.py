@@ -268,9 +268,10 @@ def _on_top(location: str, base: DeltaTable | None) -> Iterator[DeltaTable]:
 def merge_upsert(
     table: str, location: str, data: pa.Table, keys: Sequence[str], update: Sequence[str]
 ) -> None:
-    """Insert rows whose keys are new, update the `update` columns of rows whose keys exist."""
+    """Insert rows whose keys are new, update the `update` columns of rows whose keys exist
+    (merged on the snapshot this process keeps of the table, brought up to date first)."""
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
-    with guarded(table, location, "upsert"), _on_top(location, None) as target:
+    with guarded(table, location, "upsert"), SNAPSHOTS.writing(location) as target:
         (
             target.merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
@@ -283,9 +284,10 @@ def merge_upsert(
 def merge_update(
     table: str, location: str, data: pa.Table, keys: Sequence[str], update: Sequence[str]
 ) -> None:
-    """Update the `update` columns of rows whose keys exist; insert nothing."""
+    """Update the `update` columns of rows whose keys exist; insert nothing (on the kept
+    snapshot, as `merge_upsert`)."""
     predicate = " AND ".join(f"t.{k} = s.{k}" for k in keys)
-    with guarded(table, location, "update"), _on_top(location, None) as target:
+    with guarded(table, location, "update"), SNAPSHOTS.writing(location) as target:
         (
             target.merge(data, predicate, source_alias="s", target_alias="t")
             .when_matched_update({c: f"s.{c}" for c in update})
