@@ -180,8 +180,9 @@ def read_load(
     }
 
 
-def cold_start(work: Path, datasets: int) -> dict[str, float]:
-    """`laketx sql "SELECT 1"` on a store with `datasets` datasets vs a bare SparkSession."""
+def cold_start(work: Path, datasets: int, rounds: int = 3) -> dict[str, float]:
+    """`laketx sql "SELECT 1"` on a store with `datasets` datasets vs a bare SparkSession
+    (medians of `rounds` new processes each)."""
     home = work / "wide"
     lines = ["version: 1", "source_systems: [{id: s, options: {root: feed}}]", "source_objects:"]
     lines += [
@@ -201,7 +202,7 @@ def cold_start(work: Path, datasets: int) -> dict[str, float]:
         "s.sql('SELECT 1').collect()\n"
     )
     laketx_s, bare_s = [], []
-    for _ in range(3):
+    for _ in range(rounds):
         laketx_s.append(laketx(home, "sql", "SELECT 1", "--json"))
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", bare], check=True, capture_output=True)
@@ -220,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--history", type=int, default=1000, help="runs recorded for reads")
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--requests", type=int, default=20, help="requests per client")
+    parser.add_argument("--datasets", type=int, default=50, help="datasets of the cold start")
+    parser.add_argument(
+        "--cold-rounds", type=int, default=3, help="new processes of each kind: no-op, cold start"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketx-service-"))
@@ -259,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
         env["PATH"] = str(BIN)
-        noop = [laketx(home, "run", "cells_job", env=env) for _ in range(3)]
+        noop = [laketx(home, "run", "cells_job", env=env) for _ in range(args.cold_rounds)]
         figures["noop_run_without_java_s"] = round(statistics.median(noop), 2)
-        figures["cold_start"] = cold_start(work, 50)
+        figures["cold_start"] = cold_start(work, args.datasets, args.cold_rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -61,16 +62,20 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return min(times), result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dupes", type=int, default=0, help="duplicate ids to plant")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+
+    from pyspark.sql import SparkSession
 
     work = Path(tempfile.mkdtemp(prefix="laketx-unique-"))
+    # a session already running (the test suite's) is used and left running
+    started_here = SparkSession.getActiveSession() is None
     spark = get_or_create_session(LakehouseConfig.from_env(home=str(work / "home")))
     try:
         staged = str(work / "staged")
@@ -106,13 +111,15 @@ def main() -> None:
                 "ratio": round(unique / baseline, 2),
                 "failed_rows": failed,
             }
-            print(f"[bench] {shape}: {figures[shape]}", flush=True)
+            print(f"[bench] {shape}: {figures[shape]}", file=sys.stderr, flush=True)
         if args.json:
             print(json.dumps({"rows": args.rows, "files": args.files, "keys": figures}, indent=2))
     finally:
-        spark.stop()
+        if started_here:
+            spark.stop()
         shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

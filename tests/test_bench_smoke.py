@@ -65,6 +65,7 @@ SPARK_BENCHES = {
         "1",
     ],
     "big_merge": ["--rows", "200", "--changes", "20", "--rounds", "1", "--warmup-rounds", "0"],
+    "unique_check": ["--rows", "2000", "--files", "2", "--repeat", "1"],
 }
 # The figures each one's JSON must name (a ratio against its baseline, at least).
 SPARK_BENCH_KEYS = {
@@ -73,6 +74,7 @@ SPARK_BENCH_KEYS = {
     "catch_up": {"versions", "kinds"},
     "history_growth": {"step_overhead_ratio", "status_cli_ratio", "status_in_process_ratio"},
     "big_merge": {"ratio", "governed_s", "bare_s"},
+    "unique_check": {"rows", "keys"},
 }
 
 
@@ -121,3 +123,31 @@ def test_dashboard_speed_runs_at_a_tiny_size_and_prints_its_json() -> None:
         "dataset, each a first visit",
     ]
     assert all(len(p["load_ms"]) == 1 for p in figures["pages"])
+
+
+# Benchmarks of cold processes and servers: their `laketx` children start JVMs of their own
+# (a CLI run, `laketx serve` warming up), a minute or more even at the smallest size.
+@pytest.mark.spark
+@pytest.mark.subprocess
+@pytest.mark.server
+def test_first_run_runs_at_a_tiny_size_and_prints_its_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert bench_main("first_run")(["--rows", "5", "--rounds", "1", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["rounds"] == 1 and "ratio" in figures
+    assert set(figures["median_s"]) == {"startup", "first", "second"}
+
+
+@pytest.mark.spark
+@pytest.mark.subprocess
+@pytest.mark.server
+def test_service_latency_runs_at_a_tiny_size_and_prints_its_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tiny = ["--repeat", "1", "--history", "5", "--clients", "2", "--requests", "2"]
+    small = ["--datasets", "2", "--cold-rounds", "1", "--json"]
+    assert bench_main("service_latency")([*tiny, *small]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert {"trigger_to_terminal", "reads", "noop_run_without_java_s", "cold_start"} <= set(figures)
+    assert figures["reads"]["history_runs"] == 5 and figures["cold_start"]["datasets"] == 2
