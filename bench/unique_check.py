@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.quality.evaluate import evaluate_unique
 from lakeguard.quality.kinds.base import as_text
@@ -70,8 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dupes", type=int, default=0, help="duplicate ids to plant")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-
-    from pyspark.sql import SparkSession
 
     work = Path(tempfile.mkdtemp(prefix="laketx-unique-"))
     # a session already running (the test suite's) is used and left running
