@@ -22,8 +22,8 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.serve import server_config
-from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.tenants import Tenants
+from openlaketx.settings import ServiceSettings
 from tests.conftest import TEST_CONF
 
 ALL = (Scope.RUNS_TRIGGER, Scope.RUNS_READ, Scope.KEYS_ADMIN, Scope.DEFINITIONS_WRITE)
@@ -84,7 +84,7 @@ def serving(
 
     settings = settings or ServiceSettings(body_limit=4096)
     config = LakehouseConfig.from_env(home=home, master="local[2]", spark_conf=TEST_CONF)
-    tenants = Tenants(config)
+    tenants = Tenants(config, settings)
     runs = RunService(
         tenants,
         workers=workers,

@@ -12,6 +12,7 @@ import pytest
 
 from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import SourceError, ValidationError
+from lakeguard.reach import Destination, Reach
 from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
 from openlaketx.sources.http_client import HttpClient
 from tests.http_server import TOKEN, Server
@@ -19,6 +20,8 @@ from tests.http_server import TOKEN, Server
 pytestmark = pytest.mark.server
 
 CSV = b"radio,cell,lat,updated\nGSM,1,10.5,100\nLTE,2,20.5,100\n"
+# a confined tenant allowed the test server's address: every request goes through the checks
+LOOPBACK = Reach(tenant="t", network=(Destination.parse("127.0.0.1"),))
 
 
 @pytest.fixture
@@ -32,7 +35,9 @@ def client(server: Server, **options: object) -> HttpClient:
     settings = HttpOptions.model_validate(
         {"base_url": server.url, "backoff_seconds": 0.01, **options}
     )
-    return HttpClient(settings, TOKEN, where="source_objects[t]", credential_ref="env:TOK")
+    return HttpClient(
+        settings, TOKEN, where="source_objects[t]", credential_ref="env:TOK", reach=LOOPBACK
+    )
 
 
 def test_retries_wait_what_retry_after_asks_then_succeed(server: Server, tmp_path: Path) -> None:
@@ -72,6 +77,7 @@ def test_a_refused_token_is_terminal_and_never_shown(
         "not-the-token",
         where="source_objects[t]",
         credential_ref="env:TOK",
+        reach=LOOPBACK,
     )
     with wrong, pytest.raises(SourceError) as info:
         wrong.fetch_file("/cells.csv", HttpObjectOptions(), "csv", tmp_path, None)

@@ -18,7 +18,7 @@ from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ConfigError, ValidationError
 from lakeguard.keys import Scope
 from lakeguard.schedule import next_tick
-from openlaketx.service.settings import load_settings
+from openlaketx.settings import load_settings
 from tests.service import Served, serving
 
 API = "/api/v1"

@@ -21,7 +21,7 @@ import pytest
 from lakeguard.keys import PREFIX, Scope, _checksum, key_id_of, new_token
 from lakeguard.store import RunWriter
 from openlaketx.service.scheduler import Scheduler
-from openlaketx.service.settings import ServiceSettings, TenantLimits
+from openlaketx.settings import ServiceSettings, TenantLimits
 from tests.conftest import Project, assert_sound, cells_yaml, write
 from tests.service import Served, serving
 from tests.test_service import hooked_project, signed

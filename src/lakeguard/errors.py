@@ -156,6 +156,14 @@ class AuditFailed(LakeTxError):
     exit_code = 10
 
 
+class OutOfReach(LakeTxError):
+    """A tenant's definition names a path, a secret or a destination the operator did not
+    allow it (`lakeguard.reach`), found where it takes effect: a run, a connection, a file
+    opened. Terminal: nothing was read, moved or sent."""
+
+    exit_code = 3
+
+
 class UnsafeExpressionError(ValidationError):
     """A SQL expression in metadata is not a plain, side-effect-free predicate."""
 

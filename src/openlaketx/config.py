@@ -13,6 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeguard.errors import ConfigError
+from lakeguard.reach import Reach, ReachSettings, normalized
+from openlaketx.settings import env_settings
 
 # The pinned pair (see pyproject.toml): Delta's jar for Spark 4.1, Scala 2.13.
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
@@ -81,6 +83,11 @@ class LakehouseConfig(BaseModel):
     quiet: bool = True
     lease_ttl_seconds: int = Field(
         default=600, ge=5, description="How long a run's lease on a dataset lasts unrenewed"
+    )
+    reach: ReachSettings | None = Field(
+        default=None,
+        description="What the tenant's metadata may name, as the operator declared it (None: "
+        "the safe defaults; the default tenant is then not confined)",
     )
 
     @field_validator("home", mode="before")
@@ -164,9 +171,58 @@ class LakehouseConfig(BaseModel):
         tenant's store, under the home or under `metadata_home` (then on an object store too)."""
         return self.for_tenant(DEFAULT_TENANT).metadata_location
 
-    def for_tenant(self, tenant: str) -> LakehouseConfig:
-        """The same settings for another tenant (its own namespace root and warehouse)."""
-        return self.model_copy(update={"tenant": LakehouseConfig.check_tenant(tenant)})
+    def tenant_reach(self) -> Reach:
+        """What this tenant's metadata may name (`lakeguard.reach`): the operator's `reach`,
+        its safe defaults where it says nothing, and what no tenant may ever name. The default
+        tenant of a home is the home's own user: confined only when the operator declares a
+        reach for it."""
+        home = Path(os.path.realpath(self.tenant_home))
+        upper = self.tenant.upper().replace("-", "_")
+
+        def place(text: str) -> str:
+            text = (
+                text.replace("{tenant_home}", str(home))
+                .replace("{tenant}", self.tenant)
+                .replace("{TENANT}", upper)
+            )
+            if "://" in text:
+                return normalized(text) or text
+            return os.path.realpath(home / Path(text).expanduser())
+
+        declared = self.reach
+        settings = declared or ReachSettings()
+        storage = tuple(place(p) for p in (settings.storage or ("feed",)))
+        archive = storage if settings.archive is None else tuple(place(p) for p in settings.archive)
+        folder = settings.secrets.folder
+        real = Path(os.path.realpath(self.home))
+        denied = [
+            str(real / "metadata"),
+            str(real / "warehouse"),
+            str(home / "metadata"),
+            str(home / "warehouse") if self.warehouse_home is None else self.warehouse,
+            *(x for x in (self.metadata_home, self.warehouse_home) if x is not None),
+        ]
+        return Reach(
+            tenant=self.tenant,
+            confined=declared is not None or self.tenant != DEFAULT_TENANT,
+            read=storage,
+            write=archive,
+            network=settings.destinations(),
+            secret_prefix=settings.secrets.env_prefix or f"LAKETX_SECRET_{upper}_",
+            secret_folder=place(folder if folder is not None else "secrets"),
+            denied=tuple(dict.fromkeys(normalized(d) or d for d in denied)),
+            tenants_root=str(real / "tenants"),
+            own_home=None if self.tenant == DEFAULT_TENANT else str(home),
+            home=str(real),
+            tenant_home=str(home),
+        )
+
+    def for_tenant(self, tenant: str, reach: ReachSettings | None = None) -> LakehouseConfig:
+        """The same settings for another tenant (its own namespace root and warehouse), with
+        the reach the operator declared for it."""
+        return self.model_copy(
+            update={"tenant": LakehouseConfig.check_tenant(tenant), "reach": reach}
+        )
 
     @staticmethod
     def check_tenant(tenant: str) -> str:
@@ -180,7 +236,8 @@ class LakehouseConfig(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> LakehouseConfig:
-        """Defaults, then `LAKETX_*` environment variables, then explicit overrides."""
+        """Defaults, then `LAKETX_*` environment variables (the tenant's reach from the settings
+        file `LAKETX_SETTINGS` names), then explicit overrides."""
         env = os.environ
         values: dict[str, object] = {}
         mapping = {
@@ -204,6 +261,9 @@ class LakehouseConfig(BaseModel):
         values["spark_conf"] = conf
         values.update({k: v for k, v in overrides.items() if v is not None})
         small_merge_rows()  # refused here, before anything runs, if it is not a number
+        settings = env_settings()
+        if settings is not None and "reach" not in values:
+            values["reach"] = settings.reach_of(str(values.get("tenant") or DEFAULT_TENANT))
         try:
             return cls.model_validate(values)
         except Exception as exc:

@@ -8,6 +8,7 @@ by sqlglot), a run the tables it writes, `read` reads by location.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -59,7 +60,9 @@ class Lakehouse:
     def open(cls, config: LakehouseConfig | None = None, **overrides: Any) -> Lakehouse:
         """Open (creating or evolving) the metadata store. Does not start Spark."""
         cfg = config or LakehouseConfig.from_env(**overrides)
-        store = MetadataStore(cfg.namespace, cfg.metadata_location, cfg.tenant)
+        store = MetadataStore(
+            cfg.namespace, cfg.metadata_location, cfg.tenant, reach=cfg.tenant_reach()
+        )
         store.ensure()
         return cls(cfg, store)
 
@@ -147,11 +150,13 @@ class Lakehouse:
             return apply_file(self.store, source, self.warehouse, text=text, base_dir=home)
         return plan_file(self.store, source, self.warehouse, text=text, base_dir=home)[0]
 
-    def export(self) -> str:
+    def export(self, *, relative: bool = False) -> str:
         """The tenant's active definitions as one YAML document (direct SQL edits included);
-        `plan` on it finds nothing to change."""
+        `plan` on it finds nothing to change. `relative`: roots under the tenant's home are
+        written relative to it, as `plan_text` (the API) takes them."""
         stored = self.reader.stored_definitions(EXPORTED_TABLES)
-        return export_yaml(stored, tenant=self.store.tenant)
+        home = os.path.realpath(self.config.tenant_home) if relative else None
+        return export_yaml(stored, tenant=self.store.tenant, home=home)
 
     def watcher(self, folder: str | Path, *, deactivate_missing: bool = False) -> FolderWatcher:
         """A watcher that syncs the YAML documents of `folder` into this tenant (`sync()` is

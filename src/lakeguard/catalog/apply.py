@@ -26,10 +26,15 @@ def plan_file(
 ) -> tuple[Plan, Rows]:
     """Validate `path` (or `text`, read from it earlier or sent under that name) and compare
     it with what is stored; writes nothing. Relative paths in it are taken from `base_dir`
-    (default: the file's folder)."""
+    (default: the file's folder); what it names is checked against the tenant's reach."""
     file = Path(path)
-    doc = load_file(file) if text is None else validate_text(text, str(file))
     folder = base_dir if base_dir is not None else file.resolve().parent
+    reach = store.reach
+    doc = (
+        load_file(file, reach=reach, base_dir=folder)
+        if text is None
+        else validate_text(text, str(file), reach=reach, base_dir=folder)
+    )
     rows = document_rows(doc, base_dir=folder, warehouse=warehouse)
     plan = plan_changes(rows, StoreReader(store).stored_definitions(list(rows)))
     return plan, rows

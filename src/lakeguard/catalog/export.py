@@ -125,11 +125,24 @@ def _policies(rows: list[StoredRow]) -> list[JsonObject]:
     return out
 
 
-def _systems(rows: list[StoredRow]) -> list[JsonObject]:
+def _under(root: Any, home: str | None) -> Any:
+    """A stored root under `home` as the path relative to it (an export for a tenant, whose
+    plan takes relative roots from its home, never shows the server's folders)."""
+    if home is None or not isinstance(root, str) or not root.startswith("/"):
+        return root
+    base = home.rstrip("/")
+    if root == base:
+        return "."
+    return root[len(base) + 1 :] if root.startswith(base + "/") else root
+
+
+def _systems(rows: list[StoredRow], home: str | None = None) -> list[JsonObject]:
     out = []
     for row in sorted(rows, key=lambda r: str(r["source_system_id"])):
         kind = str(row.get("kind") or DEFAULT_KIND)
         options = _json(row.get("connection_options"))
+        if isinstance(options, dict) and "root" in options:
+            options["root"] = _under(options["root"], home)
         if kind in SOURCE_KINDS:
             options = _lean(options, source_kind(kind).system_options)
         entry = {
@@ -322,8 +335,9 @@ def _jobs(rows: list[StoredRow], parameters: list[StoredRow], tasks: list[Stored
     return out
 
 
-def export_document(stored: Rows) -> JsonObject:
-    """The document the active stored rows say (plain data, ready for YAML)."""
+def export_document(stored: Rows, *, home: str | None = None) -> JsonObject:
+    """The document the active stored rows say (plain data, ready for YAML); roots under
+    `home` relative to it."""
     rows = {t: _active(stored.get(t, [])) for t in EXPORTED_TABLES}
     live = {str(d["dataset_id"]) for d in rows["dataset_registry"]}
     systems = {str(s["source_system_id"]) for s in rows["source_systems"]}
@@ -341,7 +355,7 @@ def export_document(stored: Rows) -> JsonObject:
         "version": 1,
         "schema_profiles": _profiles(rows["schema_compatibility_rules"]),
         "policies": _policies(rows["policy_rules"]),
-        "source_systems": _systems(rows["source_systems"]),
+        "source_systems": _systems(rows["source_systems"], home),
         "source_objects": _objects(
             objects,
             columns,
@@ -361,10 +375,11 @@ def export_document(stored: Rows) -> JsonObject:
     return {k: v for k, v in document.items() if v != []}
 
 
-def export_yaml(stored: Rows, *, tenant: str) -> str:
+def export_yaml(stored: Rows, *, tenant: str, home: str | None = None) -> str:
     """The export as YAML text, headed by where it came from (no time: the same store gives
-    the same bytes)."""
-    body = yaml.safe_dump(export_document(stored), sort_keys=False, allow_unicode=True, width=100)
+    the same bytes); roots under `home` relative to it."""
+    document = export_document(stored, home=home)
+    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
     return f"# definitions of tenant {tenant}, written by `laketx export`\n{body}"
 
 

@@ -13,9 +13,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError as PydanticValidationError
 
+from lakeguard.catalog.checks.reach import check_reach
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.catalog.references import check_references
 from lakeguard.errors import ValidationError
+from lakeguard.reach import Reach
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
@@ -67,8 +69,16 @@ def parse_yaml(text: str, source: str = "<string>") -> tuple[Any, yaml.Node | No
     return data, node
 
 
-def validate_text(text: str, source: str = "<string>") -> MetadataDocument:
-    """Validate one YAML document; raise ValidationError listing every problem."""
+def validate_text(
+    text: str,
+    source: str = "<string>",
+    *,
+    reach: Reach | None = None,
+    base_dir: Path | None = None,
+) -> MetadataDocument:
+    """Validate one YAML document; raise ValidationError listing every problem. With the
+    tenant's `reach`, what the document names (paths, relative ones taken from `base_dir`;
+    secrets; destinations) is checked against it too."""
     data, node = parse_yaml(text, source)
     if data is None:
         data = {}
@@ -96,6 +106,8 @@ def validate_text(text: str, source: str = "<string>") -> MetadataDocument:
             fix="correct each listed field; see `laketx schema` for the document format",
         ) from None
     problems = check_references(doc)
+    if reach is not None:
+        problems += check_reach(doc, reach, base_dir)
     if problems:
         errors = [
             {
@@ -108,13 +120,19 @@ def validate_text(text: str, source: str = "<string>") -> MetadataDocument:
             f"{source} has {len(errors)} error(s)",
             where=source,
             errors=errors,
-            fix="correct each listed reference",
+            fix="correct each listed field; what a tenant may reach is set by the operator "
+            '(docs/service.md, "Threat model")'
+            if reach is not None and reach.confined
+            else "correct each listed reference",
         )
     return doc
 
 
-def load_file(path: str | Path) -> MetadataDocument:
-    """Read and validate a metadata YAML file."""
+def load_file(
+    path: str | Path, *, reach: Reach | None = None, base_dir: Path | None = None
+) -> MetadataDocument:
+    """Read and validate a metadata YAML file (against the tenant's `reach` when given;
+    relative paths from `base_dir`, by default the file's folder)."""
     file = Path(path)
     if not file.is_file():
         raise ValidationError(
@@ -132,4 +150,5 @@ def load_file(path: str | Path) -> MetadataDocument:
             errors=[{"path": str(file), "message": str(exc)}],
             fix="save the document as UTF-8",
         ) from exc
-    return validate_text(text, str(file))
+    folder = base_dir if base_dir is not None else file.resolve().parent
+    return validate_text(text, str(file), reach=reach, base_dir=folder)

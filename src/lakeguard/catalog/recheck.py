@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
+from lakeguard.catalog.checks.reach import check_reach
 from lakeguard.catalog.export import export_document
 from lakeguard.catalog.models import (
     Dataset,
@@ -39,6 +40,7 @@ from lakeguard.catalog.models import (
 from lakeguard.catalog.references import check_references
 from lakeguard.errors import InvalidDefinition, LakeTxError
 from lakeguard.quality.kinds import parse_rule
+from lakeguard.reach import Reach
 from lakeguard.shapes import JsonObject, StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND
 from lakeguard.store.definitions import table_def
@@ -317,9 +319,10 @@ def _located(
     )
 
 
-def recheck(rows: Rows) -> tuple[DefinitionProblem, ...]:
+def recheck(rows: Rows, reach: Reach | None = None) -> tuple[DefinitionProblem, ...]:
     """Every problem of the active stored definitions (`rows`: table -> rows), each with what
-    it blocks (empty when they validate)."""
+    it blocks (empty when they validate); with the tenant's `reach`, every field that names
+    what it may not reach too (a row written by SQL, or before the tenant was confined)."""
     world = _World(rows)
     problems, kept = _row_problems(rows, world)
     try:
@@ -350,7 +353,10 @@ def recheck(rows: Rows) -> tuple[DefinitionProblem, ...]:
     doc = MetadataDocument.model_validate(
         {s: [model for _, model in found] for s, found in passed.items()}
     )
-    for problem in check_references(doc):
+    doc_problems = check_references(doc)
+    if reach is not None:
+        doc_problems += check_reach(doc, reach)
+    for problem in doc_problems:
         section, *rest = problem.loc
         message = problem.message
         for dataset_id in sorted(invalid):  # not unknown: stored, but its row is the problem

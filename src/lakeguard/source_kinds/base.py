@@ -10,7 +10,9 @@ A source kind is one class in one module of this package, registered in its `__i
   it takes none), never the secret;
 - its progress: the marks a batch records of what it took (`marks`, see
   `lakeguard.progress`), so a crash neither loses nor repeats input;
-- its checks beyond the options' own validation (`check_system`, `check_object`).
+- its checks beyond the options' own validation (`check_system`, `check_object`);
+- what its options reach (`system_reach`, `object_reach`: paths, destinations, anything a
+  tenant must not name), against the tenant's `lakeguard.reach.Reach`.
 How the engine reads it, answers "anything new?" without a JVM, lists arrivals for the
 scheduler and classifies failures is the kind's engine half, `openlaketx.sources`, registered
 there once per kind.
@@ -27,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark, WatermarkMark
+from lakeguard.reach import Reach
 from lakeguard.schema.types import is_watermark_type
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
@@ -57,6 +60,12 @@ class RootOptions(SystemOptions):
         if self.root is None:
             return locator
         return f"{self.root.rstrip('/')}/{locator.lstrip('/')}"
+
+    def reach_problems(self, reach: Reach, loc: tuple[Any, ...]) -> list[Problem]:
+        """The root outside what the tenant may read."""
+        if self.root is None:
+            return []
+        return storage_problems(reach, self.root, (*loc, "options", "root"), opened=False)
 
 
 class ObjectOptions(BaseModel):
@@ -128,6 +137,23 @@ class SourceKind(Generic[SysO, ObjO]):
         """Problems of a source object of this kind beyond its options' own validation."""
         return []
 
+    def system_reach(self, options: SysO, reach: Reach, loc: tuple[Any, ...]) -> list[Problem]:
+        """What a system's options name that the tenant may not reach (paths, destinations,
+        options that open files or load code); `loc` is the system's."""
+        return []
+
+    def object_reach(
+        self,
+        system: SysO,
+        options: ObjO,
+        locator: str,
+        read_options: Mapping[str, str],
+        reach: Reach,
+        loc: tuple[Any, ...],
+    ) -> list[Problem]:
+        """What a source object names that the tenant may not reach; `loc` is the object's."""
+        return []
+
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -182,6 +208,38 @@ def shared_problems(
             Problem(loc, "an incremental source must be the only source object of its dataset")
         )
     return problems + _path_problems(facts, loc)
+
+
+def storage_problems(
+    reach: Reach,
+    location: str,
+    loc: tuple[Any, ...],
+    *,
+    write: bool = False,
+    opened: bool = True,
+) -> list[Problem]:
+    """`location` (a folder, a glob or a URI) outside what the tenant may read (or write)."""
+    why = reach.storage_refusal(location, write=write, opened=opened)
+    return [Problem(loc, f"{why}; {reach.storage_fix(write=write)}")] if why else []
+
+
+def path_option_problems(
+    read_options: Mapping[str, str], reach: Reach, loc: tuple[Any, ...]
+) -> list[Problem]:
+    """Reader options that name a file or a folder of their own (Spark's `path`, `basePath`,
+    XML's `rowValidationXSDPath`, ...): a confined tenant's reads go through its locator."""
+    if not reach.confined:
+        return []
+    return [
+        Problem(
+            (*loc, "options", key),
+            f"reader option {key!r} names a file or folder outside the locator; put the path "
+            "in the locator, under the system's root",
+        )
+        for key in read_options
+        if key.lower() in ("path", "paths")
+        or (key.lower().endswith("path") and key.lower() != "pathglobfilter")
+    ]
 
 
 def _path_problems(facts: ObjectFacts, loc: tuple[Any, ...]) -> list[Problem]:

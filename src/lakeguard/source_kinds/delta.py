@@ -6,12 +6,15 @@ Progress: the source table version a batch read up to.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
-from lakeguard.source_kinds.base import ObjectOptions, RootOptions, SourceKind
+from lakeguard.reach import Reach
+from lakeguard.source_kinds.base import ObjectOptions, RootOptions, SourceKind, storage_problems
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 
@@ -36,3 +39,36 @@ class DeltaKind(SourceKind[RootOptions, DeltaObjectOptions]):
     system_options = RootOptions
     object_options = DeltaObjectOptions
     marks: ClassVar[tuple[type[ProgressMark], ...]] = (SourceVersion,)
+
+    def system_reach(
+        self, options: RootOptions, reach: Reach, loc: tuple[Any, ...]
+    ) -> list[Problem]:
+        return options.reach_problems(reach, loc)
+
+    def object_reach(
+        self,
+        system: RootOptions,
+        options: DeltaObjectOptions,
+        locator: str,
+        read_options: Mapping[str, str],
+        reach: Reach,
+        loc: tuple[Any, ...],
+    ) -> list[Problem]:
+        """Its table's folder; a confined tenant names it by path, since a registered name
+        is looked up in a Spark session that every tenant of a service shares."""
+        if is_table_name(locator):
+            if not reach.confined:
+                return []
+            return [
+                Problem(
+                    (*loc, "locator"),
+                    f"{locator!r} is a registered table name, looked up among every tenant's "
+                    "tables; name the table by its folder under the system's root",
+                )
+            ]
+        return storage_problems(reach, system.path_of(locator), (*loc, "locator"))
+
+
+def is_table_name(locator: str) -> bool:
+    """Whether a locator is a registered table name (`db.table`), not a path."""
+    return "/" not in locator and locator.count(".") == 1

@@ -7,13 +7,22 @@ other content is seen.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
-from lakeguard.source_kinds.base import ObjectOptions, RootOptions, SourceKind
+from lakeguard.reach import Reach
+from lakeguard.source_kinds.base import (
+    ObjectOptions,
+    RootOptions,
+    SourceKind,
+    path_option_problems,
+    storage_problems,
+)
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 
@@ -60,3 +69,30 @@ class FileKind(SourceKind[RootOptions, FileObjectOptions]):
     system_options = RootOptions
     object_options = FileObjectOptions
     marks: ClassVar[tuple[type[ProgressMark], ...]] = (SeenFile,)
+
+    def system_reach(
+        self, options: RootOptions, reach: Reach, loc: tuple[Any, ...]
+    ) -> list[Problem]:
+        return options.reach_problems(reach, loc)
+
+    def object_reach(
+        self,
+        system: RootOptions,
+        options: FileObjectOptions,
+        locator: str,
+        read_options: Mapping[str, str],
+        reach: Reach,
+        loc: tuple[Any, ...],
+    ) -> list[Problem]:
+        """The files it lists; with an archive, the folder they are moved into and the one
+        they leave (a move writes both)."""
+        path = system.path_of(locator)
+        problems = storage_problems(reach, path, (*loc, "locator"))
+        if options.archive:
+            archive = (*loc, "archive")
+            problems += storage_problems(
+                reach, system.path_of(options.archive), archive, write=True
+            )
+            if not problems:
+                problems += storage_problems(reach, path, archive, write=True)
+        return problems + path_option_problems(read_options, reach, loc)

@@ -23,6 +23,7 @@ from pydantic import Field, model_validator
 
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
+from lakeguard.reach import Reach
 from lakeguard.source_kinds.base import ObjectFacts, ObjectOptions, SourceKind, SystemOptions
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
@@ -59,6 +60,17 @@ class HttpOptions(SystemOptions):
         description="Longest Retry-After honoured; a server asking for more fails the read "
         "(transient: the run can be retried later)",
     )
+
+    def destination(self) -> tuple[str, int] | None:
+        """The host and port `base_url` connects to (None: not an http(s) URL)."""
+        url = urlsplit(self.base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            return None
+        try:
+            port = url.port
+        except ValueError:
+            return None
+        return url.hostname, port or (443 if url.scheme == "https" else 80)
 
     @property
     def header_name(self) -> str:
@@ -177,6 +189,17 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
                     )
                 )
         return problems
+
+    def system_reach(
+        self, options: HttpOptions, reach: Reach, loc: tuple[Any, ...]
+    ) -> list[Problem]:
+        found = options.destination()
+        if found is None:
+            return []  # check_system says what is wrong with the URL
+        why = reach.name_refusal(*found)
+        if why is None:
+            return []
+        return [Problem((*loc, "options", "base_url"), f"{why}; {reach.network_fix()}")]
 
     def check_object(
         self, options: HttpObjectOptions, facts: ObjectFacts, loc: tuple[Any, ...]

@@ -21,6 +21,7 @@ from lakeguard.catalog.recheck import DefinitionProblem, recheck
 from lakeguard.catalog.recheck import refusal as refusal_for
 from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationError
 from lakeguard.hashing import digest
+from lakeguard.reach import Reach
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
 from lakeguard.shapes import StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND
@@ -68,7 +69,9 @@ class Registry:
     problems: tuple[DefinitionProblem, ...] = ()
 
     @classmethod
-    def from_rows(cls, rows: dict[str, list[StoredRow]]) -> Registry:
+    def from_rows(cls, rows: dict[str, list[StoredRow]], reach: Reach | None = None) -> Registry:
+        """The records of `rows`, with their problems: those recheck finds, and with the
+        tenant's `reach` every field naming what the tenant may not reach."""
         config_version = digest(
             "\n".join(sorted(f"{t}:{content_hash(r)}" for t, table in rows.items() for r in table)),
             16,
@@ -123,7 +126,7 @@ class Registry:
                 for r in rows.get("schema_compatibility_rules", [])
             ),
             config_version=config_version,
-            problems=_problems(rows, config_version, unloadable),
+            problems=_problems(rows, config_version, unloadable, reach),
         )
 
     def refusal(self, dataset_id: str) -> InvalidDefinition | None:
@@ -235,24 +238,28 @@ def stable_repr(value: object) -> str:
 
 # Problems by config_version: a registry is loaded again and again with the same definitions
 # (each scheduler pass, each request); checking them once per content is enough.
-_CHECKED: dict[str, tuple[DefinitionProblem, ...]] = {}
+_CHECKED: dict[tuple[str, str], tuple[DefinitionProblem, ...]] = {}
 _CHECKED_KEPT = 64
 _CHECKED_LOCK = threading.Lock()
 
 
 def _problems(
-    rows: dict[str, list[StoredRow]], config_version: str, unloadable: list[ValidationError]
+    rows: dict[str, list[StoredRow]],
+    config_version: str,
+    unloadable: list[ValidationError],
+    reach: Reach | None,
 ) -> tuple[DefinitionProblem, ...]:
     """The stored definitions' problems (see lakeguard.catalog.recheck), and any row that did
     not load without recheck naming it."""
+    key = (config_version, reach.model_dump_json() if reach is not None else "")
     with _CHECKED_LOCK:
-        found = _CHECKED.get(config_version)
+        found = _CHECKED.get(key)
     if found is None:
-        found = recheck(rows)
+        found = recheck(rows, reach)
         with _CHECKED_LOCK:
             if len(_CHECKED) >= _CHECKED_KEPT:
                 del _CHECKED[next(iter(_CHECKED))]
-            _CHECKED[config_version] = found
+            _CHECKED[key] = found
     return found + tuple(
         DefinitionProblem(table=table, key=(("key", key),), message=exc.what)
         for exc in unloadable

@@ -13,7 +13,16 @@ from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
 from lakeguard.errors import ValidationError
 from openlaketx import render
-from openlaketx.cli.shared import JsonFlag, app, err, guard, out, print_json, with_lakehouse
+from openlaketx.cli.shared import (
+    JsonFlag,
+    app,
+    config_of,
+    err,
+    guard,
+    out,
+    print_json,
+    with_lakehouse,
+)
 
 
 # -- metadata as code (no Spark) -----------------------------------------------------------
@@ -23,8 +32,9 @@ def validate(
     file: Path = typer.Argument(..., help="YAML metadata document."),
     as_json: JsonFlag = False,
 ) -> None:
-    """Validate a metadata document; reports every error with its path. Writes nothing."""
-    doc = guard(ctx, as_json, lambda: load_file(file))
+    """Validate a metadata document; reports every error with its path. Writes nothing.
+    What it names (paths, secrets, destinations) is checked against the tenant's reach."""
+    doc = guard(ctx, as_json, lambda: load_file(file, reach=config_of(ctx).tenant_reach()))
     counts = {
         k: len(getattr(doc, k))
         for k in ("source_systems", "source_objects", "datasets", "rules", "jobs")
@@ -66,7 +76,8 @@ def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 def _plan_command(ctx: typer.Context, file: Path, as_json: bool, do_apply: bool) -> None:
-    guard(ctx, as_json, lambda: load_file(file))  # fail fast, before Spark starts
+    # fail fast, before the store opens
+    guard(ctx, as_json, lambda: load_file(file, reach=config_of(ctx).tenant_reach()))
 
     def work(lh: Any, progress: Callable[[str], None]) -> Any:
         progress("applying" if do_apply else "planning")

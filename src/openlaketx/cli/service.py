@@ -156,8 +156,8 @@ def serve(
     ),
     settings: Path | None = typer.Option(
         None,
-        help="A YAML file of service settings: trusted proxies, limits per tenant, the webhook "
-        "window (docs/service.md).",
+        help="A YAML file of settings: trusted proxies, limits and reach per tenant, the "
+        "webhook window (docs/service.md; default $LAKETX_SETTINGS).",
     ),
     warm_spark: bool = typer.Option(
         True, help="Start Spark now, in the background, so that the first run finds it warm."
@@ -166,7 +166,7 @@ def serve(
     """Serve the HTTP API and run the scheduler, with one warm Spark session."""
     # start-up time (see _tenants)
     from openlaketx.service.serve import serve as run_server
-    from openlaketx.service.settings import ServiceSettings, load_settings
+    from openlaketx.settings import ServiceSettings, env_settings, load_settings
 
     guard(
         ctx,
@@ -181,7 +181,7 @@ def serve(
             drain_timeout=drain_timeout,
             watch=watch,
             watch_deactivate_missing=watch_deactivate_missing,
-            settings=load_settings(settings) if settings else ServiceSettings(),
+            settings=load_settings(settings) if settings else env_settings() or ServiceSettings(),
             warm_spark=warm_spark,
             announce=lambda m: err.print(m, highlight=False, markup=False),
         ),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lakeguard.errors import LakeTxError
 from lakeguard.gate import Gate
 from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
+from lakeguard.reach import Reach
 from lakeguard.store import RunWriter
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import Registry
@@ -77,6 +78,7 @@ class RunContext:
     job: JobRun
     progress: Callable[[str], None]
     hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
+    reach: Reach  # what the tenant's sources may open, list, move and connect to
     observer: StepObserver = field(default_factory=NoObserver)
 
 

@@ -89,6 +89,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
             own_latest=start.own_latest,
             warehouse=ctx.warehouse,
             run_id=attempt.run_id,
+            reach=ctx.reach,
         )
         log.metadata = {
             "fingerprint": batch.fingerprint,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.progress import SourceProgress
 from lakeguard.quality.compiled import CompiledRule
+from lakeguard.reach import Reach
 from lakeguard.sqlsafety import vetted_sql
 from lakeguard.store.ddl import quote
 from lakeguard.store.reader import StoreReader
@@ -43,11 +44,12 @@ def read_source(
     progress: SourceProgress,
     landing: str,
     run_id: str,
+    reach: Reach,
 ) -> SourceRead:
     """What is new in one source object, read by the engine of its system's kind."""
     system = registry.system(obj.source_system_id)
     require_enabled(system)
-    context = ReadContext(run_id=run_id, landing=f"{landing}/{obj.source_object_id}")
+    context = ReadContext(run_id=run_id, landing=f"{landing}/{obj.source_object_id}", reach=reach)
     try:
         found = source_engine(system.kind).read(spark, system, obj, progress, context)
     except Exception as exc:
@@ -67,13 +69,14 @@ def bronze_input(
     *,
     warehouse: str,
     run_id: str,
+    reach: Reach,
 ) -> InputBatch:
     """Union of what is new in the dataset's source objects, read with their approved schemas."""
     objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return InputBatch(None, "none", "source", note="no active source object lands here")
     landing = landing_folder(dataset_location(warehouse, dataset.table_name), run_id)
-    reads = [read_source(spark, registry, obj, progress, landing, run_id) for obj in objects]
+    reads = [read_source(spark, registry, obj, progress, landing, run_id, reach) for obj in objects]
     live = [r for r in reads if r.frame is not None]
     if not live:
         notes = "; ".join(r.note for r in reads if r.note)
@@ -230,6 +233,7 @@ def dataset_input(
     own_latest: ApprovedVersion | None,
     warehouse: str,
     run_id: str,
+    reach: Reach,
     parents: Mapping[str, ApprovedVersion | None] | None = None,
 ) -> InputBatch:
     """The input of one attempt at `dataset`, by what it is made from: its sources (bronze),
@@ -237,7 +241,9 @@ def dataset_input(
     at a version (a replay); by default each parent's latest approved one."""
     if dataset.layer == Layer.BRONZE:
         progress = reader.source_progress(dataset.dataset_id)
-        batch = bronze_input(spark, registry, dataset, progress, warehouse=warehouse, run_id=run_id)
+        batch = bronze_input(
+            spark, registry, dataset, progress, warehouse=warehouse, run_id=run_id, reach=reach
+        )
         return without_repeats(spark, batch, own_latest, warehouse, dataset)
     if parents is None:
         parents = {p: reader.approved(p) for p in dataset.parents}

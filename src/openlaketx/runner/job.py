@@ -157,6 +157,7 @@ def run(
                 job=begun.job,
                 progress=progress,
                 hold=begun.hold,
+                reach=store.tenant_reach(),
                 observer=observer or NoObserver(),
             ),
             begun.plan,

@@ -70,7 +70,7 @@ def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: Datase
         system = registry.system(obj.source_system_id)
         if not system.enabled:
             return None  # the run says so, as an error
-        note = engine(system.kind).nothing_new(system, obj, progress)
+        note = engine(system.kind).nothing_new(system, obj, progress, reader.tenant_reach())
         if note is None:
             return None  # something may be new, or only a read can tell
         notes.append(note)

@@ -68,7 +68,7 @@ def _finish_sources(ctx: RunContext, target: Target, run_ids: list[str]) -> None
         rows = [r for r in taken if r.source_object_id == obj.source_object_id]
         if rows:
             system = ctx.registry.system(obj.source_system_id)
-            engine(system.kind).recovered(ctx.spark, system, obj, rows)
+            engine(system.kind).recovered(ctx.spark, system, obj, rows, ctx.reach)
 
 
 def record_commit(

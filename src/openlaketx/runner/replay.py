@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from lakeguard.errors import LakeTxError, NotRegisteredError
 from lakeguard.quality.kinds import RULE_KINDS
 from lakeguard.quality.rules import compile_rules
+from lakeguard.reach import Reach
 from lakeguard.store import StoreReader
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import ApprovedVersion, DatasetDef
@@ -130,7 +131,7 @@ def replay(
         compare("rebuilt", None, f"not rebuilt: {unrepeatable}")
         return report
     try:
-        rebuilt = _rebuild(spark, reader, registry, approved, warehouse)
+        rebuilt = _rebuild(spark, reader, registry, approved, warehouse, store.tenant_reach())
     except _NotRepeatable as exc:
         compare("rebuilt", None, f"not rebuilt: {exc}")
         return report
@@ -195,6 +196,7 @@ def _rebuild(
     registry: Registry,
     approved: ApprovedVersion,
     warehouse: str,
+    reach: Reach,
 ) -> str:
     dataset = registry.dataset(approved.dataset_id)
     version = approved.version
@@ -209,6 +211,7 @@ def _rebuild(
         own_latest=previous,
         warehouse=warehouse,
         run_id=run_id,
+        reach=reach,
         parents=parents,
     )
     try:

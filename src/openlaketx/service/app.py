@@ -42,8 +42,8 @@ from openlaketx.service.insight_routes import install_insight_routes
 from openlaketx.service.limits import BodyLimit
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
-from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.warmup import SparkWarmup
+from openlaketx.settings import ServiceSettings
 
 _log = logging.getLogger(__name__)
 PREFIX = "/api/v1"

@@ -189,7 +189,7 @@ def install_catalog_routes(
         key: Annotated[ApiKey, reading],
         format: Annotated[str, Query(pattern="^(yaml|json)$")] = "yaml",
     ) -> Response:
-        document = tenants.get(key.tenant_id).export()
+        document = tenants.get(key.tenant_id).export(relative=True)
         if format == "json":
             return Response(json.dumps(yaml.safe_load(document), default=str), media_type=JSON_TYPE)
         return Response(document, media_type="application/yaml")

@@ -112,7 +112,8 @@ class HookVerifier:
         if not _TENANT.match(tenant) or tenant not in self.tenants.known():  # never creates one
             return stand_in, f"no tenant {tenant!r}"
         try:
-            job = self.tenants.get(tenant).reader.registry().job(job_id)
+            lakehouse = self.tenants.get(tenant)
+            job = lakehouse.reader.registry().job(job_id)
         except LakeTxError as exc:
             return stand_in, f"tenant {tenant}: its definitions cannot be read: {exc.what}"
         if job is None:
@@ -120,7 +121,11 @@ class HookVerifier:
         if "webhook" not in job.triggers or not job.webhook_secret_ref:
             return stand_in, f"job {job_id} of tenant {tenant} takes no webhook"
         try:
-            secret = resolve(job.webhook_secret_ref, where=f"jobs[{job_id}].webhook_secret_ref")
+            secret = resolve(
+                job.webhook_secret_ref,
+                where=f"jobs[{job_id}].webhook_secret_ref",
+                reach=lakehouse.store.tenant_reach(),
+            )
         except LakeTxError as exc:
             return stand_in, f"job {job_id} of tenant {tenant}: {exc.what}"
         if not secret:

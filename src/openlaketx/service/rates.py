@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lakeguard.keys import ApiKey
 from openlaketx.service.refusals import TooManyRequests
-from openlaketx.service.settings import TenantLimits
+from openlaketx.settings import TenantLimits
 
 
 @dataclass

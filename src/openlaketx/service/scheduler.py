@@ -198,15 +198,16 @@ class Scheduler:
         registry = lh.reader.registry()
         waiting: list[str] = []
         situation: list[str] = []
+        reach = lh.store.tenant_reach()
         for task in job.tasks:
             dataset = registry.dataset(task.dataset_id)
             situation.append(f"{dataset.dataset_id}:{registry.definition_hash(dataset.dataset_id)}")
-            if dataset.layer != Layer.BRONZE:
-                continue
+            if dataset.layer != Layer.BRONZE or registry.refusal(dataset.dataset_id) is not None:
+                continue  # a dataset that cannot run lists nothing (its run says why)
             progress = lh.reader.source_progress(dataset.dataset_id)
             for obj in registry.source_objects(dataset.dataset_id):
                 system = registry.system(obj.source_system_id)
-                waiting += engine(system.kind).arrivals(system, obj, progress) or []
+                waiting += engine(system.kind).arrivals(system, obj, progress, reach) or []
         if not waiting:
             return []
         text = "\n".join(sorted(waiting) + sorted(situation))

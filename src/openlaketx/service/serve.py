@@ -26,9 +26,9 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import Scheduler
-from openlaketx.service.settings import ServiceSettings
 from openlaketx.service.tenants import Tenants
 from openlaketx.service.warmup import SparkWarmup
+from openlaketx.settings import ServiceSettings
 
 
 def serve(
@@ -51,7 +51,7 @@ def serve(
     `warm_spark`, Spark starts now, beside the server, instead of in the first run."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = settings or ServiceSettings()
-    tenants = Tenants(config)
+    tenants = Tenants(config, settings)
     runs = RunService(
         tenants,
         workers=workers,

@@ -13,15 +13,18 @@ from lakeguard.store import MetadataStore
 from openlaketx import storage
 from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
+from openlaketx.settings import ServiceSettings, env_settings
 
 log = logging.getLogger("laketx.serve")
 
 
 class Tenants:
-    """The lakehouses of a home, one per tenant."""
+    """The lakehouses of a home, one per tenant, each confined to the reach the operator's
+    settings give it (`settings`, else the file `LAKETX_SETTINGS` names, else the defaults)."""
 
-    def __init__(self, base: LakehouseConfig) -> None:
+    def __init__(self, base: LakehouseConfig, settings: ServiceSettings | None = None) -> None:
         self.base = base
+        self.settings = settings or env_settings() or ServiceSettings()
         self._open: dict[str, Lakehouse] = {}
         self._lock = threading.Lock()
         control = MetadataStore(base.namespace, base.control_location, DEFAULT_TENANT)
@@ -31,7 +34,7 @@ class Tenants:
 
     def get(self, tenant: str) -> Lakehouse:
         """The tenant's lakehouse; its metadata store is created the first time (seed 003)."""
-        config = self.base.for_tenant(tenant)
+        config = self.base.for_tenant(tenant, self.settings.reach_of(tenant))
         with self._lock:
             found = self._open.get(tenant)
             if found is None:

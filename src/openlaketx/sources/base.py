@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from lakeguard.errors import SourceError
 from lakeguard.progress import SourceProgress
+from lakeguard.reach import Reach
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import SourceKindName
@@ -26,12 +27,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReadContext:
-    """What a read may use besides its source: a folder of its own for what it fetches."""
+    """What a read may use besides its source: a folder of its own for what it fetches, and
+    what the tenant may reach (every path it opens and host it connects to is checked)."""
 
     run_id: str
     # a local folder no reader of the table sees, deleted once the batch is staged (and swept
     # by the next run after a crash); a kind that fetches over the network lands files here
     landing: str
+    reach: Reach
 
 
 class SourceEngine(ABC):
@@ -51,18 +54,28 @@ class SourceEngine(ABC):
         """What is new in one source object, given what approved batches took."""
 
     def nothing_new(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> str | None:
         """Why a run would find nothing new in `obj`, found without a JVM; None when it may
-        find something, or when only a read can tell."""
+        find something, when only a read can tell, or when `obj` names what the tenant may
+        not reach (the run says so)."""
         return None
 
     def arrivals(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> list[str] | None:
         """What the scheduler's arrival trigger sees waiting: one identity per input a run
         would take (a file's path, size and time), found without a JVM. None: this kind, or
-        this object, has no arrival trigger (schedule it instead)."""
+        this object, has no arrival trigger (schedule it instead), or it names what the tenant
+        may not reach."""
         return None
 
     def recovered(
@@ -71,6 +84,7 @@ class SourceEngine(ABC):
         system: SourceSystemDef,
         obj: SourceObjectDef,
         taken: list[SourceProgressRow],
+        reach: Reach,
     ) -> None:
         """Finish what a crashed attempt left undone after its version was published (its
         version is recorded now, by the recovering run): `taken` is what that attempt read

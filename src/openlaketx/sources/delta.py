@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
 
-from lakeguard.errors import SourceError, first_line
+from lakeguard.errors import OutOfReach, SourceError, first_line
 from lakeguard.progress import SourceProgress
+from lakeguard.reach import Reach
 from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.delta import DeltaObjectOptions, SourceVersion
+from lakeguard.source_kinds.delta import DeltaObjectOptions, SourceVersion, is_table_name
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.files import source_path
+from openlaketx.sources.guard import check_path
 from openlaketx.sources.reads import SourceRead, select_declared
 
 if TYPE_CHECKING:
@@ -30,14 +32,22 @@ if TYPE_CHECKING:
 _CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 
 
-def _is_table_name(locator: str) -> bool:
-    return "/" not in locator and locator.count(".") == 1
-
-
-def location(spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef) -> str:
-    """Where the source table's files are (a registered name is looked up in the catalog)."""
-    if not _is_table_name(obj.locator):
-        return source_path(system, obj.locator)
+def location(
+    spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef, reach: Reach
+) -> str:
+    """Where the source table's files are (a registered name is looked up in the catalog),
+    checked against the tenant's reach."""
+    where = f"source_objects[{obj.source_object_id}].locator"
+    if not is_table_name(obj.locator):
+        path = source_path(system, obj.locator)
+        check_path(reach, path, where)
+        return path
+    if reach.confined:
+        raise OutOfReach(
+            f"{obj.locator!r} is a registered table name, looked up among every tenant's tables",
+            where=where,
+            fix="name the table by its folder under the system's root",
+        )
     try:
         detail = spark.sql(f"DESCRIBE DETAIL {obj.locator}").first()
     except Exception as exc:
@@ -47,7 +57,9 @@ def location(spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef)
             fix="use the table's path (relative to the system's root) or register the table",
         ) from exc
     assert detail is not None
-    return str(detail["location"])
+    found = str(detail["location"])
+    check_path(reach, found, where)
+    return found
 
 
 def read_delta(
@@ -55,10 +67,11 @@ def read_delta(
     system: SourceSystemDef,
     obj: SourceObjectDef,
     last_version: int | None,
+    reach: Reach,
 ) -> SourceRead:
     """What the source table's versions after `last_version` added (or all of it, first)."""
     where = f"source_objects[{obj.source_object_id}]"
-    path = location(spark, system, obj)
+    path = location(spark, system, obj, reach)
     if not DeltaTable.is_deltatable(path):
         raise SourceError(
             f"{obj.locator} is not a Delta table (looked at {path})",
@@ -151,14 +164,23 @@ class DeltaSource(SourceEngine):
         context: ReadContext,
     ) -> SourceRead:
         last = progress.last(obj.source_object_id, SourceVersion)
-        return read_delta(spark, system, obj, last.source_version if last else None)
+        version = last.source_version if last else None
+        return read_delta(spark, system, obj, version, context.reach)
 
     def nothing_new(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> str | None:
-        if obj.load_type != SourceLoad.INCREMENTAL or _is_table_name(obj.locator):
+        if obj.load_type != SourceLoad.INCREMENTAL or is_table_name(obj.locator):
             return None  # a snapshot, or a name only a Spark session resolves
         where = source_path(system, obj.locator)
+        try:
+            check_path(reach, where, f"source_objects[{obj.source_object_id}].locator")
+        except OutOfReach:
+            return None  # the run says why
         if "://" in where or not DeltaTable.is_deltatable(where):
             return None  # a remote table: Spark looks
         last = progress.last(obj.source_object_id, SourceVersion)

@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import SourceError, first_line
+from lakeguard.errors import OutOfReach, SourceError, first_line
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
 from lakeguard.progress import SourceProgress
+from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.source_kinds import options_as
@@ -32,6 +33,7 @@ from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
 from openlaketx import storage
 from openlaketx.sources.base import ReadContext, SourceEngine
+from openlaketx.sources.guard import check_files, check_path
 from openlaketx.sources.listing import listing_path, local_files
 from openlaketx.sources.reads import SourceRead
 
@@ -169,13 +171,17 @@ def read_layout(
 
 
 def archive_moves(
-    system: SourceSystemDef, obj: SourceObjectDef, paths: list[str]
+    system: SourceSystemDef, obj: SourceObjectDef, paths: list[str], reach: Reach
 ) -> list[tuple[str, str]]:
-    """(file, archive folder) for each path, when the source object names an archive."""
+    """(file, archive folder) for each path, when the source object names an archive: the
+    folder and the files (a move takes them out of theirs) must be the tenant's to write."""
     archive_to = file_options(obj).archive
     if not archive_to:
         return []
     archive = source_path(system, archive_to)
+    where = f"source_objects[{obj.source_object_id}].archive"
+    check_path(reach, archive, where, write=True)
+    check_files(reach, paths, where, write=True)
     return [(path, archive) for path in paths]
 
 
@@ -205,15 +211,31 @@ def archive_files(moves: list[tuple[str, str]]) -> None:
             ) from exc
 
 
+def listed_files(
+    system: SourceSystemDef, obj: SourceObjectDef, reach: Reach, *, content_hash: bool
+) -> list[SeenFile] | None:
+    """The local files of `obj` (None: not on the local file system), each one the tenant
+    may read, its symlinks resolved."""
+    pattern = source_path(system, obj.locator)
+    where = f"source_objects[{obj.source_object_id}].locator"
+    check_path(reach, pattern, where)
+    listed = local_files(pattern, content_hash=content_hash)
+    if listed is not None:
+        check_files(reach, [f.path for f in listed], where)
+    return listed
+
+
 def read_files(
     spark: SparkSession,
     system: SourceSystemDef,
     obj: SourceObjectDef,
     seen: dict[str, SeenFile],
+    reach: Reach,
 ) -> SourceRead:
     """The files of `obj` that the dataset has not taken yet, read with the approved schema."""
     where = f"source_objects[{obj.source_object_id}]"
     pattern = source_path(system, obj.locator)
+    check_path(reach, pattern, f"{where}.locator")
     try:
         listed = list_files(pattern, content_hash=file_options(obj).content_hash)
     except Exception as exc:
@@ -229,6 +251,7 @@ def read_files(
             where=where,
             fix="check the system root and the locator, or wait for the delivery",
         )
+    check_files(reach, [f.path for f in listed], f"{where}.locator")
     chosen = select_files(listed, seen)
     checks = []
     if chosen.changed:
@@ -293,7 +316,7 @@ def read_files(
     for columns, _ in layouts:
         drift += [c for c in diff(approved, columns) if c not in drift]
     prints = [f"{f.path}|{f.size}|{f.modification_time.isoformat()}" for f in to_read]
-    moves = archive_moves(system, obj, [f.path for f in to_read])
+    moves = archive_moves(system, obj, [f.path for f in to_read], reach)
     return SourceRead(
         source_object_id=obj.source_object_id,
         frame=frame,
@@ -321,7 +344,8 @@ class FileSource(SourceEngine):
         progress: SourceProgress,
         context: ReadContext,
     ) -> SourceRead:
-        return read_files(spark, system, obj, progress.of(obj.source_object_id, SeenFile))
+        seen = progress.of(obj.source_object_id, SeenFile)
+        return read_files(spark, system, obj, seen, context.reach)
 
     def _pending(
         self,
@@ -329,11 +353,16 @@ class FileSource(SourceEngine):
         obj: SourceObjectDef,
         progress: SourceProgress,
         content_hash: bool,
+        reach: Reach,
     ) -> tuple[Selection, dict[str, SeenFile]] | None:
-        """The local listing split by what was taken (None: a snapshot, or not local)."""
+        """The local listing split by what was taken (None: a snapshot, not local, or out of
+        the tenant's reach: the run says why)."""
         if obj.load_type != SourceLoad.APPEND:
             return None  # a snapshot: only a read can tell whether it changed
-        listed = local_files(source_path(system, obj.locator), content_hash=content_hash)
+        try:
+            listed = listed_files(system, obj, reach, content_hash=content_hash)
+        except OutOfReach:
+            return None
         if listed is None:
             return None  # not on the local file system: Spark lists it
         seen = progress.of(obj.source_object_id, SeenFile)
@@ -345,15 +374,20 @@ class FileSource(SourceEngine):
         system: SourceSystemDef,
         obj: SourceObjectDef,
         taken: list[SourceProgressRow],
+        reach: Reach,
     ) -> None:
         """Archive the files a crashed attempt took (it died before its own archive step)."""
         files = [r.path for r in taken if r.kind == SeenFile.KIND and r.path]
-        archive_files(archive_moves(system, obj, files))
+        archive_files(archive_moves(system, obj, files, reach))
 
     def nothing_new(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> str | None:
-        found = self._pending(system, obj, progress, file_options(obj).content_hash)
+        found = self._pending(system, obj, progress, file_options(obj).content_hash, reach)
         if found is None:
             return None
         chosen, seen = found
@@ -364,10 +398,14 @@ class FileSource(SourceEngine):
         return f"no new file at {source_path(system, obj.locator)}"
 
     def arrivals(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> list[str] | None:
         # size and time tell a changed file; hashing every file at every pass would not scale
-        found = self._pending(system, obj, progress, content_hash=False)
+        found = self._pending(system, obj, progress, False, reach)
         if found is None:
             return None
         chosen, _ = found

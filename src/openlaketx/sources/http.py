@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.hashing import digest
 from lakeguard.progress import SourceProgress, WatermarkMark
+from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.source_kinds import options_as
 from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
@@ -40,16 +41,20 @@ def _where(obj: SourceObjectDef) -> str:
 
 
 def _client(
-    system: SourceSystemDef, obj: SourceObjectDef, retries: int | None = None
+    system: SourceSystemDef, obj: SourceObjectDef, reach: Reach, retries: int | None = None
 ) -> HttpClient:
-    token = resolve(
-        system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"
-    )
+    """A client for the system: its secret and every connection it makes checked against
+    the tenant's reach (a secret never goes where the tenant may not reach)."""
+    options = options_as(system.options, HttpOptions)
+    where = f"source_systems[{system.source_system_id}]"
+    token = resolve(system.credential_ref, where=f"{where}.credential_ref", reach=reach)
     return HttpClient(
-        options_as(system.options, HttpOptions),
+        options,
         token,
         where=_where(obj),
         credential_ref=system.credential_ref,
+        reach=reach,
+        destination_where=f"{where}.options.base_url",
         retries=retries,
     )
 
@@ -83,7 +88,7 @@ class HttpSource(SourceEngine):
         landing = Path(context.landing)
         shutil.rmtree(landing, ignore_errors=True)
         try:
-            with _client(system, obj) as client:
+            with _client(system, obj, context.reach) as client:
                 options = options_as(obj.options, HttpObjectOptions)
                 if options.records is None:
                     found = self._file(spark, client, obj, options, progress, landing)
@@ -186,13 +191,18 @@ class HttpSource(SourceEngine):
         )
 
     def nothing_new(
-        self, system: SourceSystemDef, obj: SourceObjectDef, progress: SourceProgress
+        self,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        progress: SourceProgress,
+        reach: Reach,
     ) -> str | None:
         """A conditional request for a file read before; the first page above the watermark
-        for an incremental records source. Any failure: let the run look (and say it)."""
+        for an incremental records source. Any failure (a destination out of reach included):
+        let the run look (and say it)."""
         options = options_as(obj.options, HttpObjectOptions)
         try:
-            with _client(system, obj, retries=0) as client:
+            with _client(system, obj, reach, retries=0) as client:
                 if options.records is None:
                     return _file_unchanged(client, obj, options, progress)
                 if obj.load_type != SourceLoad.INCREMENTAL:

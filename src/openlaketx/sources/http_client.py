@@ -32,9 +32,11 @@ from urllib.parse import urlencode
 
 import httpx
 
-from lakeguard.errors import SourceError
+from lakeguard.errors import OutOfReach, SourceError
+from lakeguard.reach import Reach
 from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
 from openlaketx.sources.credentials import scrub
+from openlaketx.sources.guard import http_client
 from openlaketx.sources.http_body import SNIPPET, Gunzip, chain, check_format, looks_like_html
 from openlaketx.sources.http_paging import PageState, dig
 
@@ -68,7 +70,8 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class HttpClient:
-    """Requests to one system's server, with its token, retries and clear errors."""
+    """Requests to one system's server, with its token, retries and clear errors; every
+    connection (redirects included) to an address the tenant's `reach` allows."""
 
     def __init__(
         self,
@@ -77,6 +80,8 @@ class HttpClient:
         *,
         where: str,
         credential_ref: str | None,
+        reach: Reach,
+        destination_where: str | None = None,
         retries: int | None = None,
     ) -> None:
         self.options = options
@@ -87,8 +92,14 @@ class HttpClient:
         headers = dict(options.headers)
         if token is not None and options.token_in == "header":
             headers[options.header_name] = f"{options.prefix}{token}"
-        self._client = httpx.Client(
-            headers=headers, timeout=options.timeout_seconds, follow_redirects=True
+        # where the refusal of a destination is said: the system's base_url
+        destination = destination_where or where
+        found = options.destination()
+        why = reach.name_refusal(*found) if found is not None else None
+        if why is not None:
+            raise OutOfReach(why, where=destination, fix=reach.network_fix())
+        self._client = http_client(
+            reach, destination, headers=headers, timeout=options.timeout_seconds
         )
 
     def __enter__(self) -> HttpClient:

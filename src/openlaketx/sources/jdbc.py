@@ -14,22 +14,22 @@ from typing import TYPE_CHECKING
 from lakeguard.errors import LakeTxError, SourceError, first_line
 from lakeguard.hashing import digest
 from lakeguard.progress import SourceProgress, WatermarkMark
+from lakeguard.reach import Reach
 from lakeguard.schema.types import is_watermark_type
 from lakeguard.shapes import JsonObject
 from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.jdbc import JdbcObjectOptions, JdbcOptions
+from lakeguard.source_kinds.jdbc import SUBPROTOCOLS, JdbcObjectOptions, JdbcOptions
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub
+from openlaketx.sources.guard import pinned_jdbc_url
 from openlaketx.sources.reads import SourceRead, fields_by_name, select_declared
 from openlaketx.sources.watermarks import lower_bound
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-DRIVERS = {"jdbc:postgresql:": "org.postgresql.Driver"}
 
 _UNREACHABLE = (
     "connection refused",
@@ -96,13 +96,11 @@ def classify_failure(
     )
 
 
-def _reader_options(system: SourceSystemDef, obj: SourceObjectDef) -> dict[str, str]:
+def _reader_options(system: SourceSystemDef, obj: SourceObjectDef, url: str) -> dict[str, str]:
     connection = options_as(system.options, JdbcOptions)
-    url = connection.url
     options = {k: v for k, v in connection.properties().items() if k != "url"}
-    options.setdefault(
-        "driver", next((d for prefix, d in DRIVERS.items() if url.startswith(prefix)), "")
-    )
+    protocol = url.removeprefix("jdbc:").split(":", 1)[0].lower()
+    options.setdefault("driver", SUBPROTOCOLS.get(protocol, (0, ""))[1])
     options = {k: v for k, v in options.items() if v}
     ingest = options_as(obj.options, JdbcObjectOptions)
     if ingest.fetch_size:
@@ -118,9 +116,15 @@ def _reader_options(system: SourceSystemDef, obj: SourceObjectDef) -> dict[str, 
 
 
 def _load(
-    spark: SparkSession, system: SourceSystemDef, obj: SourceObjectDef, secret: str | None
+    spark: SparkSession,
+    system: SourceSystemDef,
+    obj: SourceObjectDef,
+    secret: str | None,
+    reach: Reach,
 ) -> DataFrame:
-    reader = spark.read.format("jdbc").options(**_reader_options(system, obj))
+    where = f"source_systems[{system.source_system_id}].options.url"
+    url = pinned_jdbc_url(reach, options_as(system.options, JdbcOptions).url, where)
+    reader = spark.read.format("jdbc").options(**_reader_options(system, obj, url))
     if secret is not None:
         reader = reader.option("password", secret)
     try:
@@ -134,14 +138,17 @@ def read_jdbc(
     system: SourceSystemDef,
     obj: SourceObjectDef,
     watermark: str | None,
+    reach: Reach,
 ) -> SourceRead:
     """The table (or its rows above `watermark`), with the approved columns and types."""
     from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     secret = resolve(
-        system.credential_ref, where=f"source_systems[{system.source_system_id}].credential_ref"
+        system.credential_ref,
+        where=f"source_systems[{system.source_system_id}].credential_ref",
+        reach=reach,
     )
-    raw = _load(spark, system, obj, secret)
+    raw = _load(spark, system, obj, secret, reach)
     present = fields_by_name(raw)
     incremental = obj.load_type == SourceLoad.INCREMENTAL
     wm = obj.watermark_column if incremental else None
@@ -198,7 +205,7 @@ class JdbcSource(SourceEngine):
         context: ReadContext,
     ) -> SourceRead:
         last = progress.last(obj.source_object_id, WatermarkMark)
-        return read_jdbc(spark, system, obj, last.watermark if last else None)
+        return read_jdbc(spark, system, obj, last.watermark if last else None, context.reach)
 
     def classify(
         self, message: str, system: SourceSystemDef, obj: SourceObjectDef

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Self, TypeVar
 
 from lakeguard.errors import MetadataStoreError
+from lakeguard.reach import Reach
 from lakeguard.store import deltars
 from lakeguard.store.ddl import quote
 from lakeguard.store.definitions import load_table_defs
@@ -24,13 +25,29 @@ def utcnow() -> datetime:
 
 
 class StoreBase:
-    """One namespace's tables as one tenant sees them: names, locations and the clock."""
+    """One namespace's tables as one tenant sees them: names, locations and the clock, and
+    what the tenant's definitions may reach (`lakeguard.reach`; None: nothing is checked, as
+    for the home's control store, which holds no definitions)."""
 
-    def __init__(self, namespace: str, root: str, tenant: str) -> None:
+    def __init__(self, namespace: str, root: str, tenant: str, reach: Reach | None = None) -> None:
         self.namespace = namespace
         self.root = root.rstrip("/")
         self.tenant = tenant
+        self.reach = reach
         self._ready = False
+
+    def tenant_reach(self) -> Reach:
+        """What the tenant's definitions may reach. A store opened without one (a tool's or a
+        test's, on the home's own tenant) reaches what it did before tenants were confined;
+        any other tenant's must have been opened with its reach."""
+        if self.reach is not None:
+            return self.reach
+        if self.tenant == "default":
+            return Reach(tenant=self.tenant, confined=False)
+        raise MetadataStoreError(
+            f"the store of tenant {self.tenant} was opened without the tenant's reach",
+            fix="open it through Lakehouse.open, which sets it from the settings",
+        )
 
     def as_tenant(self, tenant: str) -> Self:
         """The same tables (already ensured) seen as another tenant's: rows written through it

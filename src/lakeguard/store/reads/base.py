@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
+from lakeguard.reach import Reach
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.store.store import MetadataStore
 
@@ -21,6 +22,10 @@ class ReaderBase:
     @property
     def tenant(self) -> str:
         return self._store.tenant
+
+    def tenant_reach(self) -> Reach:
+        """What the tenant's definitions may reach (`MetadataStore.tenant_reach`)."""
+        return self._store.tenant_reach()
 
     def _memo(self, name: str, compute: Callable[[], tuple[T, ...]], *args: Hashable) -> list[T]:
         """`compute()`, kept until any table of this store changes or the minute turns (what

@@ -26,7 +26,8 @@ class DefinitionReads(ReaderBase):
 
         with ThreadPoolExecutor(max_workers=4) as pool:
             tables = pool.map(active, REGISTRY_TABLES)
-            return Registry.from_rows(dict(zip(REGISTRY_TABLES, tables, strict=True)))
+            rows = dict(zip(REGISTRY_TABLES, tables, strict=True))
+            return Registry.from_rows(rows, reach=self._store.reach)
 
     def datasets(self) -> list[DatasetDef]:
         return [DatasetDef.from_row(r) for r in self._store.active_definitions("dataset_registry")]

@@ -1,11 +1,15 @@
-"""The service's own settings: trusted proxies, the webhook window, body caps, the brake on
-failed authentications, and each tenant's limits (`laketx serve --settings FILE`, YAML).
+"""The operator's settings of a home: trusted proxies, the webhook window, body caps, the
+brake on failed authentications, and each tenant's limits and reach (`laketx serve --settings
+FILE`, or `LAKETX_SETTINGS=FILE` for every command, YAML).
 
-Every field has a default, so a service without a settings file is fully configured.
+Every field has a default, so a home without a settings file is fully configured. A tenant's
+reach (what its metadata may name) is read by every command that opens its lakehouse, not only
+by the service: the CLI, `laketx watch` and `laketx scheduler --once` confine it alike.
 """
 
 from __future__ import annotations
 
+import os
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
@@ -14,10 +18,14 @@ from pydantic import ValidationError as PydanticValidationError
 
 from lakeguard.catalog.loader import parse_yaml
 from lakeguard.errors import ConfigError
+from lakeguard.reach import ReachSettings
+
+SETTINGS_VARIABLE = "LAKETX_SETTINGS"
 
 
 class TenantLimits(BaseModel):
-    """What one tenant may use: a request budget per API key and runs at once."""
+    """What one tenant may use: a request budget per API key, runs at once, and what its
+    metadata may reach (`lakeguard.reach`; None: the safe defaults)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -27,6 +35,11 @@ class TenantLimits(BaseModel):
     window_seconds: int = Field(default=60, ge=1, le=86_400, description="The budget's window")
     concurrent_runs: int = Field(
         default=8, ge=1, le=10_000, description="Runs of the tenant accepted or in flight at once"
+    )
+    reach: ReachSettings | None = Field(
+        default=None,
+        description="The storage, network destinations and secrets its metadata may name "
+        "(default: its own feed folder, no network, its own secrets)",
     )
 
 
@@ -62,6 +75,10 @@ class ServiceSettings(BaseModel):
     def limits_of(self, tenant: str) -> TenantLimits:
         return self.tenants.get(tenant, self.limits)
 
+    def reach_of(self, tenant: str) -> ReachSettings | None:
+        """What the operator declared the tenant's metadata may reach (None: the defaults)."""
+        return self.limits_of(tenant).reach
+
 
 def load_settings(path: str | Path) -> ServiceSettings:
     """Read and validate a settings file; every problem with its path."""
@@ -77,7 +94,13 @@ def load_settings(path: str | Path) -> ServiceSettings:
             for e in exc.errors()
         )
         raise ConfigError(
-            f"{file} is not valid service settings: {problems}",
+            f"{file} is not valid settings: {problems}",
             where=str(file),
             fix="correct each field; docs/service.md lists the settings",
         ) from None
+
+
+def env_settings() -> ServiceSettings | None:
+    """The settings file `LAKETX_SETTINGS` names (None when it is unset)."""
+    path = os.environ.get(SETTINGS_VARIABLE, "").strip()
+    return load_settings(path) if path else None
