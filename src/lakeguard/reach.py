@@ -20,13 +20,15 @@ metadata stores and the warehouses (its own included), and other tenants' homes.
 is not `confined` (the single-user home's own tenant) allows everything else, as before
 tenants existed.
 
-These checks are lexical (`..` folded, no file system and no DNS): the engine checks again
-where a path is opened (symlinks resolved) and where a connection is made (after name
+The checks of `Reach` are lexical (`..` folded, no file system and no DNS);
+`resolved_refusal` also follows the symlinks of a local path as this machine has them now. The
+engine checks again where a path is opened and where a connection is made (after name
 resolution, to the address checked).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
@@ -370,3 +372,24 @@ class Reach(BaseModel):
             f"use one of {', '.join(str(d) for d in self.network)}, or ask the operator to "
             "widen the tenant's reach"
         )
+
+
+def resolved_refusal(
+    reach: Reach, location: str, *, write: bool = False, opened: bool = True
+) -> str | None:
+    """`Reach.storage_refusal` of `location` as written and, when it is a local path, with
+    the symlinks of its fixed part resolved (a link planted in an allowed folder leads
+    nowhere else)."""
+    why = reach.storage_refusal(location, write=write, opened=opened)
+    if why is not None:
+        return why
+    fixed = normalized(fixed_part(location))
+    if fixed is None or fixed.startswith("s3://"):
+        return None
+    real = os.path.realpath(fixed)
+    if real == fixed:
+        return None
+    why = reach.storage_refusal(real, write=write, opened=opened)
+    if why is None:
+        return None
+    return f"{reach.shown(location)!r} leads through a symbolic link: {why}"

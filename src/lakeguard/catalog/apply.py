@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.catalog.loader import load_file, validate_text
+from lakeguard.catalog.loader import documents_base, load_file, validate_text
 from lakeguard.catalog.plan import Plan, deactivated_rows, plan_changes, row_key
 from lakeguard.catalog.to_rows import Rows, document_rows
 from lakeguard.errors import ValidationError
@@ -26,10 +26,11 @@ def plan_file(
 ) -> tuple[Plan, Rows]:
     """Validate `path` (or `text`, read from it earlier or sent under that name) and compare
     it with what is stored; writes nothing. Relative paths in it are taken from `base_dir`
-    (default: the file's folder); what it names is checked against the tenant's reach."""
+    (default: a confined tenant's home, or else the file's folder); what it names is checked
+    against the tenant's reach."""
     file = Path(path)
-    folder = base_dir if base_dir is not None else file.resolve().parent
     reach = store.reach
+    folder = base_dir if base_dir is not None else documents_base(file, reach)
     doc = (
         load_file(file, reach=reach, base_dir=folder)
         if text is None

@@ -128,11 +128,19 @@ def validate_text(
     return doc
 
 
+def documents_base(file: Path, reach: Reach | None) -> Path:
+    """Where a document's relative paths start: a confined tenant's own home, however the
+    document arrived (its reach is said from there), or else the document's folder."""
+    if reach is not None and reach.confined and reach.tenant_home is not None:
+        return Path(reach.tenant_home)
+    return file.resolve().parent
+
+
 def load_file(
     path: str | Path, *, reach: Reach | None = None, base_dir: Path | None = None
 ) -> MetadataDocument:
     """Read and validate a metadata YAML file (against the tenant's `reach` when given;
-    relative paths from `base_dir`, by default the file's folder)."""
+    relative paths from `base_dir`, by default `documents_base`)."""
     file = Path(path)
     if not file.is_file():
         raise ValidationError(
@@ -150,5 +158,5 @@ def load_file(
             errors=[{"path": str(file), "message": str(exc)}],
             fix="save the document as UTF-8",
         ) from exc
-    folder = base_dir if base_dir is not None else file.resolve().parent
+    folder = base_dir if base_dir is not None else documents_base(file, reach)
     return validate_text(text, str(file), reach=reach, base_dir=folder)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark, WatermarkMark
-from lakeguard.reach import Reach
+from lakeguard.reach import Reach, resolved_refusal
 from lakeguard.schema.types import is_watermark_type
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
@@ -218,8 +218,9 @@ def storage_problems(
     write: bool = False,
     opened: bool = True,
 ) -> list[Problem]:
-    """`location` (a folder, a glob or a URI) outside what the tenant may read (or write)."""
-    why = reach.storage_refusal(location, write=write, opened=opened)
+    """`location` (a folder, a glob or a URI; symlinks resolved) outside what the tenant may
+    read (or write)."""
+    why = resolved_refusal(reach, location, write=write, opened=opened)
     return [Problem(loc, f"{why}; {reach.storage_fix(write=write)}")] if why else []
 
 

@@ -136,6 +136,17 @@ class JdbcObjectOptions(ObjectOptions):
     fetch_size: int | None = Field(default=None, ge=1)
 
 
+def url_properties(url: str) -> list[str]:
+    """The connection properties a JDBC url sets itself (`?k=v&k=v`, or `;k=v;k=v`)."""
+    found = []
+    rest = url.split("?", 1)[1] if "?" in url else ""
+    for part in re.split(r"[&;]", rest) + url.split("?", 1)[0].split(";")[1:]:
+        name = part.split("=", 1)[0].strip()
+        if name:
+            found.append(name)
+    return found
+
+
 def _reach_refusals(options: JdbcOptions, reach: Reach) -> list[tuple[str, str]]:
     """(option, why) for each thing a confined tenant's connection may not do."""
     found = url_destinations(options.url)
@@ -163,6 +174,11 @@ def _reach_refusals(options: JdbcOptions, reach: Reach) -> list[tuple[str, str]]
         if key.lower() not in SAFE_PROPERTIES:
             refusals.append(
                 (key, f"connection property {key!r} may name files or load code of the server")
+            )
+    for key in url_properties(options.url):
+        if key.lower() not in SAFE_PROPERTIES or key.lower() in ("url", "driver"):
+            refusals.append(
+                ("url", f"the url's property {key!r} may name files or load code of the server")
             )
     return refusals
 

@@ -11,7 +11,6 @@ terminal `OutOfReach` naming the field: nothing was read, moved or sent.
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterable
 from typing import Any
@@ -20,15 +19,8 @@ import httpcore
 import httpx
 
 from lakeguard.errors import OutOfReach, SourceError
-from lakeguard.reach import Address, Reach, fixed_part, literal_address, normalized
+from lakeguard.reach import Address, Reach, literal_address, resolved_refusal
 from lakeguard.source_kinds.jdbc import url_destinations
-from openlaketx.sources.listing import listing_path
-
-
-def _real(location: str) -> str | None:
-    """A local location with its symlinks resolved (None: not local)."""
-    local = listing_path(location) if not location.startswith("s3") else None
-    return None if local is None else os.path.realpath(local)
 
 
 def check_path(
@@ -36,13 +28,7 @@ def check_path(
 ) -> None:
     """Refuse `location` (a folder, a file or a glob) unless the tenant may read it (or
     write it), as written and, on a local disk, with its symlinks resolved."""
-    why = reach.storage_refusal(location, write=write, opened=opened)
-    if why is None:
-        real = _real(fixed_part(location))
-        if real is not None and real != normalized(fixed_part(location)):
-            why = reach.storage_refusal(real, write=write, opened=opened)
-            if why is not None:
-                why = f"{reach.shown(location)!r} leads through a symbolic link: {why}"
+    why = resolved_refusal(reach, location, write=write, opened=opened)
     if why is not None:
         raise OutOfReach(why, where=where, fix=reach.storage_fix(write=write))
 

@@ -8,6 +8,7 @@ field is written and says what the tenant may use instead.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,11 @@ from lakeguard.source_kinds import source_kind
 
 
 def secret_problems(reach: Reach, ref: str | None, loc: tuple[Any, ...]) -> list[Problem]:
-    """A secret reference outside the tenant's scope."""
+    """A secret reference outside the tenant's scope (a file's symlinks resolved)."""
     if ref is None:
         return []
-    why = reach.secret_refusal(ref)
+    resolved = os.path.realpath(reach.secret_file(ref)) if ref.startswith("file:") else None
+    why = reach.secret_refusal(ref, resolved=resolved)
     return [Problem(loc, f"{why}; {reach.secret_fix()}")] if why else []
 
 
