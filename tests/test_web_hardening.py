@@ -192,6 +192,34 @@ def test_the_dashboard_forms_are_refused_from_another_origin(fresh: Served) -> N
         assert out.status_code == 303 and out.headers["location"] == "/login"
 
 
+def test_a_logout_without_its_token_changes_nothing_and_with_it_ends_the_session(
+    fresh: Served,
+) -> None:
+    token = fresh.key(scopes=(Scope.RUNS_READ,))
+    with logged_in(fresh, token) as http:
+        session = http.cookies[SESSION]
+        csrf = token_on(http, "/")
+        for sent in ({}, {"csrf": "guessed"}, {"csrf": "é" * 8}):
+            answer = http.post("/logout", data=sent, headers=own(fresh))
+            assert answer.status_code == 403, (sent, answer.text)
+            assert "still logged in" in answer.text
+            assert "set-cookie" not in answer.headers  # the cookie is not deleted ...
+            assert http.cookies[SESSION] == session
+            assert http.get("/").status_code == 200  # ... and the session still works
+        answer = http.post("/logout", data={"csrf": csrf}, headers=own(fresh))
+        assert answer.status_code == 303 and answer.headers["location"] == "/login"
+        assert SESSION not in http.cookies  # deleted
+    # and the session id, replayed, no longer works: the server ended it
+    with fresh.client() as replay:
+        replay.cookies.set(SESSION, session)
+        assert replay.get("/").headers["location"] == "/login"
+        # a logout with a cookie that names no live session has nothing to keep: it goes
+        gone = replay.post("/logout", data={}, headers=own(fresh))
+        assert gone.status_code == 303 and gone.headers["location"] == "/login"
+        assert gone.headers["set-cookie"].startswith(f'{SESSION}=""; ')
+        assert "Max-Age=0" in gone.headers["set-cookie"]
+
+
 # the pieces, without a server ------------------------------------------------------------------
 def test_a_login_form_token_is_its_cookies_and_expires() -> None:
     now = [1000.0]

@@ -222,10 +222,19 @@ def install_dashboard(
         session = sessions.get(request.cookies.get(COOKIE))
         try:
             same_origin(request, "logout form")
+            # Without the session's token nothing changes: deleting the cookie alone would
+            # leave a live session behind it, and ending the session would let any page log
+            # its visitors out.
+            if session is not None and not session.csrf_matches(_field(form, "csrf")):
+                raise ForbiddenError(
+                    "this logout form is not from this session, so you are still logged in",
+                    fix="reload the page and log out again",
+                )
         except ForbiddenError as refused:
             return failure(request, refused)
-        if session is not None and session.csrf_matches(_field(form, "csrf")):
+        if session is not None:
             sessions.end(session.session_id)
+        # no live session behind the cookie (expired, ended, unknown): nothing to keep
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
