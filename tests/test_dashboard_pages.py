@@ -35,10 +35,22 @@ def site(tmp_path: Path) -> Iterator[tuple[TestClient, Tenants, str]]:
     runs.drain(30)
 
 
+def login_csrf(client: TestClient) -> str:
+    """The login form's token, as a browser reads the page (its cookie kept by the client)."""
+    found = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+    assert found is not None
+    return found.group(1)
+
+
+def post_login(client: TestClient, token: str) -> Any:
+    return client.post("/login", data={"key": token, "csrf": login_csrf(client)})
+
+
 def login(client: TestClient, token: str) -> str:
-    answer = client.post("/login", data={"key": token})
+    answer = post_login(client, token)
     assert answer.status_code == 303 and answer.headers["location"] == "/"
-    return answer.headers["set-cookie"]
+    (cookie,) = [c for c in answer.headers.get_list("set-cookie") if "laketx_session=" in c]
+    return cookie
 
 
 def test_every_page_renders_from_metadata_alone_and_loads_nothing_from_elsewhere(
@@ -82,8 +94,8 @@ def test_a_revoked_key_ends_its_sessions_and_a_bad_key_gets_no_cookie(
     site: tuple[TestClient, Tenants, str],
 ) -> None:
     client, tenants, token = site
-    bad = client.post("/login", data={"key": "ltx_not_a_key"})
-    assert bad.status_code == 401 and "set-cookie" not in bad.headers
+    bad = post_login(client, "ltx_not_a_key")
+    assert bad.status_code == 401 and "laketx_session" not in bad.headers.get("set-cookie", "")
     login(client, token)
     assert client.get("/").status_code == 200
     (key,) = tenants.keys.list("default")
@@ -95,7 +107,7 @@ def test_failed_logins_are_braked_with_a_page_that_says_how_long_to_wait(
     site: tuple[TestClient, Tenants, str],
 ) -> None:
     client, _, _ = site
-    answers = [client.post("/login", data={"key": "ltx_not_a_key"}) for _ in range(12)]
+    answers = [post_login(client, "ltx_not_a_key") for _ in range(12)]
     assert answers[0].status_code == 401 and answers[-1].status_code == 429
     assert int(answers[-1].headers["retry-after"]) > 0
     assert answers[-1].headers["content-type"].startswith("text/html")

@@ -175,6 +175,67 @@ def test_a_replayed_delivery_answers_its_first_run_and_the_signature_covers_time
     assert detail["status"] == "COMPLETED"
 
 
+def test_a_delivery_id_with_a_dot_is_refused_so_a_captured_one_makes_no_second_run(
+    fresh: Served,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With a dot allowed in the id, `<ts>.2026.12.01-6d0130.<body>` was id `2026.12.01-6d0130`,
+    and also id `2026.12` with body `01-6d0130.<body>`, and id `2026`: one captured delivery,
+    three runs. Now those bytes have one reading only, and it makes one run."""
+    p = hooked_project(fresh, tmp_path, "_split", "LAKETX_TEST_SPLIT")
+    monkeypatch.setenv("LAKETX_TEST_SPLIT", "split-secret")
+    p.deliver("d1.csv", ["GSM,1,10.0,1"])
+    body = b'{"file": "d1.csv"}'
+    hook = f"{API}/hooks/{p.job}"
+
+    def splits(headers: dict[str, str], content: bytes) -> Iterator[tuple[dict[str, str], bytes]]:
+        """The delivery with its id cut at each point, the rest moved into the body (at a dot
+        the signed text stays byte for byte the same)."""
+        delivery = headers["X-LakeTx-Delivery"]
+        for cut in range(1, len(delivery)):
+            head, rest = delivery[:cut], delivery[cut:]
+            moved = rest[1:] if rest.startswith(".") else rest
+            yield {**headers, "X-LakeTx-Delivery": head}, moved.encode() + b"." + content
+
+    with caplog.at_level(logging.WARNING), fresh.client() as http:
+
+        def post(headers: dict[str, str], content: bytes) -> Any:
+            fresh.brake.clear()  # each is one attempt: the brake is not what is tested here
+            return http.post(hook, content=content, headers=headers)
+
+        wrong = post(signed("not-the-secret", body, "evt-s0", fresh.clock.wall()), body)
+        shape = {k: v for k, v in wrong.json().items() if k != "instance"}
+
+        def assert_refused(sent: list[tuple[dict[str, str], bytes]]) -> None:
+            for headers, content in sent:
+                answer = post(headers, content)
+                where = (headers["X-LakeTx-Delivery"], content, answer.text)
+                assert answer.status_code == 401, where  # as any other unauthenticated one
+                assert {k: v for k, v in answer.json().items() if k != "instance"} == shape
+                assert answer.headers["WWW-Authenticate"] == wrong.headers["WWW-Authenticate"]
+
+        captured = signed("split-secret", body, "2026.12.01-6d0130", fresh.clock.wall())
+        cuts = list(splits(captured, body))
+        # the one reading of those bytes left: id `2026`, the rest of the text the body
+        only = cuts.pop(3)
+        assert only[0]["X-LakeTx-Delivery"] == "2026"
+        assert_refused([(captured, body), *cuts])  # `2026.12` among them
+        assert "has a '.'" in caplog.text  # why, for the operator only
+        first = post(*only)
+        assert first.status_code == 202 and first.json()["new"] is True
+        again = post(*only)  # a replay of it answers its run, as any replay does
+        assert again.status_code == 202 and again.json() == {**first.json(), "new": False}
+        # that valid delivery, its id cut anywhere and the rest moved into the body: refused
+        assert_refused(list(splits(*only)))
+    requests = [
+        r for r in fresh.tenants.get("default").store.rows("run_requests") if r["job_id"] == p.job
+    ]
+    assert [r["request_key"] for r in requests] == [f"hook:{p.job}:2026"]  # one run
+    assert fresh.wait_for(fresh.key(), first.json()["run_id"])["status"] == "COMPLETED"
+
+
 # 3 -------------------------------------------------------------------------------------------
 def test_bad_webhook_signatures_are_braked(
     fresh: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -369,8 +369,8 @@ def create_app(
             raise AuthError(
                 "the webhook delivery is not authenticated",
                 fix="sign `<timestamp>.<delivery id>.<body>` with HMAC-SHA256 and the job's "
-                "secret; send X-LakeTx-Timestamp, X-LakeTx-Delivery and "
-                "X-LakeTx-Signature: sha256=<hex> (docs/service.md)",
+                "secret; send X-LakeTx-Timestamp, X-LakeTx-Delivery (letters, digits, `_:-`, "
+                "no `.`) and X-LakeTx-Signature: sha256=<hex> (docs/service.md)",
             ) from None
         accepted = await run_in_threadpool(
             runs.submit,

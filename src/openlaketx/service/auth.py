@@ -21,8 +21,21 @@ from lakeguard.keys import ApiKey, KeyStore, Scope, key_id_of
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.refusals import BadRequest, TooManyFailures
 
-# Query parameters a client might put a key in: refused, so keys never land in access logs.
-KEY_PARAMETERS = frozenset({"access_token", "api_key", "apikey", "key", "token"})
+# Query parameters a client might put a credential in: refused, so none lands in access logs.
+# Names are compared folded (lower case, `-` as `_`): `?Authorization=`, `?API-Key=` too.
+KEY_PARAMETERS = frozenset(
+    {
+        "access_token",
+        "api_key",
+        "apikey",
+        "authorization",
+        "bearer",
+        "key",
+        "password",
+        "secret",
+        "token",
+    }
+)
 # Declares the scheme in the OpenAPI document; the header is read below, whatever it holds.
 BEARER = HTTPBearer(
     auto_error=False,
@@ -89,6 +102,11 @@ class FailureBrake:
             self._failures.clear()
 
 
+def credential_parameter(name: str) -> bool:
+    """Whether a query parameter's name looks like a credential's, whatever its case."""
+    return name.strip().casefold().replace("-", "_") in KEY_PARAMETERS
+
+
 def client_address(request: Request) -> str:
     """The client's address: the peer's, or the one a trusted proxy forwarded."""
     return request.client.host if request.client else "unknown"
@@ -104,7 +122,7 @@ class Authenticator:
 
     def __call__(self, request: Request) -> ApiKey:
         address = client_address(request)
-        if KEY_PARAMETERS & {k.lower() for k in request.query_params}:
+        if any(credential_parameter(name) for name in request.query_params):
             raise BadRequest(
                 "API keys are not accepted in the query string",
                 fix="send the key as `Authorization: Bearer <key>` (and rotate the one sent)",

@@ -4,7 +4,10 @@ A delivery is signed like Stripe's and GitHub's: HMAC-SHA256, keyed by the job's
 `<timestamp>.<delivery id>.<raw body>`, sent as `X-LakeTx-Signature: sha256=<hex>` with
 `X-LakeTx-Timestamp` (Unix seconds) and `X-LakeTx-Delivery`. The timestamp must be within the
 tolerance of now, so a captured delivery cannot be sent later; within that window the delivery
-id names one run (the run requests remember it), so a replay answers with its first run.
+id names one run (the run requests remember it), so a replay answers with its first run. The
+timestamp is digits and the id has no `.`, so the signed text splits one way only: with a dot
+allowed, `2026.12` and body `01.<body>` signed the same text as `2026.12.01` and `<body>`, and
+one captured delivery ran again under each prefix of its id.
 
 Every way a delivery can fail — an unknown tenant or job, a job without the webhook trigger, a
 secret that cannot be read, a missing header, a stale timestamp, a wrong signature — is the
@@ -32,7 +35,7 @@ TIMESTAMP_HEADER = "x-laketx-timestamp"
 DELIVERY_HEADER = "x-laketx-delivery"
 SIGNATURE_HEADER = "x-laketx-signature"
 _TENANT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_DELIVERY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+_DELIVERY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:-]{0,199}$")  # no `.`: see above
 _TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
 _SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
 
@@ -95,6 +98,8 @@ class HookVerifier:
             raise Refused(missing)
         if not _TIMESTAMP.match(timestamp):
             raise Refused(f"{TIMESTAMP_HEADER} is missing or not Unix seconds")
+        if "." in delivery:
+            raise Refused(f"{DELIVERY_HEADER} has a '.': the signed text would be ambiguous")
         if not _DELIVERY.match(delivery):
             raise Refused(f"{DELIVERY_HEADER} is missing or not a delivery id")
         if not given or not all(_SIGNATURE.match(s) for s in given):

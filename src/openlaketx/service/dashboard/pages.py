@@ -1,11 +1,14 @@
 """The dashboard at `/` of `laketx serve`: server-rendered pages over the same read models the
 JSON API answers with (the overview, a dataset, a decision, a run), a login that trades an API
 key for a session cookie, and the one state-changing action, triggering a job's run, behind
-the session's CSRF token and the `runs:trigger` scope. Pages read metadata by delta-rs only.
+the session's CSRF token and the `runs:trigger` scope. Every form that changes state (login,
+logout, "Run now") is refused from another origin, and the login form carries a token of its
+own. Pages read metadata by delta-rs only.
 """
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +32,14 @@ from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.layout import NODE_H, NODE_W, layout, within
-from openlaketx.service.dashboard.sessions import COOKIE, Session, Sessions
+from openlaketx.service.dashboard.sessions import (
+    COOKIE,
+    LOGIN_COOKIE,
+    LoginForms,
+    Session,
+    Sessions,
+    cross_origin,
+)
 from openlaketx.service.dashboard.timeline import timeline_chart
 from openlaketx.service.graph import lineage_graph
 from openlaketx.service.problems import status_of
@@ -37,6 +47,7 @@ from openlaketx.service.rates import RateLimiter
 from openlaketx.service.refusals import TooManyRequests
 from openlaketx.service.runs import RunService
 
+_log = logging.getLogger(__name__)
 HERE = resources.files("openlaketx.service.dashboard")
 TREND_BATCHES = 20
 LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
@@ -84,6 +95,7 @@ def install_dashboard(
     """Add the dashboard's pages, its login and its static files to `app`."""
     tenants = runs.tenants
     sessions = Sessions()
+    login_forms = LoginForms()
     env = _environment()
     app.state.sessions = sessions
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="dashboard-static")
@@ -91,6 +103,31 @@ def install_dashboard(
     def page(name: str, code: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(**context)
         return HTMLResponse(html, status_code=code, headers={"Content-Security-Policy": CSP})
+
+    def login_page(request: Request, code: int = 200, error: str | None = None) -> HTMLResponse:
+        """The login page with a fresh form token, its cookie set beside it."""
+        form = login_forms.issue()
+        answer = page("login.html", code, error=error, csrf=form.field, viewer=None)
+        answer.set_cookie(
+            LOGIN_COOKIE,
+            form.cookie,
+            max_age=int(login_forms.lifetime),
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/login",
+        )
+        return answer
+
+    def same_origin(request: Request, form: str) -> None:
+        """Raise ForbiddenError when a state-changing form comes from another origin."""
+        why = cross_origin(request.headers, request.url.scheme)
+        if why is not None:
+            _log.warning("dashboard: %s from another origin refused: %s", form, why)
+            raise ForbiddenError(
+                f"the {form} was sent from another site, so nothing was done",
+                fix=f"use the {form} on this server's own pages",
+            )
 
     def viewer(request: Request, scope: Scope = Scope.RUNS_READ) -> Viewer:
         session = sessions.get(request.cookies.get(COOKIE))
@@ -133,11 +170,21 @@ def install_dashboard(
 
     @app.get("/login", include_in_schema=False)
     def login_form(request: Request) -> Response:
-        return page("login.html", error=None, viewer=None)
+        return login_page(request)
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        try:
+            same_origin(request, "login form")
+            if not login_forms.matches(request.cookies.get(LOGIN_COOKIE), _field(form, "csrf")):
+                raise ForbiddenError(
+                    "the login form has expired or is not this server's: nobody was logged in",
+                    fix="log in again with the form below",
+                )
+        except ForbiddenError as refused:
+            # a login CSRF attempt, or a form left open too long: no key is looked at
+            return login_page(request, 403, f"{refused.what}; {refused.fix}.")
         token = (_field(form, "key") or "").strip()
         address, key_id = client_address(request), key_id_of(token)
         try:
@@ -148,16 +195,17 @@ def install_dashboard(
                 lambda: key_id is not None and tenants.keys.exists(key_id),
             )
         except TooManyRequests as braked:
-            answer = page("login.html", 429, error=f"{braked.what}; {braked.fix}", viewer=None)
+            answer = login_page(request, 429, f"{braked.what}; {braked.fix}")
             answer.headers["Retry-After"] = str(braked.retry_after)
             return answer
         try:
             key = await run_in_threadpool(tenants.keys.authenticate, token)
         except AuthError:
             brake.failed(address, key_id)
-            return page("login.html", 401, error="That key is not valid.", viewer=None)
+            return login_page(request, 401, "That key is not valid.")
         session = sessions.start(key.tenant_id, key.api_key_id)
         response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(LOGIN_COOKIE, path="/login")  # used: the session takes over
         response.set_cookie(
             COOKIE,
             session.session_id,
@@ -172,8 +220,21 @@ def install_dashboard(
     async def logout(request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         session = sessions.get(request.cookies.get(COOKIE))
-        if session is not None and session.csrf_matches(_field(form, "csrf")):
+        try:
+            same_origin(request, "logout form")
+            # Without the session's token nothing changes: deleting the cookie alone would
+            # leave a live session behind it, and ending the session would let any page log
+            # its visitors out.
+            if session is not None and not session.csrf_matches(_field(form, "csrf")):
+                raise ForbiddenError(
+                    "this logout form is not from this session, so you are still logged in",
+                    fix="reload the page and log out again",
+                )
+        except ForbiddenError as refused:
+            return failure(request, refused)
+        if session is not None:
             sessions.end(session.session_id)
+        # no live session behind the cookie (expired, ended, unknown): nothing to keep
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -357,6 +418,7 @@ def install_dashboard(
 
     def _trigger(request: Request, job_id: str, csrf: str | None) -> Response:
         try:
+            same_origin(request, '"Run now" form')
             v = viewer(request, Scope.RUNS_TRIGGER)
             if not v.session.csrf_matches(csrf):
                 raise AuthError(
