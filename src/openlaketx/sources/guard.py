@@ -107,9 +107,10 @@ def http_client(
     )
 
     def redirected(response: httpx.Response) -> None:
-        if not response.is_redirect or response.next_request is None:
+        # said before httpx follows it (the connection would be refused anyway, less clearly)
+        if not response.has_redirect_location:
             return
-        url = response.next_request.url
+        url = response.url.join(response.headers["location"])
         port = url.port or (443 if url.scheme == "https" else 80)
         why = reach.name_refusal(url.host, port)
         if why is not None:
