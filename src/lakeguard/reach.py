@@ -143,8 +143,12 @@ class Destination(BaseModel):
 
     def __str__(self) -> str:
         network = self.network
-        single = network is not None and network.num_addresses == 1
-        where = self.host or (str(network.network_address) if single else str(network))
+        if self.host is not None or network is None:
+            where = str(self.host)
+        elif network.num_addresses == 1:
+            where = str(network.network_address)
+        else:
+            where = str(network)
         if not self.ports:
             return f"{where}:*"
         low, high = self.ports[0]
