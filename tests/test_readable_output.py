@@ -333,3 +333,11 @@ def test_laketx_status_piped_through_the_cli(
     as_json = runner.invoke(app, [*home, "status", "--json"])
     (row,) = json.loads(as_json.stdout)
     assert row["dataset_id"] == dataset and row["table_name"] == f"bronze.{dataset}"
+
+
+def test_an_error_keeps_its_brackets(tmp_path: Path) -> None:
+    """An error's first line is text, not rich markup: `[prod]` is not swallowed."""
+    missing = tmp_path / "section [prod]" / "defs[1].yaml"
+    shown = CliRunner().invoke(app, ["validate", str(missing)])
+    assert shown.exit_code == 3
+    assert "section [prod]/defs[1].yaml does not exist" in shown.output

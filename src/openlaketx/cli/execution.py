@@ -19,6 +19,7 @@ from openlaketx.cli.shared import (
     options_of,
     out,
     print_json,
+    stopped_by_sigterm,
     with_lakehouse,
 )
 
@@ -53,7 +54,8 @@ def run(
             target, trigger_type="manual", triggered_by=triggered_by, progress=progress, wait=wait
         )
 
-    result = with_lakehouse(ctx, as_json, work)
+    with stopped_by_sigterm():
+        result = with_lakehouse(ctx, as_json, work)
     if as_json:
         print_json(render.job_result_dict(result))
     else:

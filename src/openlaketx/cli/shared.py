@@ -6,6 +6,7 @@ assembles them)."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from lakeguard.errors import LakeTxError, first_line
 from openlaketx.config import LakehouseConfig, parse_conf_flags
@@ -84,10 +86,39 @@ def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
         out.print_json(json.dumps(payload, default=str))
     else:
         lines = text.splitlines()
-        err.print(f"[bold red]error:[/] {lines[0]}", highlight=False, soft_wrap=True)
+        # the message is text, not markup: `section [prod]` keeps its brackets
+        err.print(f"[bold red]error:[/] {escape(lines[0])}", highlight=False, soft_wrap=True)
         for line in lines[1:]:
             err.print(line, highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(code)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that the run it interrupts unwinds as on
+    Ctrl-C: its attempt and its run are recorded FAILED and its leases given back."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+@contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """While inside, SIGTERM raises `Stopped` (the default would end the process at once,
+    leaving the run RUNNING until the next run or `laketx reap`)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: whoever owns it handles signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def guard(ctx: typer.Context, as_json: bool, action: Callable[[], T]) -> T:
@@ -96,6 +127,9 @@ def guard(ctx: typer.Context, as_json: bool, action: Callable[[], T]) -> T:
         return action()
     except typer.Exit:
         raise
+    except Stopped as stopped:
+        err.print(f"[red]{escape(str(stopped))}: the run was recorded FAILED[/]")
+        raise typer.Exit(128 + stopped.signum) from None
     except KeyboardInterrupt:
         err.print("[red]interrupted[/]")
         raise typer.Exit(130) from None
