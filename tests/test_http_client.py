@@ -1,21 +1,33 @@
 """The http source's fetching against a real local HTTP server (no Spark): retries and
-Retry-After, tokens that never show, conditional requests, paging, and bodies that are not
-what was declared."""
+Retry-After, tokens that never show, basic and OAuth2 auth (a token endpoint that issues
+short-lived tokens), conditional requests, paging, and bodies that are not what was
+declared."""
 
 from __future__ import annotations
 
+import base64
 import gzip
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import SourceError, ValidationError
+from lakeguard.errors import OutOfReach, SourceError, ValidationError
 from lakeguard.reach import Destination, Reach
 from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
 from openlaketx.sources.http_client import HttpClient
-from tests.http_server import TOKEN, Server
+from tests.http_server import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    PASSWORD,
+    REFRESH_TOKEN,
+    TOKEN,
+    TOKEN_PATH,
+    USER,
+    Server,
+)
 
 pytestmark = pytest.mark.server
 
@@ -241,3 +253,279 @@ datasets: [{id: b, layer: bronze}, {id: d, layer: bronze}]
     assert param == "an incremental records source sends its watermark in a query parameter"
     archive = errors[f"source_objects[1].archive (line {_line(doc, 'archive')})"]
     assert archive.startswith("not an option of http sources (theirs: params,")
+
+
+# -- auth -------------------------------------------------------------------------------
+# a confined tenant whose secrets are the variables LAKETX_SECRET_T_*
+SCOPED = Reach(
+    tenant="t", network=(Destination.parse("127.0.0.1"),), secret_prefix="LAKETX_SECRET_T_"
+)
+SECRETS = {
+    "LAKETX_SECRET_T_PASSWORD": PASSWORD,
+    "LAKETX_SECRET_T_USER": USER,
+    "LAKETX_SECRET_T_CLIENT": CLIENT_SECRET,
+    "LAKETX_SECRET_T_REFRESH": REFRESH_TOKEN,
+}
+NEVER_SHOWN = (PASSWORD, CLIENT_SECRET, REFRESH_TOKEN, TOKEN)
+
+
+@pytest.fixture
+def secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+
+
+def authed(
+    server: Server, auth: dict[str, object], reach: Reach = SCOPED, **options: object
+) -> HttpClient:
+    """A client of system `shop` whose `auth` is as given (its refs in `SECRETS`)."""
+    settings = HttpOptions.model_validate(
+        {"base_url": server.url, "backoff_seconds": 0.01, "auth": auth, **options}
+    )
+    return HttpClient(
+        settings,
+        None,
+        where="source_objects[o]",
+        credential_ref=None,
+        reach=reach,
+        system_where="source_systems[shop]",
+    )
+
+
+def oauth2(server: Server, **more: object) -> dict[str, object]:
+    return {
+        "type": "oauth2_client_credentials",
+        "token_url": f"{server.url}{TOKEN_PATH}",
+        "client_id": CLIENT_ID,
+        "client_secret_ref": "env:LAKETX_SECRET_T_CLIENT",
+        **more,
+    }
+
+
+def _shown(info: pytest.ExceptionInfo[Exception]) -> str:
+    """Everything an error would show (its message, where, fix and details)."""
+    error = info.value
+    assert isinstance(error, SourceError | OutOfReach)
+    return json.dumps(error.to_dict())
+
+
+RECORDS = HttpObjectOptions(
+    records="data", paging=Paging(style="cursor", param="cursor", cursor_path="next")
+)
+
+
+@pytest.mark.parametrize("user", ["value", "ref"])
+def test_basic_auth_sends_the_user_and_the_password_it_names(
+    server: Server, tmp_path: Path, secrets: None, user: str
+) -> None:
+    server.routes.put_file("/cells.csv", CSV)
+    server.routes.token_in = "basic"
+    named = {"user": USER} if user == "value" else {"user_ref": "LAKETX_SECRET_T_USER"}
+    auth = {"type": "basic", "password_ref": "env:LAKETX_SECRET_T_PASSWORD", **named}
+    with authed(server, auth) as http:
+        assert http.fetch_file("/cells.csv", HttpObjectOptions(), "csv", tmp_path, None)
+    assert server.routes.seen("/cells.csv")[-1].status == 200
+    server.routes.basic = (USER, "another-password")  # the server no longer takes it
+    with authed(server, auth) as http, pytest.raises(SourceError) as info:
+        http.fetch_file("/cells.csv", HttpObjectOptions(), "csv", tmp_path, None)
+    said = _shown(info)
+    assert "refused the request (401)" in said and not info.value.transient
+    assert "auth.password_ref env:LAKETX_SECRET_T_PASSWORD" in said
+    assert all(secret not in said for secret in NEVER_SHOWN)
+    pair = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    assert pair not in said
+
+
+def test_a_secret_outside_the_tenants_scope_is_never_resolved_nor_sent(
+    server: Server, secrets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTHER_PASSWORD", PASSWORD)
+    auth = {"type": "basic", "user": USER, "password_ref": "OTHER_PASSWORD"}
+    with pytest.raises(OutOfReach) as info:
+        authed(server, auth)
+    assert info.value.where == "source_systems[shop].options.auth.password_ref"
+    assert "outside the tenant's secrets" in str(info.value) and PASSWORD not in _shown(info)
+    assert server.routes.log == []
+
+
+@pytest.mark.parametrize("client_auth", ["basic", "body"])
+def test_an_oauth2_access_token_is_asked_for_once_and_sent_with_every_page(
+    server: Server, secrets: None, client_auth: str
+) -> None:
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.records["/orders"] = [{"id": i, "updated": i} for i in range(5)]
+    routes.fail[TOKEN_PATH] = [(503, {})]  # a busy token endpoint is asked again
+    auth = oauth2(server, client_auth=client_auth, scope="orders:read", audience="shop-api")
+    with authed(server, auth, headers={"X-Shop-Tenant": "t"}) as http:
+        pages = list(http.pages("/orders", RECORDS, {}))
+    assert [r["id"] for page in pages for r in page] == [0, 1, 2, 3, 4]
+    assert [(s.path, s.status) for s in routes.log] == [
+        (TOKEN_PATH, 503),
+        (TOKEN_PATH, 200),
+        *[("/orders", 200)] * 3,
+    ]
+    assert routes.grants == ["client_credentials"]  # one token for the whole read
+    asked = routes.log[1]
+    assert asked.query["scope"] == "orders:read" and asked.query["audience"] == "shop-api"
+    if client_auth == "basic":
+        assert asked.headers["authorization"].startswith("Basic ")
+        assert "client_secret" not in asked.query
+    else:
+        assert asked.query["client_id"] == CLIENT_ID
+        assert asked.query["client_secret"] == CLIENT_SECRET
+        assert "authorization" not in asked.headers
+    assert {s.headers["authorization"] for s in routes.log[2:]} == {
+        f"Bearer {next(iter(routes.issued))}"
+    }
+    # the API's own headers go to the API only
+    assert [s.headers.get("x-shop-tenant") for s in routes.log] == [None, None, "t", "t", "t"]
+
+
+def test_an_access_token_is_renewed_before_it_expires(server: Server, secrets: None) -> None:
+    """A clock the test moves: the token is replaced before the request that would carry it
+    after its expiry minus the margin, so the server never refuses one."""
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.token_life = 100.0
+    routes.records["/orders"] = [{"id": i, "updated": i} for i in range(6)]
+    now = [1000.0]
+    settings = HttpOptions.model_validate({"base_url": server.url, "auth": oauth2(server)})
+    http = HttpClient(
+        settings,
+        None,
+        where="source_objects[o]",
+        credential_ref=None,
+        reach=SCOPED,
+        system_where="source_systems[shop]",
+        clock=lambda: now[0],
+    )
+    with http:
+        pages = http.pages("/orders", RECORDS, {})
+        next(pages)
+        now[0] += 69.0  # 31 s left: kept
+        next(pages)
+        now[0] += 2.0  # 29 s left: less than the 30 s margin, replaced first
+        next(pages)
+    assert routes.grants == ["client_credentials", "client_credentials"]
+    assert [(s.path, s.status) for s in routes.log] == [
+        (TOKEN_PATH, 200),
+        ("/orders", 200),
+        ("/orders", 200),
+        (TOKEN_PATH, 200),
+        ("/orders", 200),
+    ]
+    first, second = routes.issued
+    sent = [s.headers["authorization"] for s in routes.seen("/orders")]
+    assert sent == [f"Bearer {first}", f"Bearer {first}", f"Bearer {second}"]
+
+
+def test_a_refused_access_token_is_renewed_once_then_the_request_is_sent_again(
+    server: Server, secrets: None
+) -> None:
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.records["/orders"] = [{"id": i, "updated": i} for i in range(4)]
+    with authed(server, oauth2(server)) as http:
+        pages = http.pages("/orders", RECORDS, {})
+        assert len(next(pages)) == 2
+        routes.issued.clear()  # the server forgets its token (revoked, or expired early)
+        assert len(next(pages)) == 2
+    assert [(s.path, s.status) for s in routes.log] == [
+        (TOKEN_PATH, 200),
+        ("/orders", 200),
+        ("/orders", 401),
+        (TOKEN_PATH, 200),
+        ("/orders", 200),
+    ]
+    routes.log.clear()
+    routes.token_in = "header"  # now no access token will do: renewed once, then refused
+    with authed(server, oauth2(server)) as http, pytest.raises(SourceError) as info:
+        list(http.pages("/orders", RECORDS, {}))
+    assert [(s.path, s.status) for s in routes.log] == [
+        (TOKEN_PATH, 200),
+        ("/orders", 401),
+        (TOKEN_PATH, 200),
+        ("/orders", 401),
+    ]
+    said = _shown(info)
+    assert "refused the request (401): the access token from" in said
+    assert "auth.client_secret_ref env:LAKETX_SECRET_T_CLIENT" in said
+    assert all(secret not in said for secret in (*NEVER_SHOWN, *routes.issued))
+
+
+@pytest.mark.parametrize("flow", ["oauth2_client_credentials", "oauth2_refresh_token"])
+def test_a_token_endpoint_that_refuses_is_terminal_and_names_the_system_and_the_ref(
+    server: Server, secrets: None, flow: str
+) -> None:
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.records["/orders"] = [{"id": 1, "updated": 1}]
+    routes.clients[CLIENT_ID] = "a-secret-the-server-holds"
+    routes.refresh_tokens.clear()
+    if flow == "oauth2_client_credentials":
+        auth, ref = oauth2(server), "auth.client_secret_ref env:LAKETX_SECRET_T_CLIENT"
+    else:
+        auth = {
+            "type": flow,
+            "token_url": f"{server.url}{TOKEN_PATH}",
+            "refresh_token_ref": "LAKETX_SECRET_T_REFRESH",
+        }
+        ref = "auth.refresh_token_ref LAKETX_SECRET_T_REFRESH"
+    with authed(server, auth) as http, pytest.raises(SourceError) as info:
+        list(http.pages("/orders", RECORDS, {}))
+    said = _shown(info)
+    assert not info.value.transient
+    assert info.value.where == "source_systems[shop].options.auth"
+    assert str(info.value).startswith("source_systems[shop]: the token endpoint")
+    assert "refused to issue an access token" in said and ref in said
+    assert ("invalid_client" if "credentials" in flow else "invalid_grant") in said
+    assert all(secret not in said for secret in NEVER_SHOWN)
+    assert [s.path for s in routes.log] == [TOKEN_PATH]  # asked once, and the API never
+
+
+def test_a_rotated_refresh_token_is_kept_for_the_next_refresh(
+    server: Server, secrets: None
+) -> None:
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.rotate = True  # each refresh token works once
+    routes.records["/orders"] = [{"id": i, "updated": i} for i in range(6)]
+    auth = {
+        "type": "oauth2_refresh_token",
+        "token_url": f"{server.url}{TOKEN_PATH}",
+        "refresh_token_ref": "LAKETX_SECRET_T_REFRESH",
+        "client_id": CLIENT_ID,
+    }
+    with authed(server, auth) as http:
+        pages = http.pages("/orders", RECORDS, {})
+        for _ in range(3):
+            next(pages)
+            routes.issued.clear()
+    assert routes.grants == ["refresh_token"] * 3  # the second and third with rotated ones
+    refreshes = [s.query for s in routes.seen(TOKEN_PATH)]
+    assert refreshes[0]["refresh_token"] == REFRESH_TOKEN
+    assert all(r["refresh_token"].startswith("rotated-") for r in refreshes[1:])
+    assert all(r["client_id"] == CLIENT_ID for r in refreshes)  # a public client
+
+
+def test_the_token_endpoint_is_a_destination_the_reach_must_allow(
+    server: Server, secrets: None
+) -> None:
+    other = Server()  # the token endpoint on a port the tenant was not given
+    try:
+        port = server.url.rsplit(":", 1)[1]
+        only_api = Reach(
+            tenant="t",
+            network=(Destination.parse(f"127.0.0.1:{port}"),),
+            secret_prefix="LAKETX_SECRET_T_",
+        )
+        auth = oauth2(server, token_url=f"{other.url}{TOKEN_PATH}")
+        with pytest.raises(OutOfReach) as info:
+            authed(server, auth, reach=only_api)
+        assert info.value.where == "source_systems[shop].options.auth.token_url"
+        assert "is not a destination tenant t may reach" in str(info.value)
+        assert CLIENT_SECRET not in _shown(info)
+        assert other.routes.log == [] and server.routes.log == []
+    finally:
+        other.stop()
