@@ -1,7 +1,7 @@
 """The http source's fetching against a real local HTTP server (no Spark): retries and
 Retry-After, tokens that never show, basic and OAuth2 auth (a token endpoint that issues
-short-lived tokens), conditional requests, paging, and bodies that are not what was
-declared."""
+short-lived tokens), conditional requests, paging, the request budget, and bodies that are
+not what was declared."""
 
 from __future__ import annotations
 
@@ -420,6 +420,23 @@ def test_an_access_token_is_renewed_before_it_expires(server: Server, secrets: N
     assert sent == [f"Bearer {first}", f"Bearer {first}", f"Bearer {second}"]
 
 
+def test_a_short_lived_token_is_refreshed_as_the_server_sees_it(
+    server: Server, secrets: None
+) -> None:
+    """Real time: tokens that live 1 s (renewed after 0.5 s), pages spaced by the request
+    budget over more than a second."""
+    routes = server.routes
+    routes.token_in = "oauth"  # an expired token is refused (401)
+    routes.token_life = 1.0
+    routes.records["/orders"] = [{"id": i, "updated": i} for i in range(8)]
+    with authed(server, oauth2(server), requests_per_second=4) as http:
+        pages = list(http.pages("/orders", RECORDS, {}))
+    assert sum(len(p) for p in pages) == 8
+    assert len(routes.grants) >= 2  # refreshed while the read went on
+    assert len(set(routes.issued)) == len(routes.grants)
+    assert routes.seen("/orders")[-1].status == 200
+
+
 def test_a_refused_access_token_is_renewed_once_then_the_request_is_sent_again(
     server: Server, secrets: None
 ) -> None:
@@ -529,3 +546,17 @@ def test_the_token_endpoint_is_a_destination_the_reach_must_allow(
         assert other.routes.log == [] and server.routes.log == []
     finally:
         other.stop()
+
+
+# -- request budget ---------------------------------------------------------------------
+def test_requests_per_second_spaces_every_request_retries_included(server: Server) -> None:
+    rate = 5.0  # 1 s for the six requests: a 0.1 s margin for the first one's connect
+    server.routes.token_in = "none"
+    server.routes.records["/orders"] = [{"id": i, "updated": i} for i in range(8)]
+    server.routes.fail["/orders"] = [(503, {}), (503, {})]  # retried at once (0.01 s backoff)
+    with client(server, requests_per_second=rate) as http:
+        assert sum(len(p) for p in http.pages("/orders", RECORDS, {})) == 8
+    seen = server.routes.seen("/orders")
+    assert [s.status for s in seen] == [503, 503, 200, 200, 200, 200]
+    # arrival times only: never faster than the rate (a lower bound cannot flake)
+    assert seen[-1].at - seen[0].at >= (len(seen) - 1) / rate * 0.9

@@ -22,7 +22,7 @@ import os
 from typing import Annotated, Any, ClassVar, Literal, Union
 from urllib.parse import urlsplit
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
@@ -168,7 +168,7 @@ def _url_problems(value: str, loc: tuple[Any, ...], what: str) -> list[Problem]:
 
 class HttpOptions(SystemOptions):
     """How to reach the server and present its credentials (`auth`; by default a token that
-    `credential_ref` holds)."""
+    `credential_ref` holds), and how fast it may be asked."""
 
     base_url: str = Field(description="http(s)://host[:port][/path]: locators are under it")
     token_in: Literal["header", "query"] = Field(
@@ -204,6 +204,18 @@ class HttpOptions(SystemOptions):
         "or oauth2_refresh_token (an access token from token_url, refreshed before it "
         "expires). Every secret is a *_ref, never the secret itself.",
     )
+    requests_per_second: float | None = Field(
+        default=None,
+        description="At most this many requests a second to the system (retries and token "
+        "requests included), spaced evenly; none: as fast as answers come",
+    )
+
+    @field_validator("requests_per_second")
+    @classmethod
+    def _positive_rate(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError("requests_per_second must be above 0 (leave it out for no limit)")
+        return value
 
     def destination(self) -> tuple[str, int] | None:
         """The host and port `base_url` connects to (None: not an http(s) URL)."""

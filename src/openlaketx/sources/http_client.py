@@ -12,6 +12,8 @@
   so an unchanged file is not fetched again (304).
 - Pages of a JSON API are read until the paging says there are no more; each page's records
   are written as JSON lines.
+- With `requests_per_second`, requests to the system (retries and token requests included)
+  are spaced at least 1/rate apart, by every client of that system in the process.
 The credentials (`http_auth`: a token, a user and password, an OAuth2 access token renewed
 before it expires and once on a 401) never appear in an error, a log line, a progress key or a
 landed file name: `display` URLs leave them out and every text shown is scrubbed of them.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -57,6 +60,40 @@ class _Stale(Exception):
     """A 401 that a renewed access token may answer (said once the renewal is tried)."""
 
 
+class Budget:
+    """Requests spaced at least `1/rate` apart, whichever thread sends them: each takes the
+    next free slot, then sleeps until it."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate
+        self._lock = threading.Lock()
+        self._next = 0.0
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+# one budget per system and process: the read-ahead thread and the step's reads of a system
+# share it, so together they keep to the rate
+_BUDGETS: dict[tuple[str, str, float], Budget] = {}
+_BUDGETS_LOCK = threading.Lock()
+
+
+def budget(tenant: str, options: HttpOptions) -> Budget | None:
+    """The process's budget of a system (by tenant, base URL and rate); None without one."""
+    rate = options.requests_per_second
+    if rate is None:
+        return None
+    key = (tenant, options.base_url, rate)
+    with _BUDGETS_LOCK:
+        return _BUDGETS.setdefault(key, Budget(rate))
+
+
 @dataclass(frozen=True)
 class Fetched:
     """A file landed on disk, as the progress mark remembers it."""
@@ -82,7 +119,7 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class HttpClient:
-    """Requests to one system's server, with its credentials, retries and clear
+    """Requests to one system's server, with its credentials, budget, retries and clear
     errors; every connection (redirects and the token endpoint included) to an address the
     tenant's `reach` allows. `token`: the secret of `credential_ref` (a bearer token)."""
 
@@ -127,6 +164,7 @@ class HttpClient:
             ask=self._ask_token,
             clock=clock,
         )
+        self._budget = budget(reach.tenant, options)
         self._client = http_client(
             reach, destination, headers=dict(options.headers), timeout=options.timeout_seconds
         )
@@ -220,10 +258,12 @@ class HttpClient:
         follow_redirects: bool = True,
     ) -> httpx.Response:
         """Send what `build` makes until a 2xx or 304 answers (returned, streamed), retrying
-        what `refused` says may be retried."""
+        what `refused` says may be retried; each attempt waits for the budget."""
         attempt = 0
         while True:
             request = build()  # (may ask the token endpoint first: its own exchange)
+            if self._budget is not None:
+                self._budget.wait()
             response: httpx.Response | None = None
             try:
                 response = client.send(request, stream=True, follow_redirects=follow_redirects)
