@@ -6,7 +6,10 @@ loopback like any client). Routes are plain data the test changes between runs:
 - `files[path] = (bytes, content_type)`: served with an ETag and a Last-Modified, answering
   304 to a request that sends them back unchanged;
 - `records[path] = list of dicts`: a paged API: `?cursor=` (cursor paging, `next` in each
-  page), `?offset=&limit=` or `?page=&size=`, filtered by `?updated_since=` on `updated`;
+  page), `?offset=&limit=`, `?page=&size=` or `?after=&limit=` (the next page's URL in
+  `links.next`, relative unless `next_base` is set, and in a `Link: rel="next"` header),
+  filtered by `?updated_since=` on `updated`; every page says `meta.total` and
+  `meta.has_more`;
 - `raw[path] = (status, bytes, content_type, headers)`: answered as is (an HTML error page,
   a truncated gzip, a JSON error body);
 - `fail[path] = [(status, headers), ...]`: answered first, one per request (429, 503);
@@ -56,7 +59,8 @@ class Routes:
     modified: dict[str, float] = field(default_factory=dict)
     validators: bool = True  # send ETag / Last-Modified
     token_in: str = "header"  # header, query, either, basic, oauth, or none
-    page_size: int = 2  # records per cursor page
+    page_size: int = 2  # records per cursor page (and page without a size)
+    next_base: str = ""  # the next page's URL: relative, or on this scheme://host:port
     log: list[Seen] = field(default_factory=list)
     # the token endpoint
     basic: tuple[str, str] = (USER, PASSWORD)
@@ -183,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in routes.files:
             return self._file(path)
         if path in routes.records:
-            return self._page(routes.records[path], query)
+            return self._page(path, routes.records[path], query)
         return self._send(404, b"not found", "text/plain", {})
 
     def _file(self, path: str) -> int:
@@ -197,10 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
             return 304
         return self._send(200, body, content_type, headers)
 
-    def _page(self, rows: list[dict[str, Any]], query: dict[str, str]) -> int:
+    def _page(self, path: str, rows: list[dict[str, Any]], query: dict[str, str]) -> int:
         since = query.get("updated_since")
         kept = [r for r in rows if since is None or r["updated"] > int(since)]
         size = self.routes.page_size
+        headers = {}
         if "offset" in query:
             start, size = int(query["offset"]), int(query.get("limit", size))
             page: dict[str, Any] = {"data": kept[start : start + size]}
@@ -208,11 +213,27 @@ class _Handler(BaseHTTPRequestHandler):
             size = int(query.get("size", size))
             start = (int(query["page"]) - 1) * size
             page = {"data": kept[start : start + size]}
+        elif "after" in query or "limit" in query:
+            start, size = int(query.get("after", "0")), int(query.get("limit", size))
+            page = {"data": kept[start : start + size], "links": {}}
+            if start + size < len(kept):
+                more = f"after={start + size}&limit={size}"
+                if since is not None:
+                    more += f"&updated_since={since}"
+                base = self.routes.next_base
+                # relative to the page's URL unless next_base says where
+                nxt = f"{base}{path}?{more}" if base else f"{path.rsplit('/', 1)[-1]}?{more}"
+                page["links"]["next"] = nxt
+                headers["Link"] = f'<{nxt}>; rel="next", <{path}?after=0>; rel="first"'
         else:
             start = int(query.get("cursor", "0"))
-            nxt = start + size
-            page = {"data": kept[start:nxt], "next": str(nxt) if nxt < len(kept) else None}
-        return self._send(200, json.dumps(page).encode(), "application/json", {})
+            nxt_cursor = start + size
+            page = {
+                "data": kept[start:nxt_cursor],
+                "next": str(nxt_cursor) if nxt_cursor < len(kept) else None,
+            }
+        page["meta"] = {"total": len(kept), "has_more": start + size < len(kept)}
+        return self._send(200, json.dumps(page).encode(), "application/json", headers)
 
 
 _SERIAL = itertools.count(1)

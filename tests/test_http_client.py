@@ -1,7 +1,7 @@
 """The http source's fetching against a real local HTTP server (no Spark): retries and
 Retry-After, tokens that never show, basic and OAuth2 auth (a token endpoint that issues
-short-lived tokens), conditional requests, paging, the request budget, and bodies that are
-not what was declared."""
+short-lived tokens), conditional requests, paging and when it stops, the request budget, and
+bodies that are not what was declared."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from lakeguard.errors import OutOfReach, SourceError, ValidationError
 from lakeguard.reach import Destination, Reach
 from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
 from openlaketx.sources.http_client import HttpClient
+from openlaketx.sources.http_paging import PageState
 from tests.http_server import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -546,6 +547,137 @@ def test_the_token_endpoint_is_a_destination_the_reach_must_allow(
         assert other.routes.log == [] and server.routes.log == []
     finally:
         other.stop()
+
+
+# -- paging -----------------------------------------------------------------------------
+def test_next_url_and_link_paging_follow_relative_urls(server: Server) -> None:
+    routes = server.routes
+    routes.token_in = "query"  # the token goes with every followed URL, never shown
+    rows = [{"id": i, "updated": 100 + i} for i in range(7)]
+    routes.records["/api/orders"] = rows
+    styles = {
+        "next_url": Paging(
+            style="next_url", next_url_path="links.next", size_param="limit", size=2
+        ),
+        "link": Paging(style="link", size_param="limit", size=2),
+    }
+    with client(server, token_in="query") as http:
+        for style, paging in styles.items():
+            routes.log.clear()
+            options = HttpObjectOptions(records="data", paging=paging)
+            pages = list(http.pages("/api/orders", options, {"updated_since": "100"}))
+            assert [r for p in pages for r in p] == rows[1:], style
+            asked = [s.query for s in routes.log]
+            assert asked == [
+                {"limit": "2", "updated_since": "100", "token": TOKEN},
+                {"after": "2", "limit": "2", "updated_since": "100", "token": TOKEN},
+                {"after": "4", "limit": "2", "updated_since": "100", "token": TOKEN},
+            ], style  # three pages, three requests: no empty one after the last
+
+
+def test_a_next_url_on_another_host_is_refused(server: Server) -> None:
+    other = Server()
+    try:
+        server.routes.token_in = "none"
+        server.routes.records["/api/orders"] = [{"id": i, "updated": i} for i in range(3)]
+        paging = Paging(style="next_url", next_url_path="links.next", size_param="limit", size=2)
+        options = HttpObjectOptions(records="data", paging=paging)
+        server.routes.next_base = server.url  # absolute, on the system's own host: followed
+        with client(server) as http:
+            assert sum(len(p) for p in http.pages("/api/orders", options, {})) == 3
+        server.routes.next_base = other.url  # the same address, another port
+        with client(server) as http, pytest.raises(SourceError) as info:
+            list(http.pages("/api/orders", options, {}))
+        assert f"names its next page on {other.url}" in str(info.value)
+        assert TOKEN not in _shown(info)
+        assert other.routes.log == []  # nothing was sent there, the token least of all
+    finally:
+        other.stop()
+
+
+@pytest.mark.parametrize(
+    ("paging", "rows", "requests"),
+    [
+        # full pages with nothing else to go by: the empty page after them is unavoidable
+        ({"style": "page", "param": "page", "size_param": "size", "size": 3, "start": 1}, 6, 3),
+        # has_more / total say there is no more: no extra request
+        (
+            {
+                "style": "page",
+                "param": "page",
+                "size_param": "size",
+                "size": 3,
+                "start": 1,
+                "has_more_path": "meta.has_more",
+            },
+            6,
+            2,
+        ),
+        (
+            {
+                "style": "offset",
+                "param": "offset",
+                "size_param": "limit",
+                "size": 3,
+                "total_path": "meta.total",
+            },
+            6,
+            2,
+        ),
+        # a short page is the last one
+        ({"style": "offset", "param": "offset", "size_param": "limit", "size": 3}, 7, 3),
+        # no size sent: the server's page size (2) is learned from the first page
+        ({"style": "page", "param": "page", "start": 1}, 5, 3),
+        ({"style": "page", "param": "page", "start": 1, "total_path": "meta.total"}, 4, 2),
+        (
+            {
+                "style": "cursor",
+                "param": "cursor",
+                "cursor_path": "next",
+                "has_more_path": "meta.has_more",
+            },
+            4,
+            2,
+        ),
+    ],
+    ids=[
+        "page-full",
+        "page-has-more",
+        "offset-total",
+        "offset-short",
+        "page-unsized",
+        "page-unsized-total",
+        "cursor-has-more",
+    ],
+)
+def test_pages_stop_without_an_extra_request_when_the_answer_says_so(
+    server: Server, paging: dict[str, object], rows: int, requests: int
+) -> None:
+    records = [{"id": i, "updated": i} for i in range(rows)]
+    server.routes.records["/orders"] = records
+    options = HttpObjectOptions(records="data", paging=Paging.model_validate(paging))
+    with client(server) as http:
+        pages = list(http.pages("/orders", options, {}))
+    assert [r for p in pages for r in p] == records
+    assert len(server.routes.seen("/orders")) == requests
+
+
+def test_has_more_and_total_go_on_past_a_short_page() -> None:
+    """A server that caps the page below `size`: a short page is not the last when the page
+    says more follow."""
+    paging = Paging(
+        style="offset", param="offset", size_param="limit", size=100, has_more_path="more"
+    )
+    state = PageState(paging)
+    assert state.advance({"more": True}, [{}] * 50)
+    assert state.params() == {"offset": "50", "limit": "100"}
+    assert not state.advance({"more": "false"}, [{}] * 50)
+    counted = PageState(paging.model_copy(update={"has_more_path": None, "total_path": "n"}))
+    assert counted.advance({"n": 120}, [{}] * 50) and counted.advance({"n": 120}, [{}] * 50)
+    assert not counted.advance({"n": 120}, [{}] * 20)
+    unsized = PageState(Paging(style="page", param="p"))
+    assert unsized.advance({}, [{}] * 4) and unsized.advance({}, [{}] * 4)
+    assert not unsized.advance({}, [{}] * 3)  # shorter than the server's 4
 
 
 # -- request budget ---------------------------------------------------------------------

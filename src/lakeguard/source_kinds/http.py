@@ -6,9 +6,10 @@ Two shapes of source object, told apart by `records`:
   (each new content once) or `full` (a snapshot whenever it changes). ETag and Last-Modified
   are sent back, so an unchanged file is not downloaded again; a server without them is
   compared by a sha256 of the content.
-- **records** (`records` names the list in each JSON page): every page, by cursor, offset or
-  page number, read `full` (a snapshot) or `incremental` (above the last watermark, which is
-  sent as `watermark_param`).
+- **records** (`records` names the list in each JSON page): every page, by cursor, offset,
+  page number, or the next URL a page names (in its body or its Link header), until the pages
+  say they stop (`has_more_path`, `total_path`), read `full` (a snapshot) or `incremental`
+  (above the last watermark, which is sent as `watermark_param`).
 Progress: a fetched file's URL with its ETag, Last-Modified and content hash; for records, the
 highest watermark read. The token is the system's `credential_ref`, sent as a header or a query
 parameter (`auth` may say otherwise: basic, or an OAuth2 access token fetched from a token
@@ -284,28 +285,68 @@ class HttpOptions(SystemOptions):
 
 
 class Paging(ObjectOptions):
-    """How the pages of a records source follow one another."""
+    """How the pages of a records source follow one another, and when they stop."""
 
-    style: Literal["cursor", "offset", "page"] = Field(
-        description="cursor: each page names the next; offset: skip N records; page: number"
+    style: Literal["cursor", "offset", "page", "next_url", "link"] = Field(
+        description="cursor: each page names the next cursor; offset: skip N records; page: "
+        "the page's number; next_url: each page holds the next page's URL (next_url_path); "
+        'link: the next page\'s URL is the Link: <...>; rel="next" header (RFC 8288)'
     )
-    param: str = Field(description="The query parameter that selects a page")
+    param: str | None = Field(
+        default=None,
+        description="cursor/offset/page: the query parameter that selects a page",
+    )
     cursor_path: str | None = Field(
         default=None, description="cursor: where the next cursor is in a page (dotted path)"
     )
+    next_url_path: str | None = Field(
+        default=None,
+        description="next_url: where the next page's URL is in a page (dotted path); a "
+        "relative URL is taken from the page's own",
+    )
     size_param: str | None = Field(
-        default=None, description="offset/page: the query parameter of the page size"
+        default=None,
+        description="offset/page (next_url/link: the first request): the query parameter of "
+        "the page size",
     )
     size: int = Field(default=100, ge=1, le=100_000, description="offset/page: records a page")
     start: int = Field(default=0, ge=0, description="page: the first page's number (offset: 0)")
+    has_more_path: str | None = Field(
+        default=None,
+        description="Where a page says whether more follow (dotted path): false stops, true "
+        "goes on even after a short page",
+    )
+    total_path: str | None = Field(
+        default=None,
+        description="Where a page says how many records there are in all (dotted path): the "
+        "read stops once it has that many",
+    )
     max_pages: int = Field(default=10_000, ge=1, description="A read stops with an error beyond")
 
     @model_validator(mode="after")
     def _style(self) -> Paging:
-        if self.style == "cursor" and not self.cursor_path:
+        style = self.style
+        if style in ("cursor", "offset", "page") and not self.param:
+            raise ValueError(f"{style} paging needs param (the query parameter of a page)")
+        if style in ("next_url", "link") and self.param:
+            raise ValueError(
+                f"{style} paging follows the URL each page names; param is for cursor, offset "
+                "and page paging"
+            )
+        if style == "cursor" and not self.cursor_path:
             raise ValueError("cursor paging needs cursor_path (where a page names the next)")
-        if self.style == "offset" and not self.size_param:
+        if style != "cursor" and self.cursor_path:
+            raise ValueError(f"cursor_path is for cursor paging, not {style}")
+        if style == "next_url" and not self.next_url_path:
+            raise ValueError("next_url paging needs next_url_path (where a page names the next)")
+        if style != "next_url" and self.next_url_path:
+            raise ValueError(f"next_url_path is for next_url paging, not {style}")
+        if style == "offset" and not self.size_param:
             raise ValueError("offset paging needs size_param (the page size's parameter)")
+        if self.has_more_path and self.total_path:
+            raise ValueError(
+                "has_more_path and total_path both say when the pages stop; set one of them"
+            )
         return self
 
 

@@ -10,8 +10,9 @@
   JSON error body where csv was declared, a truncated gzip or a parquet file without its
   footer is a SourceError and nothing is loaded. ETag and Last-Modified go back to the server,
   so an unchanged file is not fetched again (304).
-- Pages of a JSON API are read until the paging says there are no more; each page's records
-  are written as JSON lines.
+- Pages of a JSON API are read until the paging says there are no more (`http_paging`); a
+  next page's URL that a page names is followed only on the base URL's own scheme, host and
+  port.
 - With `requests_per_second`, requests to the system (retries and token requests included)
   are spaced at least 1/rate apart, by every client of that system in the process.
 The credentials (`http_auth`: a token, a user and password, an OAuth2 access token renewed
@@ -194,6 +195,12 @@ class HttpClient:
         if not params:
             return base
         return f"{base}{'&' if '?' in base else '?'}{urlencode(sorted(params.items()))}"
+
+    def _shown(self, url: httpx.URL) -> str:
+        """A URL a server named, without the credentials' query parameters."""
+        secret = set(self.auth.query())
+        kept = [(k, v) for k, v in url.params.multi_items() if k not in secret]
+        return self._say(str(url.copy_with(query=urlencode(kept).encode() or None)))
 
     def _say(self, text: str) -> str:
         for secret in self.auth.secrets():
@@ -469,9 +476,14 @@ class HttpClient:
         state = PageState(paging)
         limit = paging.max_pages if paging else 1
         for number in range(1, limit + 1):
-            query = {**params, **state.params()}
-            shown = self.display(locator, query)
-            response = self.get(locator, query)
+            if state.next_url is None:
+                query = {**params, **state.params()}
+                shown = self.display(locator, query)
+                response = self.get(locator, query)
+            else:  # a URL the last page named: its own query, the credentials' added
+                url = self._followed(state.next_url, shown, number)
+                shown = self._shown(url)
+                response = self._get(url, {}, shown)
             try:
                 body = response.read()
             finally:
@@ -495,13 +507,30 @@ class HttpClient:
                     fix="point records at a list of objects",
                 )
             yield records
-            if paging is None or not state.advance(document, records):
+            if paging is None or not state.advance(
+                document, records, page_url=str(response.url), link=_next_link(response)
+            ):
                 return
         raise SourceError(
             f"{self.display(locator, params)} has more than {limit} pages",
             where=self.where,
             fix="raise paging.max_pages, or check that the paging parameters are right",
         )
+
+    def _followed(self, named: str, shown: str, number: int) -> httpx.URL:
+        """The next page's URL a page named, when it is on the base URL's own scheme, host
+        and port: the credentials go with it, so it may lead nowhere else."""
+        url, base = httpx.URL(named), httpx.URL(self.options.base_url)
+        if (url.scheme, url.host, _port(url)) != (base.scheme, base.host, _port(base)):
+            raise SourceError(
+                f"page {number - 1} of {shown} names its next page on "
+                f"{url.scheme}://{url.host}:{_port(url)}, not on the system's "
+                f"{base.scheme}://{base.host}:{_port(base)}; nothing was sent there",
+                where=self.where,
+                fix="a next page is read from the system's own server only; point base_url "
+                "at the server the pages are on",
+            )
+        return url
 
     def _json(self, body: bytes, content_type: str, shown: str, number: int) -> Any:
         text = body.decode("utf-8", "replace")
@@ -521,3 +550,15 @@ class HttpClient:
                 where=self.where,
                 fix="check the locator; the server's answer is not the declared JSON",
             ) from None
+
+
+def _port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
+def _next_link(response: httpx.Response) -> str | None:
+    """The target of the response's `Link: <...>; rel="next"` (RFC 8288), if any."""
+    for link in response.links.values():
+        if "next" in str(link.get("rel", "")).lower().split():
+            return link.get("url")
+    return None
