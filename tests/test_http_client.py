@@ -692,3 +692,172 @@ def test_requests_per_second_spaces_every_request_retries_included(server: Serve
     assert [s.status for s in seen] == [503, 503, 200, 200, 200, 200]
     # arrival times only: never faster than the rate (a lower bound cannot flake)
     assert seen[-1].at - seen[0].at >= (len(seen) - 1) / rate * 0.9
+
+
+# -- validate and schema ----------------------------------------------------------------
+def test_auth_paging_and_budget_options_are_typed_with_clear_errors() -> None:
+    doc = """
+version: 1
+source_systems:
+  - id: a
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      auth: {type: oauth2_client_credentials, client_id: c, client_secret_ref: env:S}
+  - id: b
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      auth: {type: kerberos}
+      requests_per_second: 0
+  - id: c
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      auth: {type: basic, user: u, user_ref: U, password_ref: PW}
+  - id: d
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      auth: {type: basic, user: u, password_ref: "$(cat /etc/pw)"}
+source_objects:
+  - id: o1
+    system: a
+    locator: /orders
+    dataset: b1
+    format: json
+    records: data
+    paging: {style: link, cursor_path: next}
+    columns: [{name: updated, type: bigint}]
+  - id: o2
+    system: a
+    locator: /orders
+    dataset: b2
+    format: json
+    records: data
+    paging: {style: page, param: page, has_more_path: more, total_path: total}
+    columns: [{name: updated, type: bigint}]
+  - id: o3
+    system: a
+    locator: /orders
+    dataset: b3
+    format: json
+    records: data
+    paging: {style: next_url, param: after}
+    columns: [{name: updated, type: bigint}]
+datasets: [{id: b1, layer: bronze}, {id: b2, layer: bronze}, {id: b3, layer: bronze}]
+"""
+    errors = _errors(doc)
+
+    def said(path: str, text: str) -> str:
+        return errors[f"{path} (line {_line(doc, text)})"]
+
+    assert said("source_systems[0].options.auth.token_url", "oauth2_client") == "Field required"
+    assert said("source_systems[1].options.auth", "kerberos").startswith("unknown auth type")
+    rate = said("source_systems[1].options.requests_per_second", "requests_per_second")
+    assert "requests_per_second must be above 0" in rate
+    assert "names its user once" in said("source_systems[2].options.auth", "user_ref")
+    assert "String should match pattern" in said(
+        "source_systems[3].options.auth.password_ref", "/etc/pw"
+    )
+    assert "cursor_path is for cursor paging, not link" in said(
+        "source_objects[0].paging", "style: link"
+    )
+    assert "has_more_path and total_path both" in said("source_objects[1].paging", "has_more")
+    assert "next_url paging follows the URL each page names" in said(
+        "source_objects[2].paging", "style: next_url"
+    )
+
+
+def test_auth_is_checked_against_the_rest_of_the_system() -> None:
+    doc = """
+version: 1
+source_systems:
+  - id: a
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      token_in: query
+      auth: {type: basic, user: u, password_ref: env:PW}
+    credential_ref: env:TOKEN
+  - id: b
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      auth:
+        type: oauth2_refresh_token
+        token_url: "https://auth.example.com/token?key=abc"
+        refresh_token_ref: file:/run/secrets/refresh
+        client_secret_ref: env:CLIENT_SECRET
+  - id: c
+    kind: http
+    options:
+      base_url: "https://api.example.com"
+      token_name: X-Key
+      auth: {token_ref: env:API_TOKEN, token_name: X-Api-Key}
+    credential_ref: env:API_TOKEN
+"""
+    errors = _errors(doc)
+
+    def said(path: str, text: str) -> str:
+        return errors[f"{path} (line {_line(doc, text)})"]
+
+    assert said("source_systems[0].credential_ref", "env:TOKEN") == (
+        "with auth type basic the secrets are named in auth (user_ref, password_ref); "
+        "credential_ref is a bearer token's"
+    )
+    assert said("source_systems[0].options.token_in", "token_in") == "is for bearer auth, not basic"
+    token_url = said("source_systems[1].options.auth.token_url", "token_url")
+    assert token_url.startswith("must carry no user, password or query")
+    assert said("source_systems[1].options.auth.client_id", "oauth2_refresh_token") == (
+        "a client secret goes with its client_id"
+    )
+    assert "named twice" in said("source_systems[2].options.auth.token_ref", "env:API_TOKEN,")
+    assert "write it once, in auth" in said("source_systems[2].options.token_name", "X-Key")
+
+
+def test_a_bearer_auth_is_todays_token_and_an_old_document_reads_the_same() -> None:
+    old = HttpOptions(base_url="https://x", token_in="query", token_name="key")
+    new = HttpOptions.model_validate(
+        {"base_url": "https://x", "auth": {"token_in": "query", "token_name": "key"}}
+    )
+    for options in (old, new):
+        assert (options.sends_token_in, options.query_name, options.prefix) == ("query", "key", "")
+    assert HttpOptions(base_url="https://x").prefix == "Bearer "
+    # what an existing document stores is unchanged (no new key, so no new hash)
+    assert set(old.model_dump(mode="json", exclude_none=True)) == {
+        "base_url",
+        "token_in",
+        "token_name",
+        "headers",
+        "timeout_seconds",
+        "max_retries",
+        "backoff_seconds",
+        "max_wait_seconds",
+    }
+
+
+def test_the_schema_describes_auth_paging_and_the_budget() -> None:
+    from lakeguard.catalog.models import MetadataDocument
+
+    defs = MetadataDocument.model_json_schema()["$defs"]
+    http = defs["HttpOptions"]["properties"]
+    assert "oauth2_client_credentials" in http["auth"]["description"]
+    assert "retries and token requests included" in http["requests_per_second"]["description"]
+    kinds = {
+        name: defs[name]["properties"]["type"]
+        for name in ("BearerAuth", "BasicAuth", "ClientCredentialsAuth", "RefreshTokenAuth")
+    }
+    assert [k.get("const", k.get("default")) for k in kinds.values()] == [
+        "bearer",
+        "basic",
+        "oauth2_client_credentials",
+        "oauth2_refresh_token",
+    ]
+    for name in ("token_url", "client_secret_ref", "client_auth", "scope", "audience"):
+        assert defs["ClientCredentialsAuth"]["properties"][name]["description"], name
+    assert defs["RefreshTokenAuth"]["properties"]["refresh_token_ref"]["description"]
+    paging = defs["Paging"]["properties"]
+    assert set(paging["style"]["enum"]) == {"cursor", "offset", "page", "next_url", "link"}
+    for name in ("next_url_path", "has_more_path", "total_path"):
+        assert paging[name]["description"], name
