@@ -6,15 +6,24 @@ loopback like any client). Routes are plain data the test changes between runs:
 - `files[path] = (bytes, content_type)`: served with an ETag and a Last-Modified, answering
   304 to a request that sends them back unchanged;
 - `records[path] = list of dicts`: a paged API: `?cursor=` (cursor paging, `next` in each
-  page), `?offset=&limit=` or `?page=&size=`, filtered by `?updated_since=` on `updated`;
+  page), `?offset=&limit=`, `?page=&size=` or `?after=&limit=` (the next page's URL in
+  `links.next`, relative unless `next_base` is set, and in a `Link: rel="next"` header),
+  filtered by `?updated_since=` on `updated`; every page says `meta.total` and
+  `meta.has_more`;
 - `raw[path] = (status, bytes, content_type, headers)`: answered as is (an HTML error page,
   a truncated gzip, a JSON error body);
-- `fail[path] = [(status, headers), ...]`: answered first, one per request (429, 503).
+- `fail[path] = [(status, headers), ...]`: answered first, one per request (429, 503);
+- `POST /oauth/token`: an OAuth2 token endpoint (client credentials, by basic header or form
+  body, and refresh tokens, rotated when `rotate`), issuing access tokens that expire after
+  `token_life` seconds; `grants` counts what it issued. With `token_in = "oauth"` the API
+  takes only an unexpired token it issued; `"basic"`: the user and password of `basic`.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import itertools
 import json
 import threading
 import time
@@ -22,9 +31,14 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 TOKEN = "s3cr3t-token-value"
+TOKEN_PATH = "/oauth/token"
+CLIENT_ID = "laketx-client"
+CLIENT_SECRET = "cl1ent-s3cret-value"
+REFRESH_TOKEN = "refr3sh-t0ken-value"
+USER, PASSWORD = "ingest", "pa55w0rd-value"
 
 
 @dataclass
@@ -44,9 +58,18 @@ class Routes:
     fail: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     modified: dict[str, float] = field(default_factory=dict)
     validators: bool = True  # send ETag / Last-Modified
-    token_in: str = "header"  # where the token must be: header, query, either, or none
-    page_size: int = 2  # records per cursor page
+    token_in: str = "header"  # header, query, either, basic, oauth, or none
+    page_size: int = 2  # records per cursor page (and page without a size)
+    next_base: str = ""  # the next page's URL: relative, or on this scheme://host:port
     log: list[Seen] = field(default_factory=list)
+    # the token endpoint
+    basic: tuple[str, str] = (USER, PASSWORD)
+    clients: dict[str, str] = field(default_factory=lambda: {CLIENT_ID: CLIENT_SECRET})
+    refresh_tokens: set[str] = field(default_factory=lambda: {REFRESH_TOKEN})
+    rotate: bool = False  # a refresh answers a new refresh token and forgets the old one
+    token_life: float = 60.0
+    issued: dict[str, float] = field(default_factory=dict)  # access token -> expiry
+    grants: list[str] = field(default_factory=list)  # grant types of the tokens issued
 
     def put_file(self, path: str, body: bytes, content_type: str = "text/csv") -> None:
         self.files[path] = (body, content_type)
@@ -86,6 +109,54 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         return status
 
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        form = {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+        self._seen = Seen(
+            url.path, form, {k.lower(): v for k, v in self.headers.items()}, time.time()
+        )
+        self.routes.log.append(self._seen)
+        queued = self.routes.fail.get(url.path)
+        if queued:
+            status, headers = queued.pop(0)
+            self._send(status, b'{"error": "try later"}', "application/json", headers)
+        elif url.path == TOKEN_PATH:
+            self._token(form)
+        else:
+            self._send(404, b"not found", "text/plain", {})
+
+    def _token(self, form: dict[str, str]) -> int:
+        routes = self.routes
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        said = self.headers.get("Authorization", "")
+        if said.startswith("Basic "):
+            user, _, password = base64.b64decode(said[6:]).decode().partition(":")
+            client_id, secret = unquote_plus(user), unquote_plus(password)
+        answer: dict[str, Any] = {}
+        grant = form.get("grant_type")
+        if grant == "client_credentials":
+            if client_id not in routes.clients or routes.clients[client_id] != secret:
+                return self._refuse(401, "invalid_client", "client authentication failed")
+        elif grant == "refresh_token":
+            if form.get("refresh_token") not in routes.refresh_tokens:
+                return self._refuse(400, "invalid_grant", "unknown refresh token")
+            if routes.rotate:
+                routes.refresh_tokens.discard(form["refresh_token"])
+                answer["refresh_token"] = f"rotated-{next(_SERIAL)}"
+                routes.refresh_tokens.add(answer["refresh_token"])
+        else:
+            return self._refuse(400, "unsupported_grant_type", str(grant))
+        token = f"access-{next(_SERIAL)}"
+        routes.issued[token] = time.time() + routes.token_life
+        routes.grants.append(grant)
+        answer |= {"access_token": token, "token_type": "Bearer", "expires_in": routes.token_life}
+        return self._send(200, json.dumps(answer).encode(), "application/json", {})
+
+    def _refuse(self, status: int, error: str, description: str) -> int:
+        body = json.dumps({"error": error, "error_description": description}).encode()
+        return self._send(status, body, "application/json", {})
+
     def _authorised(self, query: dict[str, str]) -> bool:
         if self.routes.token_in == "header":
             return self.headers.get("Authorization") == f"Bearer {TOKEN}"
@@ -94,6 +165,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.routes.token_in == "either":
             header = self.headers.get("Authorization") == f"Bearer {TOKEN}"
             return header or query.get("token") == TOKEN
+        if self.routes.token_in == "basic":
+            pair = base64.b64encode(":".join(self.routes.basic).encode()).decode()
+            return self.headers.get("Authorization") == f"Basic {pair}"
+        if self.routes.token_in == "oauth":
+            said = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            return self.routes.issued.get(said, 0.0) > time.time()
         return True
 
     def _answer(self, path: str, query: dict[str, str]) -> int:
@@ -110,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in routes.files:
             return self._file(path)
         if path in routes.records:
-            return self._page(routes.records[path], query)
+            return self._page(path, routes.records[path], query)
         return self._send(404, b"not found", "text/plain", {})
 
     def _file(self, path: str) -> int:
@@ -124,10 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
             return 304
         return self._send(200, body, content_type, headers)
 
-    def _page(self, rows: list[dict[str, Any]], query: dict[str, str]) -> int:
+    def _page(self, path: str, rows: list[dict[str, Any]], query: dict[str, str]) -> int:
         since = query.get("updated_since")
         kept = [r for r in rows if since is None or r["updated"] > int(since)]
         size = self.routes.page_size
+        headers = {}
         if "offset" in query:
             start, size = int(query["offset"]), int(query.get("limit", size))
             page: dict[str, Any] = {"data": kept[start : start + size]}
@@ -135,11 +213,30 @@ class _Handler(BaseHTTPRequestHandler):
             size = int(query.get("size", size))
             start = (int(query["page"]) - 1) * size
             page = {"data": kept[start : start + size]}
+        elif "after" in query or "limit" in query:
+            start, size = int(query.get("after", "0")), int(query.get("limit", size))
+            page = {"data": kept[start : start + size], "links": {}}
+            if start + size < len(kept):
+                more = f"after={start + size}&limit={size}"
+                if since is not None:
+                    more += f"&updated_since={since}"
+                base = self.routes.next_base
+                # relative to the page's URL unless next_base says where
+                nxt = f"{base}{path}?{more}" if base else f"{path.rsplit('/', 1)[-1]}?{more}"
+                page["links"]["next"] = nxt
+                headers["Link"] = f'<{nxt}>; rel="next", <{path}?after=0>; rel="first"'
         else:
             start = int(query.get("cursor", "0"))
-            nxt = start + size
-            page = {"data": kept[start:nxt], "next": str(nxt) if nxt < len(kept) else None}
-        return self._send(200, json.dumps(page).encode(), "application/json", {})
+            nxt_cursor = start + size
+            page = {
+                "data": kept[start:nxt_cursor],
+                "next": str(nxt_cursor) if nxt_cursor < len(kept) else None,
+            }
+        page["meta"] = {"total": len(kept), "has_more": start + size < len(kept)}
+        return self._send(200, json.dumps(page).encode(), "application/json", headers)
+
+
+_SERIAL = itertools.count(1)
 
 
 class Server:

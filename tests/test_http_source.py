@@ -18,7 +18,7 @@ from openlaketx.loads.staging import LANDING_DIR
 from openlaketx.runner.news import nothing_new
 from openlaketx.tables import dataset_location
 from tests.conftest import assert_sound, write
-from tests.http_server import TOKEN, Server
+from tests.http_server import CLIENT_ID, CLIENT_SECRET, TOKEN, Server
 from tests.killing import kill_during_run
 
 pytestmark = [pytest.mark.spark, pytest.mark.server]
@@ -238,3 +238,64 @@ def test_a_run_killed_between_fetching_and_committing_loads_each_page_once(
     table = Path(dataset_location(lh.warehouse, f"bronze.bronze_orders{s}"))
     assert not (table / LANDING_DIR).exists()  # the dead run's fetch was swept
     assert_sound(lh, f"bronze_orders{s}")
+
+
+ITEMS = """
+version: 1
+source_systems:
+  - id: items{s}
+    kind: http
+    options:
+      base_url: "{url}"
+      backoff_seconds: 0.01
+      requests_per_second: 20
+      auth:
+        type: oauth2_client_credentials
+        token_url: "{url}/oauth/token"
+        client_id: {client}
+        client_secret_ref: env:{env}
+        client_auth: body
+source_objects:
+  - id: items{s}
+    system: items{s}
+    locator: /api/items{s}
+    format: json
+    records: data
+    paging: {{style: link, size_param: limit, size: 2, total_path: meta.total}}
+    load_type: full
+    dataset: bronze_items{s}
+    columns:
+      - {{name: id, type: bigint}}
+      - {{name: updated, type: bigint}}
+datasets:
+  - {{id: bronze_items{s}, layer: bronze, load_type: full}}
+"""
+
+
+def test_an_oauth2_api_paged_by_link_headers_lands_each_record_with_no_secret_kept(
+    shared_lakehouse: Any, server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lh, s = shared_lakehouse, "_oauth_link"
+    monkeypatch.setenv("LAKETX_TEST_CLIENT_SECRET", CLIENT_SECRET)
+    routes = server.routes
+    routes.token_in = "oauth"
+    routes.records[f"/api/items{s}"] = [{"id": i, "updated": 10 + i} for i in range(5)]
+    doc = ITEMS.format(s=s, url=server.url, client=CLIENT_ID, env="LAKETX_TEST_CLIENT_SECRET")
+    lh.apply(write(tmp_path / "items.yaml", doc))
+    result = lh.run(f"bronze_items{s}")
+    assert result.status == "COMPLETED", result.error
+    assert sorted(r["id"] for r in lh.read(f"bronze_items{s}").collect()) == [0, 1, 2, 3, 4]
+    # one token, then three pages of 2, 2 and 1 found by their Link headers; the total
+    # says the third was the last, so no empty page was asked for
+    assert [(q.path, q.query.get("after")) for q in routes.log] == [
+        ("/oauth/token", None),
+        (f"/api/items{s}", None),
+        (f"/api/items{s}", "2"),
+        (f"/api/items{s}", "4"),
+    ]
+    issued = list(routes.issued)
+    kept = json.dumps(lh.store.rows("source_progress"), default=str) + json.dumps(
+        lh.store.rows("source_systems"), default=str
+    )
+    assert all(secret not in kept for secret in (CLIENT_SECRET, *issued))
+    assert_sound(lh, f"bronze_items{s}")

@@ -174,6 +174,34 @@ def attempts(home: Path) -> list[Attempt]:
             says="outside the tenant's secrets",
         ),
         Attempt(
+            "an OAuth2 token endpoint on the attacker's listener",
+            f"{{id: s, kind: http, options: {{base_url: 'http://127.0.0.1:{ALLOWED}', "
+            "auth: {type: oauth2_client_credentials, client_id: c, "
+            f"token_url: 'http://127.0.0.1:{LISTENER}/token', "
+            "client_secret_ref: LAKETX_SECRET_BETA_CLIENT}}}",
+            "locator: orders.csv",
+            path="source_systems[0].options.auth.token_url",
+            says="may reach",
+        ),
+        Attempt(
+            "alpha's secret as a basic auth password",
+            f"{{id: s, kind: http, options: {{base_url: 'http://127.0.0.1:{ALLOWED}', "
+            "auth: {type: basic, user: u, password_ref: ALPHA_HOOK_SECRET}}}",
+            "locator: orders.csv",
+            path="source_systems[0].options.auth.password_ref",
+            says="outside the tenant's secrets",
+        ),
+        Attempt(
+            "alpha's secret file, through a symlink, as a refresh token",
+            f"{{id: s, kind: http, options: {{base_url: 'http://127.0.0.1:{ALLOWED}', "
+            "auth: {type: oauth2_refresh_token, "
+            f"token_url: 'http://127.0.0.1:{ALLOWED}/token', "
+            "refresh_token_ref: 'file:secrets/stolen'}}}",
+            "locator: orders.csv",
+            path="source_systems[0].options.auth.refresh_token_ref",
+            says="outside the tenant's secrets",
+        ),
+        Attempt(
             "a webhook secret of alpha's",
             files % "feed",
             "locator: 'orders/*.csv'",

@@ -56,6 +56,7 @@ def _client(
         reach=reach,
         destination_where=f"{where}.options.base_url",
         retries=retries,
+        system_where=where,
     )
 
 
@@ -101,7 +102,7 @@ class HttpSource(SourceEngine):
             shutil.rmtree(landing, ignore_errors=True)
             return found
         found.landing = str(landing)
-        found.secret = client.token
+        found.secret = client.secret
         return found
 
     def _file(

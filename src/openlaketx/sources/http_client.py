@@ -10,10 +10,14 @@
   JSON error body where csv was declared, a truncated gzip or a parquet file without its
   footer is a SourceError and nothing is loaded. ETag and Last-Modified go back to the server,
   so an unchanged file is not fetched again (304).
-- Pages of a JSON API are read until the paging says there are no more; each page's records
-  are written as JSON lines.
-The token is sent as the system says (a header or a query parameter) and never appears in an
-error, a log line, a progress key or a landed file name: `display` URLs leave it out.
+- Pages of a JSON API are read until the paging says there are no more (`http_paging`); a
+  next page's URL that a page names is followed only on the base URL's own scheme, host and
+  port.
+- With `requests_per_second`, requests to the system (retries and token requests included)
+  are spaced at least 1/rate apart, by every client of that system in the process.
+The credentials (`http_auth`: a token, a user and password, an OAuth2 access token renewed
+before it expires and once on a 401) never appear in an error, a log line, a progress key or a
+landed file name: `display` URLs leave them out and every text shown is scrubbed of them.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -34,15 +40,59 @@ import httpx
 
 from lakeguard.errors import OutOfReach, SourceError
 from lakeguard.reach import Reach
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
+from lakeguard.source_kinds.http import (
+    FetchedFile,
+    HttpObjectOptions,
+    HttpOptions,
+    destination_of,
+)
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.guard import http_client
+from openlaketx.sources.http_auth import Credentials, credentials
 from openlaketx.sources.http_body import SNIPPET, Gunzip, chain, check_format, looks_like_html
 from openlaketx.sources.http_paging import PageState, dig
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
+
+
+class _Stale(Exception):
+    """A 401 that a renewed access token may answer (said once the renewal is tried)."""
+
+
+class Budget:
+    """Requests spaced at least `1/rate` apart, whichever thread sends them: each takes the
+    next free slot, then sleeps until it."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate
+        self._lock = threading.Lock()
+        self._next = 0.0
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+# one budget per system and process: the read-ahead thread and the step's reads of a system
+# share it, so together they keep to the rate
+_BUDGETS: dict[tuple[str, str, float], Budget] = {}
+_BUDGETS_LOCK = threading.Lock()
+
+
+def budget(tenant: str, options: HttpOptions) -> Budget | None:
+    """The process's budget of a system (by tenant, base URL and rate); None without one."""
+    rate = options.requests_per_second
+    if rate is None:
+        return None
+    key = (tenant, options.base_url, rate)
+    with _BUDGETS_LOCK:
+        return _BUDGETS.setdefault(key, Budget(rate))
 
 
 @dataclass(frozen=True)
@@ -70,8 +120,9 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class HttpClient:
-    """Requests to one system's server, with its token, retries and clear errors; every
-    connection (redirects included) to an address the tenant's `reach` allows."""
+    """Requests to one system's server, with its credentials, budget, retries and clear
+    errors; every connection (redirects and the token endpoint included) to an address the
+    tenant's `reach` allows. `token`: the secret of `credential_ref` (a bearer token)."""
 
     def __init__(
         self,
@@ -83,23 +134,46 @@ class HttpClient:
         reach: Reach,
         destination_where: str | None = None,
         retries: int | None = None,
+        system_where: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options
         self.token = token
         self.where = where
+        self.system_where = system_where or where
         self.credential_ref = credential_ref
         self.retries = options.max_retries if retries is None else retries
-        headers = dict(options.headers)
-        if token is not None and options.token_in == "header":
-            headers[options.header_name] = f"{options.prefix}{token}"
         # where the refusal of a destination is said: the system's base_url
         destination = destination_where or where
         found = options.destination()
         why = reach.name_refusal(*found) if found is not None else None
         if why is not None:
             raise OutOfReach(why, where=destination, fix=reach.network_fix())
+        oauth2 = options.oauth2
+        token_where = f"{self.system_where}.options.auth.token_url"
+        if oauth2 is not None:  # said before any secret is resolved or anything sent
+            target = destination_of(oauth2.token_url)
+            why = reach.name_refusal(*target) if target is not None else None
+            if why is not None:
+                raise OutOfReach(why, where=token_where, fix=reach.network_fix())
+        self.auth: Credentials = credentials(
+            options,
+            token,
+            credential_ref,
+            reach=reach,
+            where=self.system_where,
+            ask=self._ask_token,
+            clock=clock,
+        )
+        self._budget = budget(reach.tenant, options)
         self._client = http_client(
-            reach, destination, headers=headers, timeout=options.timeout_seconds
+            reach, destination, headers=dict(options.headers), timeout=options.timeout_seconds
+        )
+        # the token endpoint has a client of its own: the API's headers never go there
+        self._token_client = (
+            http_client(reach, token_where, headers={}, timeout=options.timeout_seconds)
+            if oauth2 is not None
+            else None
         )
 
     def __enter__(self) -> HttpClient:
@@ -107,6 +181,13 @@ class HttpClient:
 
     def __exit__(self, *_: object) -> None:
         self._client.close()
+        if self._token_client is not None:
+            self._token_client.close()
+
+    @property
+    def secret(self) -> str | None:
+        """The system's long-lived secret (a token, a password, a client secret)."""
+        return self.auth.primary
 
     def display(self, locator: str, params: Mapping[str, str] | None = None) -> str:
         """The URL of `locator` with `params`, without the token: safe to show and to store."""
@@ -115,13 +196,16 @@ class HttpClient:
             return base
         return f"{base}{'&' if '?' in base else '?'}{urlencode(sorted(params.items()))}"
 
-    def _params(self, params: Mapping[str, str]) -> dict[str, str]:
-        if self.token is not None and self.options.token_in == "query":
-            return {**params, self.options.query_name: self.token}
-        return dict(params)
+    def _shown(self, url: httpx.URL) -> str:
+        """A URL a server named, without the credentials' query parameters."""
+        secret = set(self.auth.query())
+        kept = [(k, v) for k, v in url.params.multi_items() if k not in secret]
+        return self._say(str(url.copy_with(query=urlencode(kept).encode() or None)))
 
     def _say(self, text: str) -> str:
-        return scrub(text, self.token)
+        for secret in self.auth.secrets():
+            text = scrub(text, secret)
+        return text
 
     def _wait(self, attempt: int, response: httpx.Response | None, shown: str) -> None:
         """Sleep before retry `attempt` (1-based); a server asking too much fails the read."""
@@ -147,17 +231,49 @@ class HttpClient:
         """One GET, retried as the module says, its body streamed (close it, or read it).
 
         Answers 2xx and 304 are returned; anything else is a SourceError."""
+        url = httpx.URL(f"{self.options.base_url.rstrip('/')}/{locator.lstrip('/')}")
         shown = self.display(locator, params)
-        url = f"{self.options.base_url.rstrip('/')}/{locator.lstrip('/')}"
-        query = self._params(params or {})
+        return self._get(url.copy_merge_params(dict(params or {})), headers or {}, shown)
+
+    def _get(self, url: httpx.URL, headers: Mapping[str, str], shown: str) -> httpx.Response:
+        """GET `url` with the credentials; an access token the server refuses is renewed
+        once and the request sent again."""
+        renewable = self.auth.renewable
+        while True:
+            try:
+                return self._exchange(
+                    self._client,
+                    lambda: self._client.build_request(
+                        "GET",
+                        url.copy_merge_params(self.auth.query()),
+                        headers={**headers, **self.auth.headers()},
+                    ),
+                    shown,
+                    partial(self._refusal, renewable=renewable),
+                )
+            except _Stale:
+                renewable = False
+                self.auth.renew()
+
+    def _exchange(
+        self,
+        client: httpx.Client,
+        build: Callable[[], httpx.Request],
+        shown: str,
+        refused: Callable[[httpx.Response, str], str],
+        *,
+        follow_redirects: bool = True,
+    ) -> httpx.Response:
+        """Send what `build` makes until a 2xx or 304 answers (returned, streamed), retrying
+        what `refused` says may be retried; each attempt waits for the budget."""
         attempt = 0
         while True:
+            request = build()  # (may ask the token endpoint first: its own exchange)
+            if self._budget is not None:
+                self._budget.wait()
             response: httpx.Response | None = None
             try:
-                request = self._client.build_request(
-                    "GET", url, params=query, headers=dict(headers or {})
-                )
-                response = self._client.send(request, stream=True)
+                response = client.send(request, stream=True, follow_redirects=follow_redirects)
             except httpx.HTTPError as exc:
                 failure = (
                     f"cannot reach {shown}: {self._say(type(exc).__name__)}: {self._say(str(exc))}"
@@ -165,7 +281,7 @@ class HttpClient:
             else:
                 if response.status_code < 300 or response.status_code == 304:
                     return response
-                failure = self._refusal(response, shown)
+                failure = refused(response, shown)
             attempt += 1
             if attempt > self.retries:
                 raise SourceError(
@@ -176,21 +292,23 @@ class HttpClient:
                 )
             self._wait(attempt, response, shown)
 
-    def _refusal(self, response: httpx.Response, shown: str) -> str:
+    def _refusal(self, response: httpx.Response, shown: str, *, renewable: bool = False) -> str:
         """What a non-2xx answer says; raises at once when a retry cannot help."""
         status = response.status_code
         body = self._say(response.read()[:SNIPPET].decode("utf-8", "replace")).strip()
         response.close()
         if status in RETRIED:
             return f"{shown} answered {status}"
+        if status == 401 and renewable:
+            raise _Stale
         if status in (401, 403):
-            ref = self.credential_ref or "(none)"
+            refusal = self.auth.refusal
             raise SourceError(
-                f"{shown} refused the request ({status}): the token of credential_ref {ref} "
-                "is missing, wrong or not allowed",
+                f"{shown} refused the request ({status}): {refusal.said} is missing, wrong or "
+                "not allowed",
                 where=self.where,
-                fix=f"check the token that {ref} holds and the system's token_in/token_name",
-                details={"credential_ref": ref, "status": status},
+                fix=refusal.fix,
+                details={"credential_ref": refusal.ref, "status": status},
             )
         if status == 404:
             raise SourceError(
@@ -203,6 +321,66 @@ class HttpClient:
             where=self.where,
             fix="check the locator and the query parameters the source object sends",
             details={"status": status},
+        )
+
+    # -- OAuth2 ---------------------------------------------------------------------------
+    def _ask_token(self, form: dict[str, str], headers: dict[str, str]) -> Any:
+        """POST `form` to the token endpoint (never redirected: the client's secret goes to
+        that URL only); the JSON it answers."""
+        oauth2, client = self.options.oauth2, self._token_client
+        assert oauth2 is not None and client is not None
+        shown = f"the token endpoint {oauth2.token_url}"
+        response = self._exchange(
+            client,
+            lambda: client.build_request("POST", oauth2.token_url, data=form, headers=headers),
+            shown,
+            self._token_refusal,
+            follow_redirects=False,
+        )
+        try:
+            body = response.read()
+        finally:
+            response.close()
+        try:
+            return json.loads(body)
+        except json.JSONDecodeError:
+            said = self._say(body[:SNIPPET].decode("utf-8", "replace")).strip()
+            raise SourceError(
+                f"{shown} answered {response.status_code} with something that is not JSON: "
+                f"{said or '(no body)'}",
+                where=f"{self.system_where}.options.auth",
+                fix="check token_url: it must be the OAuth2 token endpoint",
+            ) from None
+
+    def _token_refusal(self, response: httpx.Response, shown: str) -> str:
+        """A token endpoint's non-2xx answer: retried when the server is busy or down, else a
+        terminal error naming the system and the references (never a secret)."""
+        status = response.status_code
+        body = response.read()[:2048]
+        response.close()
+        if status in RETRIED:
+            return f"{shown} answered {status}"
+        oauth2 = self.options.oauth2
+        assert oauth2 is not None
+        refusal = self.auth.refusal
+        try:
+            said = json.loads(body)
+        except json.JSONDecodeError:
+            said = None
+        if isinstance(said, dict) and said.get("error"):
+            reason = f"{said['error']}: {said.get('error_description') or '(no description)'}"
+        else:
+            reason = body[:SNIPPET].decode("utf-8", "replace").strip() or "(no body)"
+        if 300 <= status < 400:
+            reason = "a redirect, which is not followed with the client's secrets"
+        who = f"client_id {oauth2.client_id}, " if oauth2.client_id else ""
+        raise SourceError(
+            f"{self.system_where}: {shown} refused to issue an access token ({status}, "
+            f"{self._say(reason)[:SNIPPET]}) for {oauth2.type} ({who}{refusal.named})",
+            where=f"{self.system_where}.options.auth",
+            fix=f"check token_url, client_id, scope, audience and the secret that {refusal.ref} "
+            "holds; a refused token request is not retried",
+            details={"credential_ref": refusal.ref, "status": status},
         )
 
     def fetch_file(
@@ -298,9 +476,14 @@ class HttpClient:
         state = PageState(paging)
         limit = paging.max_pages if paging else 1
         for number in range(1, limit + 1):
-            query = {**params, **state.params()}
-            shown = self.display(locator, query)
-            response = self.get(locator, query)
+            if state.next_url is None:
+                query = {**params, **state.params()}
+                shown = self.display(locator, query)
+                response = self.get(locator, query)
+            else:  # a URL the last page named: its own query, the credentials' added
+                url = self._followed(state.next_url, shown, number)
+                shown = self._shown(url)
+                response = self._get(url, {}, shown)
             try:
                 body = response.read()
             finally:
@@ -324,13 +507,30 @@ class HttpClient:
                     fix="point records at a list of objects",
                 )
             yield records
-            if paging is None or not state.advance(document, records):
+            if paging is None or not state.advance(
+                document, records, page_url=str(response.url), link=_next_link(response)
+            ):
                 return
         raise SourceError(
             f"{self.display(locator, params)} has more than {limit} pages",
             where=self.where,
             fix="raise paging.max_pages, or check that the paging parameters are right",
         )
+
+    def _followed(self, named: str, shown: str, number: int) -> httpx.URL:
+        """The next page's URL a page named, when it is on the base URL's own scheme, host
+        and port: the credentials go with it, so it may lead nowhere else."""
+        url, base = httpx.URL(named), httpx.URL(self.options.base_url)
+        if (url.scheme, url.host, _port(url)) != (base.scheme, base.host, _port(base)):
+            raise SourceError(
+                f"page {number - 1} of {shown} names its next page on "
+                f"{url.scheme}://{url.host}:{_port(url)}, not on the system's "
+                f"{base.scheme}://{base.host}:{_port(base)}; nothing was sent there",
+                where=self.where,
+                fix="a next page is read from the system's own server only; point base_url "
+                "at the server the pages are on",
+            )
+        return url
 
     def _json(self, body: bytes, content_type: str, shown: str, number: int) -> Any:
         text = body.decode("utf-8", "replace")
@@ -350,3 +550,15 @@ class HttpClient:
                 where=self.where,
                 fix="check the locator; the server's answer is not the declared JSON",
             ) from None
+
+
+def _port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
+def _next_link(response: httpx.Response) -> str | None:
+    """The target of the response's `Link: <...>; rel="next"` (RFC 8288), if any."""
+    for link in response.links.values():
+        if "next" in str(link.get("rel", "")).lower().split():
+            return link.get("url")
+    return None
