@@ -31,6 +31,7 @@ from lakeguard.sqlsafety import tables_named
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.objectstore import is_remote
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
+from lakeguard.vocabulary import AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
 from openlaketx.loads.version_read import read_version
@@ -292,11 +293,22 @@ class Lakehouse:
         blocked: rules, checks and policies, schema changes, upstream versions, what to do."""
         self.dataset(dataset_id)
         decision = self.reader.latest_decision(dataset_id, run_id)
-        if decision is None:
-            raise NotRegisteredError(
-                f"dataset {dataset_id!r} has no recorded decision"
-                + (f" for run {run_id}" if run_id else " yet"),
-                where="promotion_status",
-                fix="run it first" if run_id is None else "check the run id in `laketx runs`",
-            )
-        return decision
+        if decision is not None:
+            return decision
+        if run_id is None:
+            found = next((s for s in self.status() if s.dataset_id == dataset_id), None)
+            if found is not None and found.last_status == AttemptStatus.FAILED:
+                raise NotRegisteredError(
+                    f"dataset {dataset_id!r} has no recorded decision: its attempts failed "
+                    f"before the gate; the last, at {found.last_run_at:%Y-%m-%d %H:%M:%S} UTC, "
+                    f"failed: {found.last_error or 'no error recorded'}",
+                    where="run_history",
+                    fix="correct what the error says and run it again; `laketx runs` lists "
+                    "each attempt",
+                )
+        raise NotRegisteredError(
+            f"dataset {dataset_id!r} has no recorded decision"
+            + (f" for run {run_id}" if run_id else " yet"),
+            where="promotion_status",
+            fix="run it first" if run_id is None else "check the run id in `laketx runs`",
+        )

@@ -248,8 +248,16 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
         result.status = JobStatus.FAILED
     elif AttemptStatus.BLOCKED in statuses:
         result.status = JobStatus.BLOCKED
-    failures = [s.reason for s in result.steps if s.status != AttemptStatus.SUCCESS and s.reason]
-    result.error = failures[-1] if failures else None
+    failures = [
+        f"{s.dataset_id}: {s.reason}"
+        for s in result.steps
+        if s.status != AttemptStatus.SUCCESS and s.reason
+    ]
+    # every failing task, each named: the last one alone hid the others
+    result.error = failures[0] if len(failures) == 1 else "; ".join(failures) or None
+    if result.skipped:
+        skipped = ", ".join(result.skipped)
+        result.error = f"{result.error} (skipped: {skipped})" if result.error else None
     if aborted is not None:
         # fail_behavior: abort stops the whole job, independent tasks included
         result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
