@@ -82,6 +82,12 @@ class LakehouseConfig(BaseModel):
     lease_ttl_seconds: int = Field(
         default=600, ge=5, description="How long a run's lease on a dataset lasts unrenewed"
     )
+    run_time_limit_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long a run may work once it holds its datasets: past it, its Spark "
+        "jobs are cancelled and it ends FAILED with nothing more published (None: no limit)",
+    )
 
     @field_validator("home", mode="before")
     @classmethod
@@ -193,6 +199,7 @@ class LakehouseConfig(BaseModel):
             "LAKETX_REMOTE": "remote",
             "LAKETX_JAR_CACHE": "jar_cache",
             "LAKETX_LEASE_TTL": "lease_ttl_seconds",
+            "LAKETX_RUN_TIME_LIMIT": "run_time_limit_seconds",
         }
         for var, field in mapping.items():
             if env.get(var):

@@ -227,6 +227,7 @@ class Lakehouse:
                     run_id=run_id,
                     retries=retries,
                     observer=observer or lineage_observer(self.config.tenant),
+                    time_limit=self.config.run_time_limit_seconds,
                 )
             finally:
                 if (failure := reaping.exception()) is not None:

@@ -13,6 +13,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -245,6 +247,39 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
 def is_remote(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect client (no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+@contextmanager
+def run_scope(spark: SparkSession, *, tag: str) -> Iterator[Callable[[], None]]:
+    """Until the block ends, tag the Spark jobs this thread starts with `tag`; yields what
+    cancels them, callable from any thread. Tags are per thread: the service runs each run on
+    a worker thread of its own, and the thread's next run must not inherit them."""
+    if is_remote(spark):
+        # Spark Connect: the client keeps tags per thread and the server interrupts every
+        # operation carrying the tag, whichever thread asks.
+        def interrupt() -> None:
+            spark.interruptTag(tag)
+
+        spark.addTag(tag)
+        try:
+            yield interrupt
+        finally:
+            spark.removeTag(tag)
+        return
+    context = spark.sparkContext
+
+    # Classic: SparkSession.interruptTag finds only the tags its *calling* thread added (4.1
+    # names the real job tag after the thread), so a timer thread would cancel nothing;
+    # SparkContext's job tags ride on the jobs' local properties and cancelJobsWithTag
+    # cancels them from any thread.
+    def cancel() -> None:
+        context.cancelJobsWithTag(tag)
+
+    context.addJobTag(tag)
+    try:
+        yield cancel
+    finally:
+        context.removeJobTag(tag)
 
 
 def warm_up(spark: SparkSession, folder: Path) -> None:

@@ -18,6 +18,7 @@ from openlaketx import storage
 from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
+from openlaketx.runner.deadline import RunDeadline
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
 from openlaketx.sources.files import CORRUPT_COLUMN
@@ -78,6 +79,7 @@ class RunContext:
     progress: Callable[[str], None]
     hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
     observer: StepObserver = field(default_factory=NoObserver)
+    deadline: RunDeadline = field(default_factory=RunDeadline)  # its time limit (or none)
 
 
 @dataclass(frozen=True)
