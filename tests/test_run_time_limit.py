@@ -1,6 +1,6 @@
 """Cost limits of a run (OWASP API4): its time limit cancels its Spark jobs and ends it FAILED
-with nothing published. The deadline's own tests need no Spark; the rest run real jobs in the
-process's SparkSession."""
+with nothing published; its jobs run in its tenant's FAIR scheduler pool. The deadline's own
+tests need no Spark; the rest run real jobs in the process's SparkSession."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,14 @@ import pytest
 
 from lakeguard.errors import ConfigError, TimeLimitExceeded
 from lakeguard.store import StoreReader
+from lakeguard.store.records import DatasetDef
 from lakeguard.vocabulary import AttemptStatus, JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner import dataset_step, job, promotion
+from openlaketx.runner.context import StepResult
 from openlaketx.runner.deadline import RunDeadline
+from openlaketx.spark import SCHEDULER_POOL
 from tests.conftest import Project, assert_sound, write
 
 REASON = (
@@ -348,4 +352,41 @@ def test_a_decided_batch_is_carried_out_whole_and_the_job_stops_after_it(
     approved = lh.gate.latest(project.bronze)
     assert approved is not None and approved.version == 1
     assert StoreReader(lh.store).in_flight() == []
+    assert_sound(lh, project.bronze, project.silver)
+
+
+def test_a_runs_spark_jobs_run_in_its_tenants_fair_pool_on_the_thread_it_runs_on(
+    lakehouse: Any, project: Project
+) -> None:
+    tenant = f"pool-{random.randrange(10**9)}"  # a pool no job of this process used yet
+    lh = Lakehouse.open(lakehouse.config.for_tenant(tenant))
+    lh.apply(project.yaml)
+    project.deliver("d1.csv", ["GSM,1,10.5,100", "LTE,2,20.5,100"])
+    context = lh.spark.sparkContext
+    scheduler = context._jsc.sc()
+    assert context.getConf().get("spark.scheduler.mode") == "FAIR"
+    assert not scheduler.getPoolForName(tenant).isDefined()
+    seen: list[tuple[str | None, set[str]]] = []
+
+    class Pools:
+        """What the run's thread carries while its attempts run."""
+
+        def started(self, dataset: DatasetDef, attempt_id: str, job_run_id: str) -> None:
+            seen.append((context.getLocalProperty(SCHEDULER_POOL), set(context.getJobTags())))
+
+        def ended(self, dataset: DatasetDef, result: StepResult, job_run_id: str) -> None:
+            return None
+
+    def on_worker() -> tuple[Any, str | None, set[str]]:
+        result = lh.run(project.job, observer=Pools())
+        return result, context.getLocalProperty(SCHEDULER_POOL), set(context.getJobTags())
+
+    with ThreadPoolExecutor(max_workers=1) as worker:  # as the service runs them
+        result, pool_after, tags_after = worker.submit(on_worker).result()
+
+    assert result.status == JobStatus.COMPLETED, result.error
+    assert seen == [(tenant, {f"laketx-run-{result.run_id}"})] * 2
+    # the FAIR scheduler made the pool when the run's first task set was submitted to it
+    assert scheduler.getPoolForName(tenant).isDefined()
+    assert (pool_after, tags_after) == (None, set())  # the thread's next run starts clean
     assert_sound(lh, project.bronze, project.silver)

@@ -134,11 +134,13 @@ def run(
     retries: bool = True,
     observer: StepObserver | None = None,
     time_limit: float | None = None,
+    pool: str | None = None,
 ) -> JobResult:
     """Run `target` (as job run `run_id` when it was accepted under one); every attempt
     leaves its terminal rows whatever happens. `spark` gives the session once the run holds
     its datasets: a run refused its leases never starts a JVM. `time_limit`: seconds the run
-    may work from then on (runner/deadline.py)."""
+    may work from then on (runner/deadline.py); `pool`: the FAIR scheduler pool its Spark
+    jobs run in (the tenant's)."""
     begun = _begin(
         store,
         target,
@@ -156,7 +158,9 @@ def run(
         try:
             session = spark()
             # the run's own tag: a timer that fires late cancels nothing of a later run
-            cancel = scope.enter_context(run_scope(session, tag=f"laketx-run-{begun.job.run_id}"))
+            cancel = scope.enter_context(
+                run_scope(session, tag=f"laketx-run-{begun.job.run_id}", pool=pool)
+            )
         except BaseException as exc:  # no JVM: the announced run still ends, FAILED
             begun.job.finish(JobStatus.FAILED, describe(exc))
             raise
