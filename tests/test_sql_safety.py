@@ -235,3 +235,13 @@ def test_the_shipped_views_own_explode_still_vets() -> None:
     from lakeguard.store.viewdefs import view_def, view_names
 
     assert "md_src_det" in {view_def(name).name for name in view_names()}
+
+
+@pytest.mark.parametrize("qualifier", ["builtin.", "system.builtin.", "SYSTEM.BUILTIN."])
+@pytest.mark.parametrize("call", sorted(COSTLY))
+def test_costly_calls_named_by_their_builtin_schema_are_refused(qualifier: str, call: str) -> None:
+    """Spark 4 resolves `builtin.sequence` and `system.builtin.sequence` to the function."""
+    with pytest.raises(UnsafeExpressionError):
+        vet_expression(f"{qualifier}{call} IS NOT NULL", where="w")
+    with pytest.raises(UnsafeExpressionError):
+        vet_query(f"SELECT {qualifier}{call} AS v FROM d", where="m", datasets={"d"})
