@@ -565,3 +565,18 @@ def test_settings_refuse_a_malformed_reach(tmp_path: Path) -> None:
     with pytest.raises(Exception) as info:
         load_settings(file)
     assert "tenants.beta.reach.network" in str(info.value)
+
+
+def test_each_tenant_gets_its_reach_and_time_limit_from_the_settings(tmp_path: Path) -> None:
+    from openlaketx.service.tenants import Tenants
+
+    settings = ServiceSettings(
+        limits=TenantLimits(run_time_limit_seconds=600),
+        tenants={"beta": TenantLimits(run_time_limit_seconds=5, reach=ReachSettings())},
+    )
+    tenants = Tenants(LakehouseConfig(home=tmp_path / "lakehouse"), settings)
+    beta, gamma, own = (tenants.get(t).config for t in ("beta", "gamma", "default"))
+    assert (beta.run_time_limit_seconds, gamma.run_time_limit_seconds) == (5, 600)
+    assert beta.reach == ReachSettings() and gamma.reach is None
+    assert not own.tenant_reach().confined and gamma.tenant_reach().confined
+    assert TenantLimits().run_time_limit_seconds == 6 * 3600  # every served run has one

@@ -186,3 +186,11 @@ class StorageError(LakeTxError):
 
     transient = True
     exit_code = 12
+
+
+class TimeLimitExceeded(LakeTxError):
+    """A run went past its time limit (`run_time_limit_seconds`): its Spark jobs were
+    cancelled and it stopped before publishing anything more. Terminal: the same run would
+    take as long again."""
+
+    exit_code = 13

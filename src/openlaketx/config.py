@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeguard.errors import ConfigError
 from lakeguard.reach import Reach, ReachSettings, normalized
-from openlaketx.settings import env_settings
+from openlaketx.settings import TenantLimits, env_settings
 
 # The pinned pair (see pyproject.toml): Delta's jar for Spark 4.1, Scala 2.13.
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
@@ -88,6 +88,12 @@ class LakehouseConfig(BaseModel):
         default=None,
         description="What the tenant's metadata may name, as the operator declared it (None: "
         "the safe defaults; the default tenant is then not confined)",
+    )
+    run_time_limit_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long a run may work once it holds its datasets: past it, its Spark "
+        "jobs are cancelled and it ends FAILED with nothing more published (None: no limit)",
     )
 
     @field_validator("home", mode="before")
@@ -217,12 +223,16 @@ class LakehouseConfig(BaseModel):
             tenant_home=str(home),
         )
 
-    def for_tenant(self, tenant: str, reach: ReachSettings | None = None) -> LakehouseConfig:
+    def for_tenant(self, tenant: str, limits: TenantLimits | None = None) -> LakehouseConfig:
         """The same settings for another tenant (its own namespace root and warehouse), with
-        the reach the operator declared for it."""
-        return self.model_copy(
-            update={"tenant": LakehouseConfig.check_tenant(tenant), "reach": reach}
-        )
+        the reach and run time limit the operator gave it (`limits`; None: the defaults)."""
+        update: dict[str, object] = {
+            "tenant": LakehouseConfig.check_tenant(tenant),
+            "reach": limits.reach if limits is not None else None,
+        }
+        if limits is not None:
+            update["run_time_limit_seconds"] = limits.run_time_limit_seconds
+        return self.model_copy(update=update)
 
     @staticmethod
     def check_tenant(tenant: str) -> str:
@@ -250,6 +260,7 @@ class LakehouseConfig(BaseModel):
             "LAKETX_REMOTE": "remote",
             "LAKETX_JAR_CACHE": "jar_cache",
             "LAKETX_LEASE_TTL": "lease_ttl_seconds",
+            "LAKETX_RUN_TIME_LIMIT": "run_time_limit_seconds",
         }
         for var, field in mapping.items():
             if env.get(var):
@@ -262,8 +273,10 @@ class LakehouseConfig(BaseModel):
         values.update({k: v for k, v in overrides.items() if v is not None})
         small_merge_rows()  # refused here, before anything runs, if it is not a number
         settings = env_settings()
-        if settings is not None and "reach" not in values:
-            values["reach"] = settings.reach_of(str(values.get("tenant") or DEFAULT_TENANT))
+        if settings is not None:
+            limits = settings.limits_of(str(values.get("tenant") or DEFAULT_TENANT))
+            values.setdefault("reach", limits.reach)
+            values.setdefault("run_time_limit_seconds", limits.run_time_limit_seconds)
         try:
             return cls.model_validate(values)
         except Exception as exc:

@@ -233,6 +233,8 @@ class Lakehouse:
                     run_id=run_id,
                     retries=retries,
                     observer=observer or lineage_observer(self.config.tenant),
+                    time_limit=self.config.run_time_limit_seconds,
+                    pool=self.config.tenant,
                 )
             finally:
                 if (failure := reaping.exception()) is not None:

@@ -41,6 +41,13 @@ class TenantLimits(BaseModel):
         description="The storage, network destinations and secrets its metadata may name "
         "(default: its own feed folder, no network, its own secrets)",
     )
+    run_time_limit_seconds: float | None = Field(
+        default=6 * 3600,
+        gt=0,
+        le=7 * 86_400,
+        description="How long one of its runs may work (its Spark jobs are then cancelled and "
+        "it ends FAILED); null: no limit",
+    )
 
 
 class ServiceSettings(BaseModel):
@@ -74,10 +81,6 @@ class ServiceSettings(BaseModel):
 
     def limits_of(self, tenant: str) -> TenantLimits:
         return self.tenants.get(tenant, self.limits)
-
-    def reach_of(self, tenant: str) -> ReachSettings | None:
-        """What the operator declared the tenant's metadata may reach (None: the defaults)."""
-        return self.limits_of(tenant).reach
 
 
 def load_settings(path: str | Path) -> ServiceSettings:

@@ -13,6 +13,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,6 +127,10 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.sql.maxConcurrentOutputFileWriters": "2",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
+        # Tenants share the driver: each run's jobs go to its tenant's pool (`run_scope`), and
+        # FAIR shares the executors between the pools instead of queueing one tenant's jobs
+        # behind another's.
+        "spark.scheduler.mode": "FAIR",
         # Metadata tables are small: 50 partitions to rebuild a snapshot is pure overhead.
         "spark.databricks.delta.snapshotPartitions": "4",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
@@ -245,6 +251,49 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
 def is_remote(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect client (no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+SCHEDULER_POOL = "spark.scheduler.pool"
+
+
+@contextmanager
+def run_scope(spark: SparkSession, *, tag: str, pool: str | None) -> Iterator[Callable[[], None]]:
+    """Until the block ends, tag the Spark jobs this thread starts with `tag` and (a classic
+    session) run them in the FAIR scheduler pool `pool`; yields what cancels them, callable
+    from any thread. Both are per thread: the service runs each run on a worker thread of
+    its own, and the thread's next run must not inherit them."""
+    if is_remote(spark):
+        # Spark Connect: the client keeps tags per thread and the server interrupts every
+        # operation carrying the tag, whichever thread asks. A Connect session has no local
+        # properties, so no pool: the server's own scheduler settings apply.
+        def interrupt() -> None:
+            spark.interruptTag(tag)
+
+        spark.addTag(tag)
+        try:
+            yield interrupt
+        finally:
+            spark.removeTag(tag)
+        return
+    context = spark.sparkContext
+
+    # Classic: SparkSession.interruptTag finds only the tags its *calling* thread added (4.1
+    # names the real job tag after the thread), so a timer thread would cancel nothing;
+    # SparkContext's job tags ride on the jobs' local properties and cancelJobsWithTag
+    # cancels them from any thread.
+    def cancel() -> None:
+        context.cancelJobsWithTag(tag)
+
+    before = context.getLocalProperty(SCHEDULER_POOL)
+    context.addJobTag(tag)
+    if pool is not None:
+        context.setLocalProperty(SCHEDULER_POOL, pool)
+    try:
+        yield cancel
+    finally:
+        context.removeJobTag(tag)
+        # None removes the property: the thread's next run starts without a pool
+        context.setLocalProperty(SCHEDULER_POOL, before)  # type: ignore[arg-type]
 
 
 def warm_up(spark: SparkSession, folder: Path) -> None:

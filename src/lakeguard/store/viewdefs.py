@@ -132,7 +132,8 @@ def vet_view(view: ViewDef) -> VettedView:
     resolve its columns against what it reads, and check they are the declared columns."""
     known = (set(load_table_defs()) | view_names()) - {view.name}
     try:
-        query = vet_query(view.sql, where=f"view {view.name}", datasets=known)
+        # our own SQL: md_src_det explodes each source's options into rows
+        query = vet_query(view.sql, where=f"view {view.name}", datasets=known, row_generators=True)
     except LakeTxError as exc:
         raise _fail(view.name, exc.what) from exc
     vetted = VettedView(view, query.tree, query.parents)

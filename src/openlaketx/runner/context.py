@@ -19,6 +19,7 @@ from openlaketx import storage
 from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.batch_rows import merge_plan
+from openlaketx.runner.deadline import RunDeadline
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
 from openlaketx.sources.files import CORRUPT_COLUMN
@@ -80,6 +81,7 @@ class RunContext:
     hold: LeaseHold  # the job run's leases: every dataset it writes, taken up front
     reach: Reach  # what the tenant's sources may open, list, move and connect to
     observer: StepObserver = field(default_factory=NoObserver)
+    deadline: RunDeadline = field(default_factory=RunDeadline)  # its time limit (or none)
 
 
 @dataclass(frozen=True)

@@ -35,14 +35,15 @@ __all__ = ["RunContext", "StepResult", "run_dataset"]
 def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     """Run one governed attempt; always ends with exactly one run_history row."""
     dataset = ctx.registry.dataset(dataset_id)
-    attempt = DatasetAttempt(ctx.job, dataset_id, dataset.layer, ctx.progress)
+    attempt = DatasetAttempt(ctx.job, dataset_id, dataset.layer, ctx.progress, ctx.deadline)
     attempt.start()
     ctx.observer.started(dataset, attempt.run_id, ctx.job.run_id)
     target = Target.of(ctx.warehouse, dataset)
     try:
         ctx.hold.check(dataset_id)
         result = _attempt(ctx, target, attempt)
-    except BaseException as exc:  # interrupted or crashed: still one terminal row, then re-raise
+    except BaseException as raised:  # interrupted or crashed: still one terminal row, then re-raise
+        exc = ctx.deadline.explain(raised)  # a Spark job the time limit cancelled says so
         message = describe(exc)
         attempt.finish(AttemptStatus.FAILED, rows_read=attempt.rows_read, error=message)
         failed = StepResult(
@@ -54,10 +55,11 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
             error=exc if isinstance(exc, LakeTxError) else LakeTxError(message),
         )
         ctx.observer.ended(dataset, failed, ctx.job.run_id)
-        if not isinstance(exc, Exception):
+        if not isinstance(raised, Exception):
             raise
         return failed
     finally:
+        ctx.deadline.end_publishing()  # the gate began it (gating.py): a decision is carried out
         staging.drop_landing(target.path, attempt.run_id)
     trust = _trust_row(ctx, attempt)
     attempt.finish(

@@ -184,6 +184,9 @@ def gate(
                 now=decision_row.evaluated_at,
             ),
         ]
+        # The time limit's last check: the decision is recorded only if it is carried out
+        # whole (published and recorded as a version, or quarantined), the timer held off.
+        ctx.deadline.begin_publishing()
         ctx.gate.record(decision_row)
         log.status = StepStatus.COMPLETED if decision.allowed else StepStatus.BLOCKED
         log.metadata = {"allowed": decision.allowed, "reason": decision.reason}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from lakeguard.errors import (
     LakeTxError,
     NotRegisteredError,
     PromotionBlocked,
+    TimeLimitExceeded,
     WriteConflict,
     describe,
 )
@@ -22,8 +24,10 @@ from lakeguard.store.registry import Registry
 from lakeguard.vocabulary import AttemptStatus, JobStatus
 from openlaketx.runner.context import NoObserver, StepObserver
 from openlaketx.runner.dataset_step import RunContext, StepResult, run_dataset
+from openlaketx.runner.deadline import RunDeadline
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import DatasetAttempt, JobRun
+from openlaketx.spark import run_scope
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,6 +44,8 @@ class JobResult:
     error: str | None = None
     # what stopped the run before any task started (e.g. another run holds its datasets)
     refused: LakeTxError | None = None
+    # what stopped it partway, its tasks left undone (its time limit)
+    stopped: LakeTxError | None = None
 
     @property
     def exit_code(self) -> int:
@@ -50,6 +56,8 @@ class JobResult:
             return PromotionBlocked.exit_code
         if self.refused is not None:
             return self.refused.exit_code
+        if self.stopped is not None:
+            return self.stopped.exit_code
         failed = [s.error for s in self.steps if s.status == AttemptStatus.FAILED and s.error]
         if failed:
             return failed[-1].exit_code
@@ -125,10 +133,14 @@ def run(
     run_id: str | None = None,
     retries: bool = True,
     observer: StepObserver | None = None,
+    time_limit: float | None = None,
+    pool: str | None = None,
 ) -> JobResult:
     """Run `target` (as job run `run_id` when it was accepted under one); every attempt
     leaves its terminal rows whatever happens. `spark` gives the session once the run holds
-    its datasets: a run refused its leases never starts a JVM."""
+    its datasets: a run refused its leases never starts a JVM. `time_limit`: seconds the run
+    may work from then on (runner/deadline.py); `pool`: the FAIR scheduler pool its Spark
+    jobs run in (the tenant's)."""
     begun = _begin(
         store,
         target,
@@ -141,28 +153,38 @@ def run(
     )
     if begun.hold is None:
         return begun.result
-    with begun.hold:
+    deadline = RunDeadline(time_limit)
+    with begun.hold, ExitStack() as scope:
         try:
             session = spark()
+            # the run's own tag: a timer that fires late cancels nothing of a later run
+            cancel = scope.enter_context(
+                run_scope(session, tag=f"laketx-run-{begun.job.run_id}", pool=pool)
+            )
         except BaseException as exc:  # no JVM: the announced run still ends, FAILED
             begun.job.finish(JobStatus.FAILED, describe(exc))
             raise
-        return _run_tasks(
-            RunContext(
-                spark=session,
-                gate=Gate(store),
-                writer=begun.writer,
-                registry=begun.registry,
-                warehouse=warehouse,
-                job=begun.job,
-                progress=progress,
-                hold=begun.hold,
-                reach=store.tenant_reach(),
-                observer=observer or NoObserver(),
-            ),
-            begun.plan,
-            begun.result,
-        )
+        deadline.start(cancel)
+        try:
+            return _run_tasks(
+                RunContext(
+                    spark=session,
+                    gate=Gate(store),
+                    writer=begun.writer,
+                    registry=begun.registry,
+                    warehouse=warehouse,
+                    job=begun.job,
+                    progress=progress,
+                    hold=begun.hold,
+                    reach=store.tenant_reach(),
+                    observer=observer or NoObserver(),
+                    deadline=deadline,
+                ),
+                begun.plan,
+                begun.result,
+            )
+        finally:
+            deadline.stop()  # before the scope ends: nothing cancels the thread's next run
 
 
 @dataclass
@@ -228,8 +250,12 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
     aborted: StepResult | None = None
     try:
         for task in job_plan.tasks:
-            if aborted is not None or any(
-                outcome.get(dep) != AttemptStatus.SUCCESS for dep in task.depends_on
+            if result.stopped is None and ctx.deadline.expired:
+                result.stopped = ctx.deadline.exceeded()
+            if (
+                aborted is not None
+                or result.stopped is not None
+                or any(outcome.get(dep) != AttemptStatus.SUCCESS for dep in task.depends_on)
             ):
                 outcome[task.task_id] = "SKIPPED"
                 result.skipped.append(task.dataset_id)
@@ -239,12 +265,14 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
             outcome[task.task_id] = step.status
             if step.aborts_job:
                 aborted = step
+            if isinstance(step.error, TimeLimitExceeded):
+                result.stopped = step.error
     except BaseException as exc:
         result.status, result.error = JobStatus.FAILED, describe(exc)
         job.finish(JobStatus.FAILED, result.error)
         raise
     statuses = set(outcome.values())
-    if AttemptStatus.FAILED in statuses or aborted is not None:
+    if AttemptStatus.FAILED in statuses or aborted is not None or result.stopped is not None:
         result.status = JobStatus.FAILED
     elif AttemptStatus.BLOCKED in statuses:
         result.status = JobStatus.BLOCKED
@@ -261,6 +289,14 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
     if aborted is not None:
         # fail_behavior: abort stops the whole job, independent tasks included
         result.error = f"aborted at {aborted.dataset_id} (fail_behavior: abort): {aborted.reason}"
+    if result.stopped is not None:
+        published = [
+            f"{s.dataset_id} v{s.data_version}"
+            for s in result.steps
+            if s.status == AttemptStatus.SUCCESS and s.data_version is not None
+        ]
+        result.stopped = ctx.deadline.exceeded(published)
+        result.error = describe(result.stopped)
     # the leases go back in the terminal row's commit round: one round less for every run
     row = ctx.hold.released_with(
         lambda released: job.finish(result.status, result.error, with_rows=released)

@@ -28,6 +28,7 @@ from lakeguard.store.runtime_rows import (
     new_id,
 )
 from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
+from openlaketx.runner.deadline import RunDeadline
 
 
 def _ms(start: datetime, end: datetime) -> int:
@@ -144,12 +145,14 @@ class DatasetAttempt:
         dataset_id: str,
         layer: str,
         progress: Callable[[str], None] = lambda _: None,
+        deadline: RunDeadline | None = None,
     ) -> None:
         self.job = job
         self.writer = job.writer
         self.dataset_id = dataset_id
         self.layer = layer
         self.progress = progress
+        self.deadline = deadline or RunDeadline()
         self.run_id = new_id()
         self.start_time = self.writer.now()
         self.steps: list[StepLogRow] = []
@@ -166,13 +169,15 @@ class DatasetAttempt:
 
     @contextmanager
     def phase(self, name: str, step_type: str) -> Iterator[StepLog]:
-        """Time one phase; it is logged COMPLETED (or its own status), or FAILED if it raises."""
+        """Time one phase; it is logged COMPLETED (or its own status), or FAILED if it raises.
+        It does not begin past the run's time limit (and a failure past it is the limit's)."""
         log = StepLog(name, step_type, len(self.steps), self.writer.now())
         self.progress(f"{self.dataset_id}: {name}")
         try:
+            self.deadline.check()
             yield log
         except BaseException as exc:
-            self._log(log, StepStatus.FAILED, describe(exc))
+            self._log(log, StepStatus.FAILED, describe(self.deadline.explain(exc)))
             raise
         self._log(log, log.status, None)
 

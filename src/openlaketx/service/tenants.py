@@ -34,7 +34,7 @@ class Tenants:
 
     def get(self, tenant: str) -> Lakehouse:
         """The tenant's lakehouse; its metadata store is created the first time (seed 003)."""
-        config = self.base.for_tenant(tenant, self.settings.reach_of(tenant))
+        config = self.base.for_tenant(tenant, self.settings.limits_of(tenant))
         with self._lock:
             found = self._open.get(tenant)
             if found is None:
