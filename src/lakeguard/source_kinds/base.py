@@ -43,6 +43,10 @@ class SystemOptions(BaseModel):
         """The options with paths made absolute against the document's folder."""
         return self
 
+    def reach_problems(self, reach: Reach, loc: tuple[Any, ...]) -> list[Problem]:
+        """What these options name that the tenant may not reach (`loc`: the system's)."""
+        return []
+
 
 class RootOptions(SystemOptions):
     """Options of a system that is a folder (files, Delta tables)."""
@@ -139,8 +143,9 @@ class SourceKind(Generic[SysO, ObjO]):
 
     def system_reach(self, options: SysO, reach: Reach, loc: tuple[Any, ...]) -> list[Problem]:
         """What a system's options name that the tenant may not reach (paths, destinations,
-        options that open files or load code); `loc` is the system's."""
-        return []
+        options that open files or load code); `loc` is the system's. By default what the
+        options say of themselves (a folder system: its root)."""
+        return options.reach_problems(reach, loc)
 
     def object_reach(
         self,

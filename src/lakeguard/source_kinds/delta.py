@@ -40,11 +40,6 @@ class DeltaKind(SourceKind[RootOptions, DeltaObjectOptions]):
     object_options = DeltaObjectOptions
     marks: ClassVar[tuple[type[ProgressMark], ...]] = (SourceVersion,)
 
-    def system_reach(
-        self, options: RootOptions, reach: Reach, loc: tuple[Any, ...]
-    ) -> list[Problem]:
-        return options.reach_problems(reach, loc)
-
     def object_reach(
         self,
         system: RootOptions,

@@ -70,11 +70,6 @@ class FileKind(SourceKind[RootOptions, FileObjectOptions]):
     object_options = FileObjectOptions
     marks: ClassVar[tuple[type[ProgressMark], ...]] = (SeenFile,)
 
-    def system_reach(
-        self, options: RootOptions, reach: Reach, loc: tuple[Any, ...]
-    ) -> list[Problem]:
-        return options.reach_problems(reach, loc)
-
     def object_reach(
         self,
         system: RootOptions,
