@@ -37,6 +37,10 @@ import yaml
 
 from openlaketx.lakehouse import Lakehouse
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
+
 KINDS: dict[str, dict[str, Any]] = {
     "append": {"load_type": "append"},
     "merge": {"load_type": "merge", "business_keys": ["code"], "sequence_by": "seen"},
@@ -184,6 +188,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouse")
+    add_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -207,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {kind:7s} catch-up {f.catch_up_s:6.2f}s   one by one {f.one_by_one_s:6.2f}s"
                 f"   ratio {f.ratio:.2f}   same rows: {f.same_rows}"
             )
+    record("catch_up", asdict(figures), args)
     return 0 if all(f.same_rows for f in figures.kinds.values()) else 1
 
 

@@ -37,6 +37,9 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.tenants import Tenants
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
+
 BIN = Path(sys.executable).parent
 CHROMIUM = Path(os.environ.get("LAKETX_CHROMIUM", "/usr/lib/chromium/chromium"))
 
@@ -136,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-commit", type=int, default=10, help="job runs per commit")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--screenshots", type=Path, help="save each page's screenshot here")
+    add_flags(parser)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared module by the repo's root
     from bench.recorded_history import project, record_history
 
     if not CHROMIUM.exists():
@@ -198,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {r['page']:<28} {r['ttfb_p50_ms']:8.0f} ms {r['load_p50_ms']:8.0f} ms "
                 f"{r['first']['ttfb_ms']:8.0f} ms {r['first']['load_ms']:8.0f} ms"
             )
+    record("dashboard_speed", results, args)
     return 0
 
 

@@ -36,8 +36,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
 
+from bench.results import add_flags, record  # noqa: E402
 from bench.service_latency import trigger_to_terminal  # noqa: E402
 from bench.small_delivery import PROJECT, Deliveries  # noqa: E402
 
@@ -146,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         help="no run before the server starts: its first run is the first delivery",
     )
     parser.add_argument("--json", action="store_true")
+    add_flags(parser)
     args = parser.parse_args(argv)
 
     rounds = []
@@ -170,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  first run             {median['first']:6.2f} s")
         print(f"  second run            {median['second']:6.2f} s")
         print(f"  first / second        {results['ratio']:.2f}x")
+    record("first_run", results, args)
     return 0
 
 

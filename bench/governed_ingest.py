@@ -9,7 +9,8 @@ append them to a fresh Delta table, in the same process and the same SparkSessio
   version and the run's lifecycle rows.
 
 The data is generated once with Spark (deterministic expressions over ``spark.range``) under
-``bench/data/`` and reused while its marker file names the same row count. Generation, the
+``--data`` (``bench/data/``) and reused while its marker file names the same row count. The
+figures are also kept as a file under ``bench/results/`` (``bench/results.py``). Generation, the
 warm-up, ``Lakehouse.open`` and ``apply`` are outside the measured times; only the baseline
 read+write and ``lh.run(...)`` are timed (``time.perf_counter``).
 
@@ -44,6 +45,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from openlaketx.lakehouse import Lakehouse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -602,8 +607,8 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
     mode = DIRTY if args.dirty else CLEAN
     lh = open_home(work / "home_warmup")
     spark = lh.spark
-    tiny = ensure_data(spark, DATA_ROOT, args.warmup_rows, args.partitions, mode)
-    folder = ensure_data(spark, DATA_ROOT, args.rows, args.partitions, mode)
+    tiny = ensure_data(spark, args.data, args.warmup_rows, args.partitions, mode)
+    folder = ensure_data(spark, args.data, args.rows, args.partitions, mode)
     log(f"mode {mode.name}; warm-up (not measured)")
     warm_up(lh, work, tiny, mode)
     log(f"page cache warmed with {warm_page_cache(folder) / 1e6:.0f} MB of CSV")
@@ -713,10 +718,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary lakehouses")
     parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA_ROOT,
+        metavar="DIR",
+        help="where the generated CSV is kept and reused (default: bench/data)",
+    )
+    parser.add_argument(
         "--dirty",
         action="store_true",
         help="ingest a feed whose every file has rows failing three WARN rules (2/20/1 %%)",
     )
+    add_flags(parser)
     args = parser.parse_args(argv)
     counts = (args.rows, args.repeat, args.partitions, args.warmup_rows, args.overhead_rounds)
     if min(counts) < 1:
@@ -748,6 +761,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(asdict(figures), indent=2, default=str))
     else:
         print_report(figures)
+    record("governed_ingest", asdict(figures), args)
     return 0
 
 

@@ -35,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
+
 BIN = Path(sys.executable).parent
 SCHEMA = "radio STRING, cell BIGINT, lat DOUBLE, updated BIGINT"
 
@@ -182,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--build-only", action="store_true", help="record the homes (in --work) and stop"
     )
+    add_flags(parser)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared module by the repo's root
 
     work = args.work or Path(tempfile.mkdtemp(prefix="laketx-growth-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -216,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
 
+    record("history_growth", results, args)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0

@@ -34,8 +34,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
 
 READS = ("/api/v1/runs", "/api/v1/datasets")
 
@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cold-rounds", type=int, default=3, help="new processes of each kind: no-op, cold start"
     )
     parser.add_argument("--json", action="store_true")
+    add_flags(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketx-service-"))
     figures: dict[str, Any] = {}
@@ -274,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for name, value in figures.items():
             print(f"{name}: {value}")
+    record("service_latency", figures, args)
     return 0
 
 

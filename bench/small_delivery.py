@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
 
 SCHEMA = "id BIGINT, customer STRING, amount DOUBLE, updated BIGINT"
 PROJECT = """
@@ -180,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    add_flags(parser)
     args = parser.parse_args(argv)
 
     from openlaketx.lakehouse import Lakehouse
@@ -249,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             f"one-row step: governed {median['governed_one_row']:.2f} s, bare "
             f"{median['bare_one_row']:.2f} s, overhead {results['step_overhead_s']:.2f} s"
         )
+    record("small_delivery", results, args)
     return 0
 
 

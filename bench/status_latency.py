@@ -31,6 +31,9 @@ from openlaketx.lakehouse import Lakehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
+
 DATASETS = ("bronze_cells", "silver_cells")
 
 
@@ -143,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    add_flags(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketx-status-"))
     try:
@@ -174,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in results["commands"]:
             runs = len(c["seconds"])
             print(f"  laketx {c['command']:<28} {c['median_s']:6.2f} s (median of {runs})")
+    record("status_latency", results, args)
     return 0
 
 

@@ -35,6 +35,10 @@ from lakeguard.quality.kinds.base import as_text
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import get_or_create_session
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.results import add_flags, record  # noqa: E402
+
 KEYS: dict[str, tuple[str, ...]] = {
     "bigint": ("id",),
     "string": ("email",),
@@ -71,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dupes", type=int, default=0, help="duplicate ids to plant")
     parser.add_argument("--json", action="store_true")
+    add_flags(parser)
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="laketx-unique-"))
@@ -112,12 +117,14 @@ def main(argv: list[str] | None = None) -> int:
                 "failed_rows": failed,
             }
             print(f"[bench] {shape}: {figures[shape]}", file=sys.stderr, flush=True)
+        results = {"rows": args.rows, "files": args.files, "keys": figures}
         if args.json:
-            print(json.dumps({"rows": args.rows, "files": args.files, "keys": figures}, indent=2))
+            print(json.dumps(results, indent=2))
     finally:
         if started_here:
             spark.stop()
         shutil.rmtree(work, ignore_errors=True)
+    record("unique_check", results, args)
     return 0
 
 

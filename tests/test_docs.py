@@ -1,12 +1,15 @@
 """The repository stands on its own: nothing tracked refers to a file outside it, every path the
-docs name exists, and docs/design.md keeps the numbering code and tests cite (no Spark)."""
+docs name exists, docs/design.md keeps the numbering code and tests cite, the guides hold no
+dated entries, and every benchmark result is a run kept as data (no Spark)."""
 
 from __future__ import annotations
 
 import glob
+import json
 import re
 import subprocess
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,61 @@ def test_the_package_map_names_every_package_and_module() -> None:
         if not one_per_kind and f"`{path.name}`" not in text and f"`{path.stem}.py`" not in text:
             missing.append(str(rel))
     assert not missing, "docs/architecture.md does not name: " + ", ".join(missing)
+
+
+# Docs are a guide, not a diary: history is data (bench/results/, commit bodies, CHANGELOG.md).
+UNDATED = [ROOT / "docs" / "testing.md", ROOT / "bench" / "README.md"]
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+BENCH_README_LINES = 300
+
+
+@pytest.mark.parametrize("doc", UNDATED, ids=lambda d: d.relative_to(ROOT).as_posix())
+def test_a_guide_holds_no_dated_entry(doc: Path) -> None:
+    dated = [
+        f"{doc.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
+        for n, line in enumerate(doc.read_text().splitlines(), 1)
+        if DATE.search(line)
+    ]
+    assert not dated, "a date in a guide (measurements go in bench/results/):\n" + "\n".join(
+        dated
+    )
+
+
+def test_the_benchmarks_page_stays_short() -> None:
+    lines = len((ROOT / "bench" / "README.md").read_text().splitlines())
+    assert lines <= BENCH_README_LINES, f"bench/README.md has {lines} lines"
+
+
+RESULT_NAME = re.compile(r"(\d{8}T\d{6}Z)-([0-9a-f]{7}|unknown)(-\d+)?\.json")
+RESULT_KEYS = {"bench", "time", "commit", "dirty", "machine", "args", "figures"}
+CARRIED_FROM = ("bench/README.md before ", "docs/testing.md before ")
+
+
+def test_every_result_is_a_run_kept_as_data() -> None:
+    """Each `bench/results/<bench>/<UTC time>-<commit>.json` holds what bench/results.py writes:
+    its bench's name, a UTC time and commit that match its file name, the machine, the
+    arguments and the figures; one carried over from the docs says where from."""
+    files = sorted((ROOT / "bench" / "results").glob("*/*.json"))
+    assert files, "no results in bench/results/"
+    wrong = []
+    for path in files:
+        where = path.relative_to(ROOT).as_posix()
+        name = RESULT_NAME.fullmatch(path.name)
+        run = json.loads(path.read_text())
+        time = datetime.fromisoformat(run.get("time", ""))
+        commit = run.get("commit")
+        checks = {
+            "named <UTC time>-<commit>.json": name is not None,
+            "holds every field": run.keys() >= RESULT_KEYS,
+            "in its bench's folder": run.get("bench") == path.parent.name,
+            "a UTC time": time.utcoffset() == timedelta(0),
+            "the time of its name": name is not None and f"{time:%Y%m%dT%H%M%SZ}" == name[1],
+            "the commit of its name": name is not None
+            and name[2] == (commit[:7] if commit else "unknown"),
+            "a whole commit or none": commit is None or re.fullmatch(r"[0-9a-f]{40}", commit),
+            "figures": isinstance(run.get("figures"), dict) and bool(run["figures"]),
+            "a source it was carried from": "source" not in run
+            or str(run["source"]).startswith(CARRIED_FROM),
+        }
+        wrong += [f"{where}: not {what}" for what, ok in checks.items() if not ok]
+    assert not wrong, "\n".join(wrong)
