@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 NUMERIC_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "long", "float", "double")
+INTEGRAL_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "long")
 TEMPORAL_TYPES = ("date", "timestamp")
 
 

@@ -7,12 +7,12 @@ The next batch reads rows above it, less the source's lookback (to catch late ro
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 from lakeguard import durations
 from lakeguard.errors import ConfigError
-from lakeguard.schema.types import TEMPORAL_TYPES
+from lakeguard.schema.types import INTEGRAL_TYPES, TEMPORAL_TYPES
 
 
 def watermark_text(value: Any) -> str:
@@ -58,4 +58,8 @@ def lower_bound(text: str, data_type: str, lookback: float | str | None) -> str:
             fix="write the lookback as a number of the watermark's unit",
         )
     moved_number = Decimal(text) - Decimal(str(lookback))
+    if kind in INTEGRAL_TYPES:
+        # a whole number, as the column holds it: `lookback: 5` is 5.0 once parsed, and
+        # "97.0" is neither what an API takes for an integer nor castable to one (ANSI)
+        return str(moved_number.to_integral_value(rounding=ROUND_FLOOR))
     return str(moved_number)

@@ -1,0 +1,116 @@
+"""What real feeds send, end to end against the local HTTP server (issue "ingest what real
+feeds send"): a lookback over paged records, an API that compares dates, numbers sent as
+strings, nested JSON, fields the document does not declare, and a bad source left unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeguard.store import StoreReader
+from tests.conftest import assert_sound, write
+from tests.http_server import TOKEN, Server
+
+pytestmark = [pytest.mark.spark, pytest.mark.server]
+
+TOKEN_ENV = "LAKETX_TEST_HTTP_FEEDS_TOKEN"
+
+HEAD = """
+version: 1
+source_systems:
+  - id: api{s}
+    kind: http
+    options: {{base_url: "{url}", backoff_seconds: 0.01}}
+    credential_ref: env:{env}
+source_objects:
+"""
+
+
+def document(s: str, url: str, objects: str, datasets: str) -> str:
+    """A document of one http system, the given source objects and datasets (ids suffixed)."""
+    body = HEAD + objects + "datasets:\n" + datasets
+    return body.format(s=s, url=url, env=TOKEN_ENV)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    found = Server()
+    yield found
+    found.stop()
+
+
+@pytest.fixture
+def suffix(request: Any) -> str:
+    name = request.node.name.lower().replace("test_", "")
+    return "_" + "".join(c for c in name if c.isalnum())[-18:]
+
+
+def data_rows(lh: Any, dataset: str) -> list[dict[str, Any]]:
+    """The dataset's rows without the engine's columns, sorted."""
+    frame = lh.read(dataset)
+    keep = [c for c in frame.columns if not c.startswith("_laketx")]
+    return sorted(
+        (r.asDict(recursive=True) for r in frame.select(*keep).collect()),
+        key=lambda r: sorted((k, str(v)) for k, v in r.items()),
+    )
+
+
+LOOKBACK = """
+  - id: orders{s}
+    system: api{s}
+    locator: /api/orders{s}
+    format: json
+    records: data
+    paging: {{style: cursor, param: cursor, cursor_path: next}}
+    load_type: incremental
+    watermark_column: updated
+    watermark_param: updated_since
+    lookback: 5
+    dataset: bronze_orders{s}
+    columns:
+      - {{name: id, type: bigint}}
+      - {{name: amount, type: double}}
+      - {{name: updated, type: bigint}}
+"""
+
+
+def test_a_lookback_over_records_reads_late_rows_and_lands_each_once(
+    shared_lakehouse: Any, server: Server, suffix: str, tmp_path: Path
+) -> None:
+    """Defect 2: every run after the first failed with Spark's AnalysisException
+    (`_corrupt_record` cannot be resolved) from dropping the re-read rows."""
+    lh, s = shared_lakehouse, suffix
+    datasets = "  - {{id: bronze_orders{s}, layer: bronze}}\n"
+    lh.apply(write(tmp_path / "d.yaml", document(s, server.url, LOOKBACK, datasets)))
+    path = f"/api/orders{s}"
+    server.routes.records[path] = [
+        {"id": 1, "amount": 1.0, "updated": 100},
+        {"id": 2, "amount": 2.0, "updated": 101},
+        {"id": 3, "amount": 3.0, "updated": 102},
+    ]
+    assert lh.run(f"bronze_orders{s}").status == "COMPLETED"
+    # a late row, stamped below the watermark but within the lookback, and a new one
+    server.routes.records[path] += [
+        {"id": 4, "amount": 4.0, "updated": 99},
+        {"id": 5, "amount": 5.0, "updated": 103},
+        {"id": 2, "amount": 2.5, "updated": 101},  # a changed row in the window: not a repeat
+    ]
+    second = lh.run(f"bronze_orders{s}")
+    assert second.status == "COMPLETED", second.error
+    assert server.routes.seen(path)[-1].query.get("updated_since") == "97"
+    assert [(r["id"], r["amount"]) for r in data_rows(lh, f"bronze_orders{s}")] == [
+        (1, 1.0),
+        (2, 2.0),
+        (2, 2.5),
+        (3, 3.0),
+        (4, 4.0),
+        (5, 5.0),
+    ]
+    third = lh.run(f"bronze_orders{s}")  # everything read again is held: nothing new
+    assert third.status == "COMPLETED", third.error
+    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_orders{s}")] == [1, 2]
+    assert_sound(lh, f"bronze_orders{s}")
