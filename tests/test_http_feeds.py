@@ -114,3 +114,61 @@ def test_a_lookback_over_records_reads_late_rows_and_lands_each_once(
     assert third.status == "COMPLETED", third.error
     assert [v.version for v in StoreReader(lh.store).versions(f"bronze_orders{s}")] == [1, 2]
     assert_sound(lh, f"bronze_orders{s}")
+
+
+BY_DATE = """
+  - id: events{s}
+    system: api{s}
+    locator: /api/events{s}
+    format: json
+    records: data
+    paging: {{style: cursor, param: cursor, cursor_path: next}}
+    load_type: incremental
+    watermark_column: updated
+    watermark_param: since
+    watermark_format: date
+    watermark_start: "2013-03-14"
+    dataset: bronze_events{s}
+    columns:
+      - {{name: id, type: bigint}}
+      - {{name: kind, type: string}}
+      - {{name: updated, type: timestamp}}
+"""
+
+
+def test_an_api_that_compares_dates_gets_every_row_of_a_split_day_once(
+    shared_lakehouse: Any, server: Server, suffix: str, tmp_path: Path
+) -> None:
+    """Defect 1: the watermark went out as stored (`since=2013-03-15 15:00:00.000000`), and an
+    API that compares dates never returned the rest of that day."""
+    lh, s = shared_lakehouse, suffix
+    datasets = "  - {{id: bronze_events{s}, layer: bronze}}\n"
+    lh.apply(write(tmp_path / "d.yaml", document(s, server.url, BY_DATE, datasets)))
+    path = f"/api/events{s}"
+    server.routes.dates[path] = ("since", "updated")
+    server.routes.records[path] = [
+        {"id": 1, "kind": "a", "updated": "2013-03-14T09:00:00"},
+        {"id": 2, "kind": "b", "updated": "2013-03-15T15:00:00"},
+        {"id": 0, "kind": "z", "updated": "2013-03-13T23:00:00"},  # before the start
+    ]
+    assert lh.run(f"bronze_events{s}").status == "COMPLETED"
+    assert server.routes.seen(path)[0].query == {"since": "2013-03-14"}  # watermark_start
+    assert sorted(r["id"] for r in data_rows(lh, f"bronze_events{s}")) == [1, 2]
+
+    # the rest of the watermark's day, and the next day
+    server.routes.records[path] += [
+        {"id": 3, "kind": "c", "updated": "2013-03-15T16:00:00"},
+        {"id": 4, "kind": "d", "updated": "2013-03-16T09:00:00"},
+    ]
+    second = lh.run(f"bronze_events{s}")
+    assert second.status == "COMPLETED", second.error
+    assert server.routes.seen(path)[-1].query.get("since") == "2013-03-15"
+    assert sorted(r["id"] for r in data_rows(lh, f"bronze_events{s}")) == [1, 2, 3, 4]
+
+    # the day read again holds nothing new: no version
+    third = lh.run(f"bronze_events{s}")
+    assert third.status == "COMPLETED", third.error
+    assert server.routes.seen(path)[-1].query.get("since") == "2013-03-16"
+    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_events{s}")] == [1, 2]
+    assert sorted(r["id"] for r in data_rows(lh, f"bronze_events{s}")) == [1, 2, 3, 4]
+    assert_sound(lh, f"bronze_events{s}")

@@ -24,6 +24,8 @@ from pydantic import Field, model_validator
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
 from lakeguard.reach import Reach
+from lakeguard.schema.types import TEMPORAL_TYPES
+from lakeguard.schema.watermark_format import format_problem
 from lakeguard.source_kinds.base import ObjectFacts, ObjectOptions, SourceKind, SystemOptions
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
@@ -134,6 +136,19 @@ class HttpObjectOptions(ObjectOptions):
         description="http records, incremental: the query parameter the last watermark is "
         "sent in (rows above it are kept)",
     )
+    watermark_format: str | None = Field(
+        default=None,
+        description="http records, incremental, a date or timestamp watermark: how it is "
+        "written in watermark_param: date, epoch (seconds), epoch_ms or a strftime pattern "
+        "(default: as stored, '2013-03-15 15:00:00.000000'). A format coarser than the column "
+        "reads from the start of its day (second, ...) again; rows already held are dropped",
+    )
+    watermark_start: str | None = Field(
+        default=None,
+        description="http records, incremental: the value sent in watermark_param on the first "
+        "read, as the API takes it (quoted in YAML: '2013-01-01'; default: no parameter, every "
+        "record)",
+    )
 
 
 class FetchedFile(ProgressMark):
@@ -218,7 +233,7 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
                 Problem((*loc, "locator"), "a path under the system's base_url, not a URL")
             )
         if options.records is None:
-            for name in ("paging", "watermark_param"):
+            for name in ("paging", "watermark_param", "watermark_format", "watermark_start"):
                 if getattr(options, name) is not None:
                     problems.append(Problem((*loc, name), "is for records sources (set records)"))
             if facts.load_type == SourceLoad.INCREMENTAL:
@@ -246,6 +261,29 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
                     "an incremental records source sends its watermark in a query parameter",
                 )
             )
-        if facts.load_type != SourceLoad.INCREMENTAL and options.watermark_param is not None:
-            problems.append(Problem((*loc, "watermark_param"), "is for incremental sources"))
-        return problems
+        for name in ("watermark_param", "watermark_format", "watermark_start"):
+            if facts.load_type != SourceLoad.INCREMENTAL and getattr(options, name) is not None:
+                problems.append(Problem((*loc, name), "is for incremental sources"))
+        return problems + _format_problems(options, facts, loc)
+
+
+def _format_problems(
+    options: HttpObjectOptions, facts: ObjectFacts, loc: tuple[Any, ...]
+) -> list[Problem]:
+    """A watermark format that is none, or that formats what is no date or timestamp."""
+    fmt = options.watermark_format
+    if fmt is None or facts.load_type != SourceLoad.INCREMENTAL:
+        return []
+    why = format_problem(fmt)
+    if why is not None:
+        return [Problem((*loc, "watermark_format"), why)]
+    kind = facts.columns.get(facts.watermark_column or "", "")
+    if kind and kind.lower() not in TEMPORAL_TYPES:
+        return [
+            Problem(
+                (*loc, "watermark_format"),
+                f"formats a date or timestamp watermark; {facts.watermark_column} is {kind} "
+                "(it is sent as it is)",
+            )
+        ]
+    return []

@@ -30,7 +30,7 @@ from openlaketx.sources.files import declared_columns, live_layouts, read_layout
 from openlaketx.sources.http_body import write_lines
 from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.reads import SourceRead
-from openlaketx.sources.watermarks import lower_bound
+from openlaketx.sources.watermarks import Above, above
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -61,15 +61,29 @@ def _client(
 
 def _watermark_param(
     obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
-) -> tuple[dict[str, str], str | None]:
+) -> tuple[dict[str, str], Above | None]:
     """The query parameter that asks for records above the last watermark (less the
-    lookback), and that lower bound; nothing before the first approved batch."""
-    last = progress.last(obj.source_object_id, WatermarkMark)
-    if last is None or options.watermark_param is None or obj.watermark_column is None:
+    lookback, in the parameter's format), and where the read starts; before the first
+    approved batch, `watermark_start` if the source names one (and no bound)."""
+    if options.watermark_param is None or obj.watermark_column is None:
         return {}, None
+    last = progress.last(obj.source_object_id, WatermarkMark)
+    if last is None:
+        start = options.watermark_start
+        return ({options.watermark_param: start} if start is not None else {}), None
     declared = {c.column_name: c.data_type for c in obj.columns}
-    lower = lower_bound(last.watermark, declared[obj.watermark_column], obj.lookback)
-    return {options.watermark_param: lower}, lower
+    found = above(
+        last.watermark, declared[obj.watermark_column], obj.lookback, options.watermark_format
+    )
+    return {options.watermark_param: found.sent}, found
+
+
+def _no_records(bound: Above | None, shown: str) -> str:
+    if bound is None:
+        return f"no records at {shown}"
+    if bound.inclusive:
+        return f"no records from {bound.lower} on at {shown}"
+    return f"no records above {bound.lower} at {shown}"
 
 
 class HttpSource(SourceEngine):
@@ -153,7 +167,7 @@ class HttpSource(SourceEngine):
         progress: SourceProgress,
         landing: Path,
     ) -> SourceRead:
-        extra, lower = _watermark_param(obj, options, progress)
+        extra, bound = _watermark_param(obj, options, progress)
         landing.mkdir(parents=True, exist_ok=True)
         pages, count = [], 0
         for number, records in enumerate(client.pages(obj.locator, options, extra), start=1):
@@ -169,21 +183,22 @@ class HttpSource(SourceEngine):
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=f"no records above {lower} at {shown}" if lower else f"no records at {shown}",
+                note=_no_records(bound, shown),
                 watermark_column=obj.watermark_column if incremental else None,
             )
         frame = read_layout(spark, obj, pages, declared_columns(obj), text_format=True)
         reread = None
-        if incremental and lower is not None:
-            frame = _above(frame, obj, lower)
-            if obj.lookback is not None:
+        if incremental and bound is not None:
+            frame = _above(frame, obj, bound)
+            if obj.lookback is not None or bound.inclusive:
+                # read again: the lookback's window, or a coarse parameter's whole granule
                 declared = {c.column_name: c.data_type for c in obj.columns}
                 assert obj.watermark_column is not None
-                reread = (obj.watermark_column, lower, declared[obj.watermark_column])
+                reread = (obj.watermark_column, bound.lower, declared[obj.watermark_column])
         return SourceRead(
             source_object_id=obj.source_object_id,
             frame=frame,
-            fingerprint=digest(f"{shown}|{count}|{lower}"),
+            fingerprint=digest(f"{shown}|{count}|{bound.lower if bound else None}"),
             watermark_column=obj.watermark_column if incremental else None,
             has_corrupt_column=True,
             snapshot=not incremental,
@@ -207,13 +222,15 @@ class HttpSource(SourceEngine):
                     return _file_unchanged(client, obj, options, progress)
                 if obj.load_type != SourceLoad.INCREMENTAL:
                     return None  # a snapshot: only a read can tell
-                extra, lower = _watermark_param(obj, options, progress)
-                if lower is None:
+                extra, bound = _watermark_param(obj, options, progress)
+                if bound is None:
                     return None
+                # a coarse parameter's first page holds the rows of its granule the dataset
+                # has: only a read can tell whether any is new
                 first = next(client.pages(obj.locator, options, extra), [])
                 if first:
                     return None
-                return f"no records above {lower} at {client.display(obj.locator, options.params)}"
+                return _no_records(bound, client.display(obj.locator, options.params))
         except Exception:  # the run reads the source and says what is wrong
             return None
 
@@ -235,11 +252,13 @@ def _file_unchanged(
     return f"{shown} has not changed since it was read"
 
 
-def _above(frame: DataFrame, obj: SourceObjectDef, lower: str) -> DataFrame:
-    """Rows above the lower bound (a server may ignore or round the parameter)."""
+def _above(frame: DataFrame, obj: SourceObjectDef, bound: Above) -> DataFrame:
+    """Rows above the lower bound, or at it for a coarse parameter's granule (a server may
+    ignore or round the parameter)."""
     from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     assert obj.watermark_column is not None
     declared = {c.column_name: c.data_type for c in obj.columns}
     column = F.col(quote(obj.watermark_column))
-    return frame.where(column > F.lit(lower).cast(declared[obj.watermark_column]))
+    lower = F.lit(bound.lower).cast(declared[obj.watermark_column])
+    return frame.where(column >= lower if bound.inclusive else column > lower)
