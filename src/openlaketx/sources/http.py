@@ -29,6 +29,7 @@ from openlaketx.sources.credentials import resolve
 from openlaketx.sources.files import declared_columns, live_layouts, read_layout
 from openlaketx.sources.http_body import write_lines
 from openlaketx.sources.http_client import HttpClient
+from openlaketx.sources.json_records import declared as json_columns
 from openlaketx.sources.reads import SourceRead
 from openlaketx.sources.watermarks import Above, above
 
@@ -186,7 +187,7 @@ class HttpSource(SourceEngine):
                 note=_no_records(bound, shown),
                 watermark_column=obj.watermark_column if incremental else None,
             )
-        frame = read_layout(spark, obj, pages, declared_columns(obj), text_format=True)
+        frame = read_layout(spark, obj, pages, json_columns(obj), text_format=True)
         reread = None
         if incremental and bound is not None:
             frame = _above(frame, obj, bound)
