@@ -1,6 +1,6 @@
 """What real feeds send, end to end against the local HTTP server (issue "ingest what real
 feeds send"): a lookback over paged records, an API that compares dates, numbers sent as
-strings, nested JSON."""
+strings, nested JSON, fields the document does not declare, and a bad source left unchanged."""
 
 from __future__ import annotations
 
@@ -320,3 +320,68 @@ def test_nested_json_stays_typed_through_bronze_and_silver(
     assert rows[2]["attrs"] == {"k": 2} and str(rows[1]["owner"]["since"]) == "2013-03-15"
     assert_sound(lh, f"bronze_users{s}", f"silver_users{s}", f"silver_owners{s}")
 
+
+DRIFT = """
+  - id: loose{s}
+    system: api{s}
+    locator: /api/loose{s}
+    format: json
+    records: data
+    load_type: full
+    dataset: bronze_loose{s}
+    columns: [{{name: id, type: bigint}}, {{name: amount, type: double}}]
+  - id: tight{s}
+    system: api{s}
+    locator: /api/tight{s}
+    format: json
+    records: data
+    load_type: full
+    schema_profile: strict
+    dataset: bronze_tight{s}
+    columns: [{{name: id, type: bigint}}, {{name: amount, type: double}}]
+"""
+DRIFT_DATASETS = """
+  - {{id: bronze_loose{s}, layer: bronze, load_type: full}}
+  - {{id: bronze_tight{s}, layer: bronze, load_type: full}}
+"""
+
+
+def test_fields_a_document_does_not_declare_are_drift_for_the_profile(
+    shared_lakehouse: Any, server: Server, suffix: str, tmp_path: Path
+) -> None:
+    """Defect 5: undeclared fields were dropped silently; a CSV header's extra column was
+    drift already. Now `column_added`, decided by the source's profile."""
+    lh, s = shared_lakehouse, suffix
+    lh.apply(write(tmp_path / "d.yaml", document(s, server.url, DRIFT, DRIFT_DATASETS)))
+    records = [
+        {"id": 1, "amount": 1.0, "note": "first", "meta": {"src": "x"}},
+        {"id": 2, "amount": 2.0},
+    ]
+    server.routes.records[f"/api/loose{s}"] = records
+    server.routes.records[f"/api/tight{s}"] = records
+
+    loose = lh.run(f"bronze_loose{s}")  # additive: the new columns flow
+    assert loose.steps[0].status == "SUCCESS", loose.steps[0].reason
+    rows = data_rows(lh, f"bronze_loose{s}")
+    assert rows[0] == {
+        "id": 1,
+        "amount": 1.0,
+        "note": "first",
+        "meta": '{"src": "x"}',
+    }  # its JSON, as sent
+    assert rows[1] == {"id": 2, "amount": 2.0, "note": None, "meta": None}
+    logged = lh.store.rows("schema_change_log", filters=[("dataset_id", "=", f"bronze_loose{s}")])
+    assert sorted((r["column_name"], r["change_kind"], r["decision"]) for r in logged) == [
+        ("meta", "column_added", "ALLOW"),
+        ("note", "column_added", "ALLOW"),
+    ]
+    declared = lh.store.active_definitions(
+        "source_object_columns", [("source_object_id", "=", f"loose{s}")]
+    )
+    assert sorted(c["column_name"] for c in declared) == ["amount", "id", "meta", "note"]
+
+    tight = lh.run(f"bronze_tight{s}")  # strict: blocked, nothing promoted
+    step = tight.steps[0]
+    assert step.status == "BLOCKED"
+    assert "column_added note" in (step.reason or "") and "column_added meta" in (step.reason or "")
+    assert StoreReader(lh.store).versions(f"bronze_tight{s}") == []

@@ -119,11 +119,12 @@ def live_layouts(
     spark: SparkSession, obj: SourceObjectDef, paths: list[str]
 ) -> list[tuple[list[SchemaColumn], list[str]]]:
     """The files grouped by the schema they really have: a CSV file's header (names matched to
-    the declared types, new columns as strings), a Parquet file's footer. JSON is read with
-    the declared schema (nested types with their fields' names as declared). Every group is
-    read by its own layout, so no column is read by the position of another."""
+    the declared types, new columns as strings), a Parquet file's footer, the fields of a
+    JSON file's first lines (the declared columns, then new fields as strings). Every group
+    is read by its own layout, so no column is read by the position of another."""
     if obj.format == "json":
-        return [(json_records.declared(obj), paths)]
+        sampled = json_records.sampled_fields(paths, obj.read_options)
+        return [(json_records.live_columns(obj, sampled), paths)]
     approved = declared_columns(obj)
     by_name = {c.name.lower(): c for c in approved}
     header = obj.format == "csv" and obj.read_options.get("header", "false").lower() == "true"

@@ -29,7 +29,7 @@ from openlaketx.sources.credentials import resolve
 from openlaketx.sources.files import declared_columns, live_layouts, read_layout
 from openlaketx.sources.http_body import write_lines
 from openlaketx.sources.http_client import HttpClient
-from openlaketx.sources.json_records import declared as json_columns
+from openlaketx.sources.json_records import live_columns, record_fields
 from openlaketx.sources.reads import SourceRead
 from openlaketx.sources.watermarks import Above, above
 
@@ -170,13 +170,14 @@ class HttpSource(SourceEngine):
     ) -> SourceRead:
         extra, bound = _watermark_param(obj, options, progress)
         landing.mkdir(parents=True, exist_ok=True)
-        pages, count = [], 0
+        pages, count, fields = [], 0, {}
         for number, records in enumerate(client.pages(obj.locator, options, extra), start=1):
             if records:
                 page = landing / f"page-{number:05d}.json"
                 write_lines(page, records)
                 pages.append(str(page))
                 count += len(records)
+                fields.update(dict.fromkeys(record_fields(records)))  # drift, for free
         shown = client.display(obj.locator, {**options.params, **extra})
         incremental = obj.load_type == SourceLoad.INCREMENTAL
         if not pages:
@@ -187,7 +188,8 @@ class HttpSource(SourceEngine):
                 note=_no_records(bound, shown),
                 watermark_column=obj.watermark_column if incremental else None,
             )
-        frame = read_layout(spark, obj, pages, json_columns(obj), text_format=True)
+        live = live_columns(obj, fields)
+        frame = read_layout(spark, obj, pages, live, text_format=True)
         reread = None
         if incremental and bound is not None:
             frame = _above(frame, obj, bound)
@@ -204,6 +206,8 @@ class HttpSource(SourceEngine):
             has_corrupt_column=True,
             snapshot=not incremental,
             reread_from=reread,
+            drift=diff(declared_columns(obj), live),
+            live=live,
         )
 
     def nothing_new(

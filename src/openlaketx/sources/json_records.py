@@ -9,22 +9,32 @@
   `_corrupt_record` before the record itself. One pass, no extra job.
 - **Nested types** (`array<...>`, `map<string,...>`, `struct<...>`) are read typed by Spark's
   reader: a document that does not fit is malformed, its line kept.
+- **Undeclared fields** are schema drift, as a CSV header's extra column is: their names are
+  found without Spark (the landed pages' keys, or the first lines of each file) and read as
+  strings, for the source's profile to decide (`column_added`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+import json
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.schema.types import canonical, is_nested, spark_ddl
 from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.records import SourceObjectDef
 from lakeguard.vocabulary import CORRUPT_RECORD
+from openlaketx import storage
+from openlaketx.sources.listing import listing_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# How much of each JSON file is sampled for its field names (the whole file, when smaller).
+SAMPLE_BYTES = 1 << 16
+SAMPLE_LINES = 64
 # How much of a value that does not parse a reason quotes.
 QUOTED = 40
 _NUMBER = r"^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"
@@ -41,6 +51,59 @@ def declared(obj: SourceObjectDef) -> list[SchemaColumn]:
         )
         for c in sorted(obj.columns, key=lambda c: c.ordinal)
     ]
+
+
+def live_columns(obj: SourceObjectDef, fields: Iterable[str]) -> list[SchemaColumn]:
+    """The declared columns, then the fields the documents have that none declares (as
+    strings, in the order first seen): what the source really sends."""
+    columns = declared(obj)
+    known = {c.name.lower() for c in columns}
+    for name in fields:
+        if name.lower() not in known and name != CORRUPT_RECORD:
+            columns.append(SchemaColumn(name, "string", True))
+            known.add(name.lower())
+    return columns
+
+
+def record_fields(records: Iterable[Any]) -> list[str]:
+    """The top-level field names of landed records, in the order first seen."""
+    seen: dict[str, None] = {}
+    for record in records:
+        if isinstance(record, Mapping):
+            seen.update(dict.fromkeys(str(k) for k in record))
+    return list(seen)
+
+
+def sampled_fields(paths: Iterable[str], options: Mapping[str, str]) -> list[str]:
+    """The field names of the first lines of each JSON lines file, read without Spark (none
+    for multi-line documents, which only a full parse could tell). A line cut off by the
+    sample, or one that does not parse, is left out: the read marks it malformed anyway."""
+    if options.get("multiLine", options.get("multiline", "false")).lower() == "true":
+        return []
+    seen: dict[str, None] = {}
+    for path in paths:
+        for line in _head_lines(path, options.get("encoding", "utf-8")):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            seen.update(dict.fromkeys(record_fields([record])))
+    return list(seen)
+
+
+def _head_lines(path: str, encoding: str) -> list[str]:
+    local = listing_path(path)
+    with storage.open_input(local if local is not None else path) as handle:
+        head = handle.read(SAMPLE_BYTES)
+    whole = len(head) < SAMPLE_BYTES
+    if head[:2] == b"\x1f\x8b":  # gzip (Spark reads `.gz` files by their extension)
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        head = inflate.decompress(head, SAMPLE_BYTES)
+        whole = whole and inflate.eof and not inflate.unconsumed_tail
+    lines = head.decode(encoding, errors="replace").splitlines()
+    if not whole and lines:
+        lines = lines[:-1]  # the sample may have cut the last one
+    return [line for line in lines[:SAMPLE_LINES] if line.strip()]
 
 
 def reader_schema(columns: list[SchemaColumn]) -> str:
