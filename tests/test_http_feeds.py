@@ -385,3 +385,71 @@ def test_fields_a_document_does_not_declare_are_drift_for_the_profile(
     assert step.status == "BLOCKED"
     assert "column_added note" in (step.reason or "") and "column_added meta" in (step.reason or "")
     assert StoreReader(lh.store).versions(f"bronze_tight{s}") == []
+
+
+BAD = """
+  - id: export{s}
+    system: api{s}
+    locator: /files/export{s}.json
+    format: json
+    dataset: bronze_export{s}
+    columns: [{{name: id, type: bigint}}, {{name: year, type: int}}]
+  - id: feed{s}
+    system: api{s}
+    locator: /api/feed{s}
+    format: json
+    records: data
+    load_type: full
+    dataset: bronze_feed{s}
+    columns: [{{name: id, type: bigint}}, {{name: year, type: int}}]
+"""
+BAD_DATASETS = """
+  - {{id: bronze_export{s}, layer: bronze}}
+  - {{id: bronze_feed{s}, layer: bronze, load_type: full}}
+jobs:
+  - id: bad_job{s}
+    tasks:
+      - {{id: export, dataset: bronze_export{s}}}
+      - {{id: feed, dataset: bronze_feed{s}}}
+"""
+
+
+def test_a_source_blocked_as_wholly_malformed_is_not_quarantined_again_until_it_changes(
+    shared_lakehouse: Any, server: Server, suffix: str, tmp_path: Path
+) -> None:
+    """Defect 6: a batch blocked as wholly malformed was fetched and quarantined again on
+    every run of an unchanged source."""
+    lh, s = shared_lakehouse, suffix
+    lh.apply(write(tmp_path / "d.yaml", document(s, server.url, BAD, BAD_DATASETS)))
+    export, feed = f"/files/export{s}.json", f"/api/feed{s}"
+    bad_lines = b'{"id": 1, "year": "abc"}\n{"id": 2, "year": "n/a"}\n'
+    server.routes.put_file(export, bad_lines, "application/json")
+    server.routes.records[feed] = [{"id": 1, "year": "MMXIII"}]
+
+    first = lh.run(f"bad_job{s}")
+    assert [st.status for st in first.steps] == ["BLOCKED", "BLOCKED"]
+    assert "year: expected int, got string 'abc'" in (first.steps[0].reason or "")
+    for _ in range(2):  # the same sources again: nothing new, nothing quarantined
+        again = lh.run(f"bad_job{s}")
+        assert again.status == "COMPLETED", again.error
+        assert all(st.data_version is None for st in again.steps)
+        assert all("blocked as malformed" in (st.reason or "") for st in again.steps), [
+            st.reason for st in again.steps
+        ]
+    for dataset in (f"bronze_export{s}", f"bronze_feed{s}"):
+        batches = lh.sql(
+            f"SELECT count(DISTINCT _laketx_run_id) FROM quarantine.{dataset}"
+        ).first()[0]
+        assert batches == 1, dataset
+    asked = server.routes.seen(export)
+    assert asked[0].status == 200 and {a.status for a in asked[1:]} == {304}  # not fetched
+
+    # fixed at the source: loaded
+    server.routes.put_file(export, b'{"id": 1, "year": "2013"}\n', "application/json")
+    server.routes.records[feed] = [{"id": 1, "year": 2013}]
+    fixed = lh.run(f"bad_job{s}")
+    assert fixed.status == "COMPLETED", fixed.error
+    assert [st.data_version for st in fixed.steps] == [1, 1]
+    for dataset in (f"bronze_export{s}", f"bronze_feed{s}"):
+        assert [(r["id"], r["year"]) for r in data_rows(lh, dataset)] == [(1, 2013)]
+    assert_sound(lh, f"bronze_export{s}", f"bronze_feed{s}")

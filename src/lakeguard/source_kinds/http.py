@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, model_validator
 
 from lakeguard.catalog.problems import Problem
-from lakeguard.progress import ProgressMark
+from lakeguard.progress import REJECTED_SUFFIX, ProgressMark
 from lakeguard.reach import Reach
 from lakeguard.schema.types import TEMPORAL_TYPES
 from lakeguard.schema.watermark_format import format_problem
@@ -165,6 +165,41 @@ class FetchedFile(ProgressMark):
         return self.url
 
 
+class RejectedFetch(ProgressMark):
+    """What a batch blocked as wholly malformed read from an http source: a file's ETag,
+    Last-Modified and content hash, or the hash of the records' pages. It counts although the
+    run was blocked, for as long as the source object is declared alike (`declared`) and
+    nothing was approved since (`after`: the approved file's content hash, the watermark;
+    empty before any), so that an unchanged source is nothing new."""
+
+    KIND: ClassVar[str] = "HTTP" + REJECTED_SUFFIX
+    url: str  # without the token, nor a watermark parameter
+    content_hash: str
+    declared: str
+    after: str = ""
+    run_id: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    size: int | None = None
+
+    def key(self) -> str:
+        return self.url
+
+    def as_fetched(self) -> FetchedFile:
+        """As a fetched file: what a conditional request sends back."""
+        return FetchedFile(
+            url=self.url,
+            etag=self.etag,
+            last_modified=self.last_modified,
+            content_hash=self.content_hash,
+            size=self.size or 0,
+        )
+
+    def holds(self, declared: str, after: str) -> bool:
+        """Whether it still describes the source: declared alike, nothing approved since."""
+        return self.declared == declared and self.after == after
+
+
 class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
     name: ClassVar[SourceKindName] = SourceKindName.HTTP
     formats: ClassVar[tuple[str, ...]] = ("csv", "json", "parquet")
@@ -176,7 +211,7 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
     system_options = HttpOptions
     object_options = HttpObjectOptions
     credential: ClassVar[str | None] = "the API token"
-    marks: ClassVar[tuple[type[ProgressMark], ...]] = (FetchedFile,)
+    marks: ClassVar[tuple[type[ProgressMark], ...]] = (FetchedFile, RejectedFetch)
     watermarks: ClassVar[bool] = True
 
     def check_system(

@@ -11,6 +11,8 @@ once. See `lakeguard.source_kinds.http` for the options.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +22,12 @@ from lakeguard.progress import SourceProgress, WatermarkMark
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
+from lakeguard.source_kinds.http import (
+    FetchedFile,
+    HttpObjectOptions,
+    HttpOptions,
+    RejectedFetch,
+)
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
@@ -79,6 +86,55 @@ def _watermark_param(
     return {options.watermark_param: found.sent}, found
 
 
+def declaration(obj: SourceObjectDef) -> str:
+    """A digest of how a source object is declared (format, options, columns, malformed
+    budget): a rejection holds only while it is unchanged, since another declaration may read
+    the same content well."""
+    return digest(
+        json.dumps(
+            {
+                "format": obj.format,
+                "read_options": obj.read_options,
+                "options": obj.options.model_dump(mode="json"),
+                "columns": [(c.column_name, c.data_type) for c in obj.columns],
+                "max_malformed_ratio": obj.max_malformed_ratio,
+            },
+            sort_keys=True,
+        )
+    )
+
+
+def _approved_watermark(obj: SourceObjectDef, progress: SourceProgress) -> str:
+    last = progress.last(obj.source_object_id, WatermarkMark)
+    return last.watermark if last is not None else ""
+
+
+def _file_baselines(
+    obj: SourceObjectDef, progress: SourceProgress, shown: str
+) -> tuple[FetchedFile | None, RejectedFetch | None]:
+    """The file as last approved, and as a blocked batch read it since (if that still holds)."""
+    last = progress.of(obj.source_object_id, FetchedFile).get(shown)
+    rejected = progress.of(obj.source_object_id, RejectedFetch).get(shown)
+    after = last.content_hash if last is not None else ""
+    if rejected is None or not rejected.holds(declaration(obj), after):
+        return last, None
+    return last, rejected
+
+
+def _same(rejected: RejectedFetch, now: RejectedFetch) -> bool:
+    """Whether a read finds what a blocked batch read, under the same declaration."""
+    return rejected.holds(now.declared, now.after) and rejected.content_hash == now.content_hash
+
+
+def _unchanged(shown: str, rejected: RejectedFetch | None) -> str:
+    if rejected is None:
+        return f"{shown} has not changed since it was read"
+    return (
+        f"{shown} has not changed since its batch was blocked as malformed (run "
+        f"{rejected.run_id}); nothing new until the source or its declaration changes"
+    )
+
+
 def _no_records(bound: Above | None, shown: str) -> str:
     if bound is None:
         return f"no records at {shown}"
@@ -105,10 +161,9 @@ class HttpSource(SourceEngine):
         try:
             with _client(system, obj, context.reach) as client:
                 options = options_as(obj.options, HttpObjectOptions)
-                if options.records is None:
-                    found = self._file(spark, client, obj, options, progress, landing)
-                else:
-                    found = self._records(spark, client, obj, options, progress, landing)
+                args = (spark, client, obj, options, progress, landing, context.run_id)
+                read = self._file if options.records is None else self._records
+                found = read(*args)
         except BaseException:
             shutil.rmtree(landing, ignore_errors=True)
             raise
@@ -127,16 +182,26 @@ class HttpSource(SourceEngine):
         options: HttpObjectOptions,
         progress: SourceProgress,
         landing: Path,
+        run_id: str,
     ) -> SourceRead:
         shown = client.display(obj.locator, options.params)
-        last = progress.of(obj.source_object_id, FetchedFile).get(shown)
-        fetched = client.fetch_file(obj.locator, options, obj.format, landing, last)
+        last, rejected = _file_baselines(obj, progress, shown)
+        # a content a blocked batch read is what the next request compares with, so an
+        # unchanged bad file is neither fetched nor quarantined again
+        baseline = rejected.as_fetched() if rejected is not None else last
+        fetched = client.fetch_file(obj.locator, options, obj.format, landing, baseline)
+        if (
+            fetched is not None
+            and last is not None
+            and last.content_hash == fetched.mark.content_hash
+        ):
+            fetched = None  # back to what was approved: nothing new either
         if fetched is None:
             return SourceRead(
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=f"{shown} has not changed since it was read",
+                note=_unchanged(shown, rejected),
             )
         path = str(fetched.path)
         text_format = obj.format in ("csv", "json")
@@ -148,15 +213,28 @@ class HttpSource(SourceEngine):
         drift: list[Change] = []
         for columns, _ in layouts:
             drift += [c for c in diff(declared_columns(obj), columns) if c not in drift]
+        mark = fetched.mark
         return SourceRead(
             source_object_id=obj.source_object_id,
             frame=frame,
-            fingerprint=digest(f"{shown}|{fetched.mark.content_hash}"),
-            progress=[fetched.mark],
+            fingerprint=digest(f"{shown}|{mark.content_hash}"),
+            progress=[mark],
             has_corrupt_column=text_format,
             snapshot=obj.load_type == SourceLoad.FULL,
             drift=drift,
             live=layouts[0][0],
+            rejected=[
+                RejectedFetch(
+                    url=shown,
+                    content_hash=mark.content_hash,
+                    declared=declaration(obj),
+                    after=last.content_hash if last is not None else "",
+                    run_id=run_id,
+                    etag=mark.etag,
+                    last_modified=mark.last_modified,
+                    size=mark.size,
+                )
+            ],
         )
 
     def _records(
@@ -167,10 +245,12 @@ class HttpSource(SourceEngine):
         options: HttpObjectOptions,
         progress: SourceProgress,
         landing: Path,
+        run_id: str,
     ) -> SourceRead:
         extra, bound = _watermark_param(obj, options, progress)
         landing.mkdir(parents=True, exist_ok=True)
         pages, count, fields = [], 0, {}
+        content = hashlib.sha256()
         for number, records in enumerate(client.pages(obj.locator, options, extra), start=1):
             if records:
                 page = landing / f"page-{number:05d}.json"
@@ -178,7 +258,24 @@ class HttpSource(SourceEngine):
                 pages.append(str(page))
                 count += len(records)
                 fields.update(dict.fromkeys(record_fields(records)))  # drift, for free
+                content.update(json.dumps(records, sort_keys=True).encode())
         shown = client.display(obj.locator, {**options.params, **extra})
+        key = client.display(obj.locator, options.params)  # the same whatever the watermark
+        rejection = RejectedFetch(
+            url=key,
+            content_hash=content.hexdigest(),
+            declared=declaration(obj),
+            after=_approved_watermark(obj, progress),
+            run_id=run_id,
+        )
+        rejected = progress.of(obj.source_object_id, RejectedFetch).get(key)
+        if pages and rejected is not None and _same(rejected, rejection):
+            return SourceRead(
+                source_object_id=obj.source_object_id,
+                frame=None,
+                fingerprint="none",
+                note=_unchanged(shown, rejected),
+            )
         incremental = obj.load_type == SourceLoad.INCREMENTAL
         if not pages:
             return SourceRead(
@@ -208,6 +305,7 @@ class HttpSource(SourceEngine):
             reread_from=reread,
             drift=diff(declared_columns(obj), live),
             live=live,
+            rejected=[rejection],
         )
 
     def nothing_new(
@@ -244,7 +342,8 @@ def _file_unchanged(
     client: HttpClient, obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
 ) -> str | None:
     shown = client.display(obj.locator, options.params)
-    last = progress.of(obj.source_object_id, FetchedFile).get(shown)
+    approved, rejected = _file_baselines(obj, progress, shown)
+    last = rejected.as_fetched() if rejected is not None else approved
     if last is None or not (last.etag or last.last_modified):
         return None  # never read, or the server keeps no validators: only a fetch can tell
     conditions = {"If-None-Match": last.etag} if last.etag else {}
@@ -254,7 +353,7 @@ def _file_unchanged(
     response.close()
     if response.status_code != 304:
         return None
-    return f"{shown} has not changed since it was read"
+    return _unchanged(shown, rejected)
 
 
 def _above(frame: DataFrame, obj: SourceObjectDef, bound: Above) -> DataFrame:
