@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
+from openlaketx.runner.news import nothing_new
 from tests.conftest import assert_sound, write
 from tests.http_server import TOKEN, Server
 
@@ -429,6 +430,9 @@ def test_a_source_blocked_as_wholly_malformed_is_not_quarantined_again_until_it_
     first = lh.run(f"bad_job{s}")
     assert [st.status for st in first.steps] == ["BLOCKED", "BLOCKED"]
     assert "year: expected int, got string 'abc'" in (first.steps[0].reason or "")
+    reader = StoreReader(lh.store)  # known without a JVM too: a 304 for the rejected file
+    notes = nothing_new(reader, reader.registry(), [f"bronze_export{s}"], str(lh.warehouse))
+    assert "has not changed since its batch was blocked as malformed" in notes[f"bronze_export{s}"]
     for _ in range(2):  # the same sources again: nothing new, nothing quarantined
         again = lh.run(f"bad_job{s}")
         assert again.status == "COMPLETED", again.error

@@ -161,9 +161,8 @@ class HttpSource(SourceEngine):
         try:
             with _client(system, obj, context.reach) as client:
                 options = options_as(obj.options, HttpObjectOptions)
-                args = (spark, client, obj, options, progress, landing, context.run_id)
                 read = self._file if options.records is None else self._records
-                found = read(*args)
+                found = read(spark, client, obj, options, progress, landing, context.run_id)
         except BaseException:
             shutil.rmtree(landing, ignore_errors=True)
             raise
