@@ -57,6 +57,8 @@ class Routes:
     raw: dict[str, tuple[int, bytes, str, dict[str, str]]] = field(default_factory=dict)
     fail: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     modified: dict[str, float] = field(default_factory=dict)
+    dates: dict[str, tuple[str, str]] = field(default_factory=dict)
+    strings: set[str] = field(default_factory=set)
     validators: bool = True  # send ETag / Last-Modified
     token_in: str = "header"  # header, query, either, basic, oauth, or none
     page_size: int = 2  # records per cursor page (and page without a size)
@@ -187,7 +189,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path in routes.files:
             return self._file(path)
         if path in routes.records:
-            return self._page(path, routes.records[path], query)
+            rows = routes.records[path]
+            if path in routes.dates:
+                param, name = routes.dates[path]
+                since = query.get(param)
+                rows = [r for r in rows if since is None or str(r[name])[:10] >= since]
+            if path in routes.strings:
+                rows = [{k: _text(v) for k, v in r.items()} for r in rows]
+            return self._page(path, rows, query)
         return self._send(404, b"not found", "text/plain", {})
 
     def _file(self, path: str) -> int:
@@ -237,6 +246,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _SERIAL = itertools.count(1)
+
+
+def _text(value: Any) -> Any:
+    """A number or boolean as the string a careless API sends (`2013` -> `"2013"`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else value
 
 
 class Server:

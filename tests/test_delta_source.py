@@ -84,3 +84,16 @@ def test_a_table_by_name_with_a_change_feed_follows_updates(
     assert amounts(lh, f"silver_orders{s}") == {1: 10.0, 2: 25.0, 3: 30.0}
     assert lh.read(f"bronze_orders{s}").count() == 4  # 2 + the updated image + 1 new
     assert_sound(lh, f"bronze_orders{s}", f"silver_orders{s}")
+
+
+def test_a_lookback_on_a_delta_source_is_refused_at_validate(tmp_path: Path) -> None:
+    """A Delta source is followed by table version, never read again below a watermark: a
+    lookback there would only seem to catch late rows, so it is refused with its field."""
+    from lakeguard.catalog.loader import load_file
+    from lakeguard.errors import ValidationError
+
+    doc = document("_dlb", tmp_path, "orders", extra="\n    lookback: 5")
+    with pytest.raises(ValidationError) as info:
+        load_file(write(tmp_path / "d.yaml", doc))
+    assert "lookback" in str(info.value)
+    assert "a lookback is for sources read above a watermark" in str(info.value)

@@ -141,6 +141,11 @@ def test_a_lookback_catches_late_rows_and_the_merge_absorbs_the_repeats(
     assert silver(lh, s) == {1: ("Ada", "north", 10.0), 2: ("Bob", "south", 20.0)}
     # the lookback read Ada again; she is already in bronze, so only Bob landed
     assert lh.read(f"bronze_customers{s}").count() == 2
+    # everything the lookback reads now is held already: nothing new, no version
+    again = lh.run(f"bronze_customers{s}")
+    assert again.status == "COMPLETED", again.error
+    assert again.steps[0].data_version is None
+    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_customers{s}")] == [1, 2]
     assert_sound(lh, f"bronze_customers{s}", f"silver_customers{s}")
 
 

@@ -4,6 +4,7 @@ Spark)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -148,6 +149,27 @@ def test_source_progress_is_the_fold_of_the_approved_runs_marks(store: MetadataS
     assert progress.marks[("src", "FILE")]["b.csv"] == {"path": "b.csv", "size": 3}
     assert progress.marks[("src", "WATERMARK")][""] == {"watermark": "9"}
     assert StoreReader(store).source_progress("nothing") == fold([], set())
+
+
+def test_a_rejection_counts_although_its_run_was_blocked(store: MetadataStore) -> None:
+    """What a batch blocked as wholly malformed read counts (the latest recorded of a data
+    version winning); the blocked run's other marks still take nothing."""
+    now = utcnow()
+    first = mark("r2", 2, "HTTP_REJECTED", "u", '{"url": "u", "content_hash": "a"}')
+    later = mark("r3", 2, "HTTP_REJECTED", "u", '{"url": "u", "content_hash": "b"}')
+    later = replace(later, recorded_at=first.recorded_at + timedelta(seconds=1))
+    store.append_rows(
+        [
+            mark("r1", 1, "WATERMARK", "", '{"watermark": "5"}'),
+            later,
+            first,
+            mark("r3", 2, "WATERMARK", "", '{"watermark": "9"}'),  # blocked: took nothing
+        ]
+    )
+    store.append_rows([version("r1", 1, now)], _by_gate=True)
+    progress = StoreReader(store).source_progress(DS)
+    assert progress.marks[("src", "WATERMARK")][""] == {"watermark": "5"}
+    assert progress.marks[("src", "HTTP_REJECTED")]["u"] == {"url": "u", "content_hash": "b"}
 
 
 def profile(run_id: str, metric: str, value: str, at: datetime) -> ProfileRow:

@@ -10,7 +10,11 @@ watermark, source_version) are also written to that column, so SQL reads them, a
 written before `state` existed are read back from those columns.
 
 A progress row is written before its batch's data commit and counts only when its run produced
-an approved version: a batch that crashed before publishing, or was blocked, took nothing.
+an approved version: a batch that crashed before publishing, or was blocked, took nothing. One
+exception: a *rejection* (a kind ending in `_REJECTED`) is written after a batch blocked as
+wholly malformed was quarantined, and counts although its run was blocked: it says what that
+batch read, so that a source left unchanged is nothing new instead of fetched and quarantined
+again on every run (`counts_blocked`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from pydantic import BaseModel, ConfigDict
 
 M = TypeVar("M", bound="ProgressMark")
 
+# A mark kind ending so counts although its run was blocked (see the module's docstring).
+REJECTED_SUFFIX = "_REJECTED"
 # The columns of `source_progress` that a mark's field of the same name also fills.
 MARK_COLUMNS = ("path", "size", "modification_time", "content_hash", "watermark", "source_version")
 
@@ -68,6 +74,11 @@ class SourceProgress:
     def last(self, source_object_id: str, mark: type[M]) -> M | None:
         """The source object's single mark of a kind (a watermark, a version), if any."""
         return self.of(source_object_id, mark).get("")
+
+
+def counts_blocked(kind: str) -> bool:
+    """Whether marks of `kind` count although their run was blocked (rejections)."""
+    return kind.endswith(REJECTED_SUFFIX)
 
 
 class StoredMark(Protocol):

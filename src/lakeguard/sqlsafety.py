@@ -419,7 +419,15 @@ def vetted_sql(text: str, *, where: str) -> str:
 
 def referenced_columns(tree: Any) -> set[str]:
     """Names of the columns an expression reads (unqualified, as written)."""
-    return {col.name for col in tree.find_all(exp.Column)}
+    return {column_root(col) for col in tree.find_all(exp.Column)}
+
+
+def column_root(column: Any) -> str:
+    """The column a reference reads: an expression over one dataset's rows names no table, so
+    `owner.name` is field `name` of the struct column `owner` (sqlglot reads it as a table
+    and a column)."""
+    parts = column.parts
+    return str(parts[0].name) if parts else str(column.name)
 
 
 _QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*`?([A-Za-z_]\w*)`?")

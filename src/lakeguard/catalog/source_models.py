@@ -6,20 +6,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Discriminator, Field, Tag, create_model, field_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    create_model,
+    field_validator,
+)
 from pydantic.fields import FieldInfo
 
 from lakeguard.catalog.fields import ColumnName, Identifier, Strict
 from lakeguard.durations import DURATION
 from lakeguard.quality.kinds import PER_COLUMN_KINDS
+from lakeguard.schema.types import TypeProblem, canonical
 from lakeguard.source_kinds import DEFAULT_KIND, KINDS, SOURCE_KINDS, ObjectOptions, SourceKind
 from lakeguard.vocabulary import FailBehavior, Severity, SourceLoad
+
+_SCALAR = r"string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\)"
+
+
+def _declared_type(text: str) -> str:
+    """A nested type parsed and written as Spark's simpleString (a scalar as written)."""
+    try:
+        return canonical(text)
+    except TypeProblem as exc:
+        raise ValueError(str(exc)) from None
+
 
 SparkType = Annotated[
     str,
     Field(
-        pattern=r"^(string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\))$"
+        pattern=rf"^({_SCALAR}|(array|map|struct)\s*<.*>)$",
+        description="A scalar type, or for JSON sources array<T>, map<string,T> or "
+        "struct<name:T,...>",
     ),
+    AfterValidator(_declared_type),
 ]
 
 

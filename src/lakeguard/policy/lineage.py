@@ -19,6 +19,7 @@ from sqlglot.lineage import lineage
 from sqlglot.optimizer.qualify import qualify
 
 from lakeguard.policy.pii import Shape
+from lakeguard.sqlsafety import column_root
 
 
 @dataclass(frozen=True, order=True)
@@ -39,7 +40,7 @@ def _expression_inputs(text: str, parents: Mapping[str, list[str] | None]) -> li
         return []
     found: set[ColumnRef] = set()
     for column in tree.find_all(exp.Column):
-        name = column.name
+        name = column_root(column)  # `owner.name` reads the struct column `owner`
         for parent, columns in parents.items():
             if columns is None or name.lower() in {c.lower() for c in columns}:
                 found.add(ColumnRef(parent, name))

@@ -41,7 +41,9 @@ def _unmasked(expression: exp.Expr) -> set[str]:
                 break
             node = node.parent
         if not masked:
-            names.add(column.name.lower())
+            # a qualified name reads a struct's field or a table's column: both count, so a
+            # pii struct's field (`owner.email`) stays raw
+            names |= {column.name.lower(), str(column.parts[0].name).lower()}
     return names
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from lakeguard.quality.compiled import CompiledRule
-from lakeguard.vocabulary import DqStatus, Outcome, Severity
+from lakeguard.vocabulary import DqStatus, Outcome, RuleType, Severity
+
+# What a JSON value that does not fit its column says first in `_corrupt_record` (the record
+# follows after " | "): a reason names the field, so a decision's reason quotes it
+_VALUE_REASON = re.compile(r"^([^|]*?: expected [^,|]+, got [^|]*?)(?: \| |$)")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,9 @@ class RuleOutcome:
         text = f"{self.rule_id}: {self.failed_rows:,} of {self.rows_evaluated:,} rows ({pct})"
         if self.threshold:
             text += f", tolerance {self.threshold:.2%}"
+        reasons = [m.group(1) for s in self.samples if (m := _VALUE_REASON.match(s))]
+        if self.rule_type == RuleType.PARSE and reasons:
+            text += f"; e.g. {reasons[0][:160]}"  # which field, and what it held
         return text
 
 

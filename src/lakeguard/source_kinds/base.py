@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark, WatermarkMark
 from lakeguard.reach import Reach, resolved_refusal
-from lakeguard.schema.types import is_watermark_type
+from lakeguard.schema.types import is_nested, is_watermark_type
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 
@@ -192,6 +192,7 @@ def shared_problems(
                 f"{kind.name} sources are read {' or '.join(kind.loads)}, not {facts.load_type}",
             )
         )
+    problems += _nested_problems(kind, facts, loc)
     incremental = facts.load_type == SourceLoad.INCREMENTAL
     if not kind.watermarks or not incremental:
         if facts.watermark_column is not None:
@@ -213,6 +214,25 @@ def shared_problems(
             Problem(loc, "an incremental source must be the only source object of its dataset")
         )
     return problems + _path_problems(facts, loc)
+
+
+def _nested_problems(
+    kind: SourceKind[Any, Any], facts: ObjectFacts, loc: tuple[Any, ...]
+) -> list[Problem]:
+    """Nested column types where the format has none to read: only JSON documents (files and
+    http records) carry arrays, maps and structs here."""
+    if facts.format == "json":
+        return []
+    return [
+        Problem(
+            (*loc, "columns", i, "type"),
+            f"{name} is {data_type}: nested types (array, map, struct) are read from JSON "
+            f"sources only (format json, a file or http records), not {facts.format}; "
+            "declare the column as a scalar type such as string",
+        )
+        for i, (name, data_type) in enumerate(facts.columns.items())
+        if is_nested(data_type)
+    ]
 
 
 def storage_problems(

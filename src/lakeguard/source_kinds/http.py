@@ -26,8 +26,10 @@ from urllib.parse import urlsplit
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from lakeguard.catalog.problems import Problem
-from lakeguard.progress import ProgressMark
+from lakeguard.progress import REJECTED_SUFFIX, ProgressMark
 from lakeguard.reach import Reach
+from lakeguard.schema.types import TEMPORAL_TYPES
+from lakeguard.schema.watermark_format import format_problem
 from lakeguard.source_kinds.base import ObjectFacts, ObjectOptions, SourceKind, SystemOptions
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
@@ -369,6 +371,19 @@ class HttpObjectOptions(ObjectOptions):
         description="http records, incremental: the query parameter the last watermark is "
         "sent in (rows above it are kept)",
     )
+    watermark_format: str | None = Field(
+        default=None,
+        description="http records, incremental, a date or timestamp watermark: how it is "
+        "written in watermark_param: date, epoch (seconds), epoch_ms or a strftime pattern "
+        "(default: as stored, '2013-03-15 15:00:00.000000'). A format coarser than the column "
+        "reads from the start of its day (second, ...) again; rows already held are dropped",
+    )
+    watermark_start: str | None = Field(
+        default=None,
+        description="http records, incremental: the value sent in watermark_param on the first "
+        "read, as the API takes it (quoted in YAML: '2013-01-01'; default: no parameter, every "
+        "record)",
+    )
 
 
 class FetchedFile(ProgressMark):
@@ -385,6 +400,41 @@ class FetchedFile(ProgressMark):
         return self.url
 
 
+class RejectedFetch(ProgressMark):
+    """What a batch blocked as wholly malformed read from an http source: a file's ETag,
+    Last-Modified and content hash, or the hash of the records' pages. It counts although the
+    run was blocked, for as long as the source object is declared alike (`declared`) and
+    nothing was approved since (`after`: the approved file's content hash, the watermark;
+    empty before any), so that an unchanged source is nothing new."""
+
+    KIND: ClassVar[str] = "HTTP" + REJECTED_SUFFIX
+    url: str  # without the token, nor a watermark parameter
+    content_hash: str
+    declared: str
+    after: str = ""
+    run_id: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    size: int | None = None
+
+    def key(self) -> str:
+        return self.url
+
+    def as_fetched(self) -> FetchedFile:
+        """As a fetched file: what a conditional request sends back."""
+        return FetchedFile(
+            url=self.url,
+            etag=self.etag,
+            last_modified=self.last_modified,
+            content_hash=self.content_hash,
+            size=self.size or 0,
+        )
+
+    def holds(self, declared: str, after: str) -> bool:
+        """Whether it still describes the source: declared alike, nothing approved since."""
+        return self.declared == declared and self.after == after
+
+
 class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
     name: ClassVar[SourceKindName] = SourceKindName.HTTP
     formats: ClassVar[tuple[str, ...]] = ("csv", "json", "parquet")
@@ -396,7 +446,7 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
     system_options = HttpOptions
     object_options = HttpObjectOptions
     credential: ClassVar[str | None] = "the API token"
-    marks: ClassVar[tuple[type[ProgressMark], ...]] = (FetchedFile,)
+    marks: ClassVar[tuple[type[ProgressMark], ...]] = (FetchedFile, RejectedFetch)
     watermarks: ClassVar[bool] = True
 
     def check_system(
@@ -455,7 +505,7 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
                 Problem((*loc, "locator"), "a path under the system's base_url, not a URL")
             )
         if options.records is None:
-            for name in ("paging", "watermark_param"):
+            for name in ("paging", "watermark_param", "watermark_format", "watermark_start"):
                 if getattr(options, name) is not None:
                     problems.append(Problem((*loc, name), "is for records sources (set records)"))
             if facts.load_type == SourceLoad.INCREMENTAL:
@@ -483,9 +533,10 @@ class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
                     "an incremental records source sends its watermark in a query parameter",
                 )
             )
-        if facts.load_type != SourceLoad.INCREMENTAL and options.watermark_param is not None:
-            problems.append(Problem((*loc, "watermark_param"), "is for incremental sources"))
-        return problems
+        for name in ("watermark_param", "watermark_format", "watermark_start"):
+            if facts.load_type != SourceLoad.INCREMENTAL and getattr(options, name) is not None:
+                problems.append(Problem((*loc, name), "is for incremental sources"))
+        return problems + _format_problems(options, facts, loc)
 
 
 def _auth_problems(
@@ -542,3 +593,25 @@ def _auth_problems(
         if oauth2.client_secret_ref is not None and oauth2.client_id is None:
             problems.append(Problem((*at, "client_id"), "a client secret goes with its client_id"))
     return problems
+
+
+def _format_problems(
+    options: HttpObjectOptions, facts: ObjectFacts, loc: tuple[Any, ...]
+) -> list[Problem]:
+    """A watermark format that is none, or that formats what is no date or timestamp."""
+    fmt = options.watermark_format
+    if fmt is None or facts.load_type != SourceLoad.INCREMENTAL:
+        return []
+    why = format_problem(fmt)
+    if why is not None:
+        return [Problem((*loc, "watermark_format"), why)]
+    kind = facts.columns.get(facts.watermark_column or "", "")
+    if kind and kind.lower() not in TEMPORAL_TYPES:
+        return [
+            Problem(
+                (*loc, "watermark_format"),
+                f"formats a date or timestamp watermark; {facts.watermark_column} is {kind} "
+                "(it is sent as it is)",
+            )
+        ]
+    return []

@@ -16,6 +16,7 @@ from typing import Protocol
 import pyarrow as pa
 from deltalake import DeltaTable
 
+from lakeguard.progress import REJECTED_SUFFIX
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.filters import Filter, where_sql
@@ -109,7 +110,8 @@ def approved_marks(store: MetadataStore, dataset_id: str) -> list[StoredRow]:
     """The dataset's source progress rows (every column) of runs that made an approved
     version, only the newest (by data version; ties all kept, for the fold to settle) of each
     (source object, kind, mark key): what `progress.fold` keeps. A row without any mark field
-    (which the fold skips) never hides an older one."""
+    (which the fold skips) never hides an older one. Rejections (`progress.counts_blocked`)
+    count whatever their run's outcome, the latest recorded of a data version winning."""
     own = _where(store, [("dataset_id", "=", dataset_id)])
     key = "COALESCE(mark_key, path, '')"
     marked = (
@@ -117,11 +119,14 @@ def approved_marks(store: MetadataStore, dataset_id: str) -> list[StoredRow]:
         "AND (path IS NOT NULL OR size IS NOT NULL OR modification_time IS NOT NULL OR "
         "content_hash IS NOT NULL OR watermark IS NOT NULL OR source_version IS NOT NULL)))"
     )
+    rejected = f"ends_with(s.kind, '{REJECTED_SUFFIX}')"
     sql = (
-        "SELECT * EXCEPT (_laketx_n) FROM (SELECT s.*, RANK() OVER (PARTITION BY "
-        f"s.source_object_id, s.kind, {key} ORDER BY s.data_version DESC) AS _laketx_n "
+        "SELECT * EXCEPT (_laketx_n) FROM (SELECT s.*, "
+        f"RANK() OVER (PARTITION BY s.source_object_id, s.kind, {key} ORDER BY s.data_version "
+        f"DESC, CASE WHEN {rejected} THEN s.recorded_at END DESC) AS _laketx_n "
         f"FROM (SELECT * FROM source_progress{own} AND {marked}) s "
-        f"JOIN (SELECT DISTINCT run_id FROM data_versions{own}) v ON s.run_id = v.run_id) "
+        f"LEFT JOIN (SELECT DISTINCT run_id FROM data_versions{own}) v ON s.run_id = v.run_id "
+        f"WHERE v.run_id IS NOT NULL OR {rejected}) "
         "WHERE _laketx_n = 1"
     )
     return run(store, ("source_progress", "data_versions"), sql)

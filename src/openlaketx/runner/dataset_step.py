@@ -18,7 +18,7 @@ from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift
 from openlaketx.runner.batch import InputBatch
-from openlaketx.runner.context import RunContext, StepResult, Target, batch_inputs
+from openlaketx.runner.context import RunContext, StepResult, Target
 from openlaketx.runner.gating import gate, last_profiles_ahead
 from openlaketx.runner.inputs import dataset_input
 from openlaketx.runner.lifecycle import DatasetAttempt
@@ -150,7 +150,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         profiles=profiles,
     )
     if not gated.allowed:
-        return hold_back(ctx, target, attempt, staged, gated, batch_inputs(batch))
+        return hold_back(ctx, target, attempt, staged, gated, batch, start.next_version)
     return promote(
         ctx,
         target,

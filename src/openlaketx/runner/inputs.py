@@ -13,6 +13,7 @@ from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
+from lakeguard.errors import LakeTxError, SourceError, first_line
 from lakeguard.progress import SourceProgress
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.reach import Reach
@@ -21,7 +22,14 @@ from lakeguard.store.ddl import quote
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import PARENT_VERSION, Layer, LoadType, RuleType, Severity
+from lakeguard.vocabulary import (
+    PARENT_VERSION,
+    Layer,
+    LoadType,
+    RuleType,
+    Severity,
+    is_bookkeeping,
+)
 from openlaketx.connect import connect_gap
 from openlaketx.loads.staging import landing_folder
 from openlaketx.loads.version_read import read_version
@@ -34,7 +42,7 @@ from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 def read_source(
@@ -265,21 +273,67 @@ def without_repeats(
     warehouse: str,
     dataset: DatasetDef,
 ) -> InputBatch:
-    """Drop rows a lookback read again that the dataset already holds (at or above the
-    lookback's lower bound, in its approved snapshot), so each source row lands once."""
-    windows = [s.reread_from for s in batch.sources if s.reread_from is not None]
+    """Drop rows a source read again that the dataset already holds (at or above the read's
+    lower bound, in its approved snapshot), so each source row lands once: a lookback's
+    window, or the granule a coarse watermark parameter starts at. A row is a repeat when
+    every data column equals a held row's; an unparseable row never is."""
+    windows = [s for s in batch.sources if s.reread_from is not None]
     if batch.frame is None or not windows or own_latest is None:
         return batch
+    source = windows[0]  # an incremental source is the only source object of its dataset
+    assert source.reread_from is not None
+    path = dataset_location(warehouse, dataset.table_name)
+    try:
+        held = read_version(spark, path, int(own_latest.snapshot_ref))
+        frame = _unheld(batch.frame, held, source.reread_from)
+    except LakeTxError as exc:
+        raise _repeats_error(dataset, source, exc.what) from exc
+    except Exception as exc:  # Spark's analysis (a column, a type): said where it belongs
+        raise _repeats_error(dataset, source, first_line(exc)) from exc
+    return replace(batch, frame=frame)
+
+
+def _unheld(frame: DataFrame, held: DataFrame, window: tuple[str, str, str]) -> DataFrame:
+    """`frame` without the rows `held` has at or above the window's lower bound.
+
+    Compared on the batch's data columns: `_corrupt_record` is staged only (no table has
+    it), a column the table lacks (newly declared) is null in every held row, and maps are
+    compared as JSON (Spark has no equality on maps)."""
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType
 
-    column, lower, kind = windows[0]
-    held = (
-        read_version(
-            spark, dataset_location(warehouse, dataset.table_name), int(own_latest.snapshot_ref)
+    column, lower, kind = window
+    table = {c.lower(): c for c in held.columns}
+    if column.lower() not in table:
+        raise SourceError(
+            f"the dataset's table has no column {column}",
+            fix="declare the watermark column of the table's rows",
         )
-        .where(F.col(quote(column)) >= F.lit(lower).cast(kind))
-        .select(*[F.col(quote(c)) for c in batch.frame.columns])
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    data = [c for c in frame.columns if not is_bookkeeping(c)]
+
+    def comparable(name: str, source: str | None) -> Column:
+        value = F.col(quote(source)) if source is not None else F.lit(None).cast(types[name])
+        return F.to_json(value) if isinstance(types[name], MapType) else value
+
+    # the held side's columns renamed: both sides descend from no common plan, but one name
+    # on both sides of a join condition is ambiguous
+    held_rows = held.where(F.col(quote(table[column.lower()])) >= F.lit(lower).cast(kind)).select(
+        *[comparable(c, table.get(c.lower())).alias(f"_held_{i}") for i, c in enumerate(data)]
     )
-    same = [batch.frame[quote(c)].eqNullSafe(held[quote(c)]) for c in batch.frame.columns]
-    return replace(batch, frame=batch.frame.join(held, on=same, how="left_anti"))
+    same = [comparable(c, c).eqNullSafe(F.col(f"_held_{i}")) for i, c in enumerate(data)]
+    if CORRUPT_COLUMN in frame.columns:
+        same.append(F.col(quote(CORRUPT_COLUMN)).isNull())
+    return frame.join(held_rows, on=reduce(lambda a, b: a & b, same), how="left_anti")
+
+
+def _repeats_error(dataset: DatasetDef, source: SourceRead, why: str) -> SourceError:
+    return SourceError(
+        f"dataset {dataset.dataset_id}: cannot drop the rows of source object "
+        f"{source.source_object_id} that it already holds (read again from "
+        f"{source.reread_from[1] if source.reread_from else '?'}): {why}",
+        where=f"source_objects[{source.source_object_id}]",
+        fix="check that the source object's declared columns match the dataset's table "
+        "(laketx explain shows its schema); nothing was promoted",
+    )

@@ -36,12 +36,33 @@ def hold_back(
     attempt: DatasetAttempt,
     staged: staging.StagedBatch,
     gated: GateOutcome,
-    inputs: dict[str, int | None],
+    batch: InputBatch,
+    version: int,
 ) -> StepResult:
-    """A blocked batch: its staged files become its quarantine; the target is untouched."""
+    """A blocked batch: its staged files become its quarantine; the target is untouched.
+    Blocked with every row malformed, what its sources read is recorded as rejected (once it
+    is quarantined): an unchanged source is then nothing new, not quarantined again."""
     with attempt.phase("quarantine", "quarantine") as log:
         log.rows = quarantine(target.quarantine_path, staged, attempt.run_id, malformed_only=False)
         register(ctx.spark, ctx.warehouse, quarantine_name(target.dataset_id))
+        wholly = 0 < gated.result.rows <= gated.malformed_rows
+        rejected = [(s.source_object_id, m) for s in batch.sources for m in s.rejected]
+        if wholly and rejected:
+            now = ctx.writer.now()
+            ctx.writer.append(
+                [
+                    SourceProgressRow.of(
+                        mark,
+                        tenant_id=ctx.writer.tenant,
+                        dataset_id=target.dataset_id,
+                        source_object_id=source_object_id,
+                        run_id=attempt.run_id,
+                        data_version=version,
+                        recorded_at=now,
+                    )
+                    for source_object_id, mark in rejected
+                ]
+            )
     return target.result(
         attempt.run_id,
         AttemptStatus.BLOCKED,
@@ -51,7 +72,7 @@ def hold_back(
         outcomes=gated.result.outcomes,
         quarantined=log.rows or 0,
         aborts_job=gated.fail_behavior == FailBehavior.ABORT,
-        inputs=inputs,
+        inputs=batch_inputs(batch),
         profile=gated.result.profile,
     )
 

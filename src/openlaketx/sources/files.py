@@ -32,6 +32,7 @@ from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
 from openlaketx import storage
+from openlaketx.sources import json_records
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
 from openlaketx.sources.listing import listing_path, local_files
@@ -118,9 +119,12 @@ def live_layouts(
     spark: SparkSession, obj: SourceObjectDef, paths: list[str]
 ) -> list[tuple[list[SchemaColumn], list[str]]]:
     """The files grouped by the schema they really have: a CSV file's header (names matched to
-    the declared types, new columns as strings), a Parquet file's footer. JSON is read with
-    the declared schema. Every group is read by its own layout, so no column is read by the
-    position of another."""
+    the declared types, new columns as strings), a Parquet file's footer, the fields of a
+    JSON file's first lines (the declared columns, then new fields as strings). Every group
+    is read by its own layout, so no column is read by the position of another."""
+    if obj.format == "json":
+        sampled = json_records.sampled_fields(paths, obj.read_options)
+        return [(json_records.live_columns(obj, sampled), paths)]
     approved = declared_columns(obj)
     by_name = {c.name.lower(): c for c in approved}
     header = obj.format == "csv" and obj.read_options.get("header", "false").lower() == "true"
@@ -159,6 +163,10 @@ def read_layout(
     columns: list[SchemaColumn],
     text_format: bool,
 ) -> DataFrame:
+    """Files of one layout, read with its columns; rows that do not parse keep their text in
+    `_corrupt_record` (JSON: see `json_records`, each scalar cast on its own)."""
+    if obj.format == "json":
+        return json_records.read(spark, obj, paths, columns)
     reader = spark.read.format(obj.format).options(**obj.read_options)
     if text_format:
         reader = reader.option("mode", "PERMISSIVE").option(

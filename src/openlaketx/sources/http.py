@@ -11,6 +11,8 @@ once. See `lakeguard.source_kinds.http` for the options.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +22,12 @@ from lakeguard.progress import SourceProgress, WatermarkMark
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions
+from lakeguard.source_kinds.http import (
+    FetchedFile,
+    HttpObjectOptions,
+    HttpOptions,
+    RejectedFetch,
+)
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
@@ -29,8 +36,9 @@ from openlaketx.sources.credentials import resolve
 from openlaketx.sources.files import declared_columns, live_layouts, read_layout
 from openlaketx.sources.http_body import write_lines
 from openlaketx.sources.http_client import HttpClient
+from openlaketx.sources.json_records import live_columns, record_fields
 from openlaketx.sources.reads import SourceRead
-from openlaketx.sources.watermarks import lower_bound
+from openlaketx.sources.watermarks import Above, above
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,15 +70,78 @@ def _client(
 
 def _watermark_param(
     obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
-) -> tuple[dict[str, str], str | None]:
+) -> tuple[dict[str, str], Above | None]:
     """The query parameter that asks for records above the last watermark (less the
-    lookback), and that lower bound; nothing before the first approved batch."""
-    last = progress.last(obj.source_object_id, WatermarkMark)
-    if last is None or options.watermark_param is None or obj.watermark_column is None:
+    lookback, in the parameter's format), and where the read starts; before the first
+    approved batch, `watermark_start` if the source names one (and no bound)."""
+    if options.watermark_param is None or obj.watermark_column is None:
         return {}, None
+    last = progress.last(obj.source_object_id, WatermarkMark)
+    if last is None:
+        start = options.watermark_start
+        return ({options.watermark_param: start} if start is not None else {}), None
     declared = {c.column_name: c.data_type for c in obj.columns}
-    lower = lower_bound(last.watermark, declared[obj.watermark_column], obj.lookback)
-    return {options.watermark_param: lower}, lower
+    found = above(
+        last.watermark, declared[obj.watermark_column], obj.lookback, options.watermark_format
+    )
+    return {options.watermark_param: found.sent}, found
+
+
+def declaration(obj: SourceObjectDef) -> str:
+    """A digest of how a source object is declared (format, options, columns, malformed
+    budget): a rejection holds only while it is unchanged, since another declaration may read
+    the same content well."""
+    return digest(
+        json.dumps(
+            {
+                "format": obj.format,
+                "read_options": obj.read_options,
+                "options": obj.options.model_dump(mode="json"),
+                "columns": [(c.column_name, c.data_type) for c in obj.columns],
+                "max_malformed_ratio": obj.max_malformed_ratio,
+            },
+            sort_keys=True,
+        )
+    )
+
+
+def _approved_watermark(obj: SourceObjectDef, progress: SourceProgress) -> str:
+    last = progress.last(obj.source_object_id, WatermarkMark)
+    return last.watermark if last is not None else ""
+
+
+def _file_baselines(
+    obj: SourceObjectDef, progress: SourceProgress, shown: str
+) -> tuple[FetchedFile | None, RejectedFetch | None]:
+    """The file as last approved, and as a blocked batch read it since (if that still holds)."""
+    last = progress.of(obj.source_object_id, FetchedFile).get(shown)
+    rejected = progress.of(obj.source_object_id, RejectedFetch).get(shown)
+    after = last.content_hash if last is not None else ""
+    if rejected is None or not rejected.holds(declaration(obj), after):
+        return last, None
+    return last, rejected
+
+
+def _same(rejected: RejectedFetch, now: RejectedFetch) -> bool:
+    """Whether a read finds what a blocked batch read, under the same declaration."""
+    return rejected.holds(now.declared, now.after) and rejected.content_hash == now.content_hash
+
+
+def _unchanged(shown: str, rejected: RejectedFetch | None) -> str:
+    if rejected is None:
+        return f"{shown} has not changed since it was read"
+    return (
+        f"{shown} has not changed since its batch was blocked as malformed (run "
+        f"{rejected.run_id}); nothing new until the source or its declaration changes"
+    )
+
+
+def _no_records(bound: Above | None, shown: str) -> str:
+    if bound is None:
+        return f"no records at {shown}"
+    if bound.inclusive:
+        return f"no records from {bound.lower} on at {shown}"
+    return f"no records above {bound.lower} at {shown}"
 
 
 class HttpSource(SourceEngine):
@@ -91,10 +162,8 @@ class HttpSource(SourceEngine):
         try:
             with _client(system, obj, context.reach) as client:
                 options = options_as(obj.options, HttpObjectOptions)
-                if options.records is None:
-                    found = self._file(spark, client, obj, options, progress, landing)
-                else:
-                    found = self._records(spark, client, obj, options, progress, landing)
+                read = self._file if options.records is None else self._records
+                found = read(spark, client, obj, options, progress, landing, context.run_id)
         except BaseException:
             shutil.rmtree(landing, ignore_errors=True)
             raise
@@ -113,16 +182,26 @@ class HttpSource(SourceEngine):
         options: HttpObjectOptions,
         progress: SourceProgress,
         landing: Path,
+        run_id: str,
     ) -> SourceRead:
         shown = client.display(obj.locator, options.params)
-        last = progress.of(obj.source_object_id, FetchedFile).get(shown)
-        fetched = client.fetch_file(obj.locator, options, obj.format, landing, last)
+        last, rejected = _file_baselines(obj, progress, shown)
+        # a content a blocked batch read is what the next request compares with, so an
+        # unchanged bad file is neither fetched nor quarantined again
+        baseline = rejected.as_fetched() if rejected is not None else last
+        fetched = client.fetch_file(obj.locator, options, obj.format, landing, baseline)
+        if (
+            fetched is not None
+            and last is not None
+            and last.content_hash == fetched.mark.content_hash
+        ):
+            fetched = None  # back to what was approved: nothing new either
         if fetched is None:
             return SourceRead(
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=f"{shown} has not changed since it was read",
+                note=_unchanged(shown, rejected),
             )
         path = str(fetched.path)
         text_format = obj.format in ("csv", "json")
@@ -134,15 +213,28 @@ class HttpSource(SourceEngine):
         drift: list[Change] = []
         for columns, _ in layouts:
             drift += [c for c in diff(declared_columns(obj), columns) if c not in drift]
+        mark = fetched.mark
         return SourceRead(
             source_object_id=obj.source_object_id,
             frame=frame,
-            fingerprint=digest(f"{shown}|{fetched.mark.content_hash}"),
-            progress=[fetched.mark],
+            fingerprint=digest(f"{shown}|{mark.content_hash}"),
+            progress=[mark],
             has_corrupt_column=text_format,
             snapshot=obj.load_type == SourceLoad.FULL,
             drift=drift,
             live=layouts[0][0],
+            rejected=[
+                RejectedFetch(
+                    url=shown,
+                    content_hash=mark.content_hash,
+                    declared=declaration(obj),
+                    after=last.content_hash if last is not None else "",
+                    run_id=run_id,
+                    etag=mark.etag,
+                    last_modified=mark.last_modified,
+                    size=mark.size,
+                )
+            ],
         )
 
     def _records(
@@ -153,42 +245,67 @@ class HttpSource(SourceEngine):
         options: HttpObjectOptions,
         progress: SourceProgress,
         landing: Path,
+        run_id: str,
     ) -> SourceRead:
-        extra, lower = _watermark_param(obj, options, progress)
+        extra, bound = _watermark_param(obj, options, progress)
         landing.mkdir(parents=True, exist_ok=True)
-        pages, count = [], 0
+        pages, count, fields = [], 0, {}
+        content = hashlib.sha256()
         for number, records in enumerate(client.pages(obj.locator, options, extra), start=1):
             if records:
                 page = landing / f"page-{number:05d}.json"
                 write_lines(page, records)
                 pages.append(str(page))
                 count += len(records)
+                fields.update(dict.fromkeys(record_fields(records)))  # drift, for free
+                content.update(json.dumps(records, sort_keys=True).encode())
         shown = client.display(obj.locator, {**options.params, **extra})
+        key = client.display(obj.locator, options.params)  # the same whatever the watermark
+        rejection = RejectedFetch(
+            url=key,
+            content_hash=content.hexdigest(),
+            declared=declaration(obj),
+            after=_approved_watermark(obj, progress),
+            run_id=run_id,
+        )
+        rejected = progress.of(obj.source_object_id, RejectedFetch).get(key)
+        if pages and rejected is not None and _same(rejected, rejection):
+            return SourceRead(
+                source_object_id=obj.source_object_id,
+                frame=None,
+                fingerprint="none",
+                note=_unchanged(shown, rejected),
+            )
         incremental = obj.load_type == SourceLoad.INCREMENTAL
         if not pages:
             return SourceRead(
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=f"no records above {lower} at {shown}" if lower else f"no records at {shown}",
+                note=_no_records(bound, shown),
                 watermark_column=obj.watermark_column if incremental else None,
             )
-        frame = read_layout(spark, obj, pages, declared_columns(obj), text_format=True)
+        live = live_columns(obj, fields)
+        frame = read_layout(spark, obj, pages, live, text_format=True)
         reread = None
-        if incremental and lower is not None:
-            frame = _above(frame, obj, lower)
-            if obj.lookback is not None:
+        if incremental and bound is not None:
+            frame = _above(frame, obj, bound)
+            if obj.lookback is not None or bound.inclusive:
+                # read again: the lookback's window, or a coarse parameter's whole granule
                 declared = {c.column_name: c.data_type for c in obj.columns}
                 assert obj.watermark_column is not None
-                reread = (obj.watermark_column, lower, declared[obj.watermark_column])
+                reread = (obj.watermark_column, bound.lower, declared[obj.watermark_column])
         return SourceRead(
             source_object_id=obj.source_object_id,
             frame=frame,
-            fingerprint=digest(f"{shown}|{count}|{lower}"),
+            fingerprint=digest(f"{shown}|{count}|{bound.lower if bound else None}"),
             watermark_column=obj.watermark_column if incremental else None,
             has_corrupt_column=True,
             snapshot=not incremental,
             reread_from=reread,
+            drift=diff(declared_columns(obj), live),
+            live=live,
+            rejected=[rejection],
         )
 
     def nothing_new(
@@ -208,13 +325,15 @@ class HttpSource(SourceEngine):
                     return _file_unchanged(client, obj, options, progress)
                 if obj.load_type != SourceLoad.INCREMENTAL:
                     return None  # a snapshot: only a read can tell
-                extra, lower = _watermark_param(obj, options, progress)
-                if lower is None:
+                extra, bound = _watermark_param(obj, options, progress)
+                if bound is None:
                     return None
+                # a coarse parameter's first page holds the rows of its granule the dataset
+                # has: only a read can tell whether any is new
                 first = next(client.pages(obj.locator, options, extra), [])
                 if first:
                     return None
-                return f"no records above {lower} at {client.display(obj.locator, options.params)}"
+                return _no_records(bound, client.display(obj.locator, options.params))
         except Exception:  # the run reads the source and says what is wrong
             return None
 
@@ -223,7 +342,8 @@ def _file_unchanged(
     client: HttpClient, obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
 ) -> str | None:
     shown = client.display(obj.locator, options.params)
-    last = progress.of(obj.source_object_id, FetchedFile).get(shown)
+    approved, rejected = _file_baselines(obj, progress, shown)
+    last = rejected.as_fetched() if rejected is not None else approved
     if last is None or not (last.etag or last.last_modified):
         return None  # never read, or the server keeps no validators: only a fetch can tell
     conditions = {"If-None-Match": last.etag} if last.etag else {}
@@ -233,14 +353,16 @@ def _file_unchanged(
     response.close()
     if response.status_code != 304:
         return None
-    return f"{shown} has not changed since it was read"
+    return _unchanged(shown, rejected)
 
 
-def _above(frame: DataFrame, obj: SourceObjectDef, lower: str) -> DataFrame:
-    """Rows above the lower bound (a server may ignore or round the parameter)."""
+def _above(frame: DataFrame, obj: SourceObjectDef, bound: Above) -> DataFrame:
+    """Rows above the lower bound, or at it for a coarse parameter's granule (a server may
+    ignore or round the parameter)."""
     from pyspark.sql import functions as F  # start-up time: pyspark only where Spark runs
 
     assert obj.watermark_column is not None
     declared = {c.column_name: c.data_type for c in obj.columns}
     column = F.col(quote(obj.watermark_column))
-    return frame.where(column > F.lit(lower).cast(declared[obj.watermark_column]))
+    lower = F.lit(bound.lower).cast(declared[obj.watermark_column])
+    return frame.where(column >= lower if bound.inclusive else column > lower)

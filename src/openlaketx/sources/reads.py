@@ -99,3 +99,6 @@ class SourceRead:
     system_id: str = ""
     # a folder the read fetched into: deleted once the batch is staged (nothing reads it after)
     landing: str | None = None
+    # recorded if the batch is blocked with every row malformed (counting although blocked),
+    # so the source is nothing new until it changes: what the read took, as a rejection
+    rejected: list[ProgressMark] = field(default_factory=list)
