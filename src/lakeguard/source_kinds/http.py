@@ -24,7 +24,14 @@ from pydantic import Field, model_validator
 from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
 from lakeguard.reach import Reach
-from lakeguard.source_kinds.base import ObjectFacts, ObjectOptions, SourceKind, SystemOptions
+from lakeguard.source_kinds.base import (
+    ON_BAD_FILE,
+    ObjectFacts,
+    ObjectOptions,
+    OnBadFile,
+    SourceKind,
+    SystemOptions,
+)
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 _SECRET_WORDS = ("authorization", "token", "secret", "password", "api-key", "apikey", "api_key")
@@ -134,6 +141,7 @@ class HttpObjectOptions(ObjectOptions):
         description="http records, incremental: the query parameter the last watermark is "
         "sent in (rows above it are kept)",
     )
+    on_bad_file: OnBadFile = Field(default="reject", description=f"http files: {ON_BAD_FILE}")
 
 
 class FetchedFile(ProgressMark):
@@ -148,6 +156,10 @@ class FetchedFile(ProgressMark):
 
     def key(self) -> str:
         return self.url
+
+    def same_as(self, other: FetchedFile) -> bool:
+        """Whether `other` is this content (an http file is told by its content hash)."""
+        return self.content_hash == other.content_hash
 
 
 class HttpKind(SourceKind[HttpOptions, HttpObjectOptions]):
