@@ -97,9 +97,13 @@ def test_the_file_a_spark_failure_names_is_the_one_probed_and_not_a_longer_name(
     )
     (found,) = spark_culprits(files, message, refusal)
     assert probed == ["file:/in/a.csv.gz"] and found.mark.key() == "x"
-    probed.clear()  # a failure that names no file of the read: each is read alone
-    assert len(spark_culprits(files, "Job aborted: task failed", refusal)) == 2
+    probed.clear()  # a read failure that names no file of the read: each is read alone
+    unnamed = "Job aborted: java.io.EOFException: Unexpected end of input stream"
+    assert len(spark_culprits(files, unnamed, refusal)) == 2
     assert probed == ["file:/in/a.csv", "file:/in/a.csv.gz"]
+    probed.clear()  # a failure that is not a read (a rule's expression): no file is probed
+    assert spark_culprits(files, "[DIVIDE_BY_ZERO] Division by zero", refusal) == []
+    assert probed == []
     probed.clear()  # a file that vanished is no bad file (the run retries, as before)
     gone = message.replace("NO_HINT", "FILE_NOT_EXIST")
     assert spark_culprits(files, gone, refusal) == [] and probed == []

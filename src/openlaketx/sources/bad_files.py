@@ -49,6 +49,18 @@ _NOT_THE_FILE = (
     "Connection reset",
     "UnknownHostException",
 )
+# a failure that is a file's read, though it may name none: then each file is read alone
+_READ_FAILURE = (
+    "FAILED_READ_FILE",
+    "CANNOT_READ_FILE",
+    "Encountered error while reading file",
+    "ParquetDecodingException",
+    "EOFException",
+    "ZipException",
+    "Not in GZIP format",
+    "Unexpected end of input stream",
+    "MalformedInput",
+)
 
 
 def _local(location: str) -> str:
@@ -147,10 +159,13 @@ def spark_culprits(
 ) -> list[Rejection]:
     """The files of a read that a Spark failure (`message`, its whole text) came from, each
     confirmed by `refusal` (why Spark cannot read that file alone): those the failure names,
-    or else every file of the read, one Spark job each."""
+    or else, for a read failure that names none, every file of the read, one Spark job each.
+    Any other failure (a rule's expression, the disk) is no file's: none."""
     if not_the_file(message):
         return []  # a vanished file or an unreachable store: the run says so
     named = [(path, mark) for path, mark in files if _named(message, path)]
+    if not named and not any(sign.lower() in message.lower() for sign in _READ_FAILURE):
+        return []
     found = []
     for path, mark in named or files:
         why = refusal(path)

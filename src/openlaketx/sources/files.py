@@ -354,7 +354,8 @@ def read_files(
     if to_read and snapshot:  # something changed: the folder's files are the new snapshot
         to_read = listed
     to_read, put_aside = _checked(obj, to_read, pattern, snapshot=snapshot)
-    checks = _changed_check(obj, [f for f in chosen.changed if f in to_read])
+    readable = {f.path for f in to_read}
+    checks = _changed_check(obj, [f for f in chosen.changed if f.path in readable])
     if not to_read:
         aside = f"; {bad_files.summary(put_aside)}" if put_aside else ""
         return SourceRead(

@@ -63,7 +63,6 @@ class AuditReads(DefinitionReads):
                 now=store.now(),
                 rejected=rejected.result(),
                 taken={
-                    d: [SourceProgressRow.from_row(r) for r in f.result()]
-                    for d, f in taken.items()
+                    d: [SourceProgressRow.from_row(r) for r in f.result()] for d, f in taken.items()
                 },
             )
