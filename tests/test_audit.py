@@ -13,14 +13,17 @@ from typer.testing import CliRunner
 
 from lakeguard.audit import AuditData, Violation, audit
 from lakeguard.commits import Commit
+from lakeguard.source_kinds.file import SeenFile
 from lakeguard.store.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     PipelineRunRow,
+    RejectedFileRow,
     RunEventRow,
     RunHistoryRow,
+    SourceProgressRow,
 )
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
+from lakeguard.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
 from openlaketx.cli import app
 from tests.conftest import Project
 
@@ -172,6 +175,42 @@ def test_invariant_3_append_only_tables() -> None:
     # a store migration's rewrite (`laketx migrate`, its commit marked) is not a violation
     migrated = [*commits, Commit(2, "WRITE", None, {"mode": "Overwrite"}, migration="2 m")]
     assert checks(append_only={"run_history": (migrated, {"delta.appendOnly": "true"})}) == []
+
+
+def test_invariants_1_and_9_rejected_files() -> None:
+    """A file still rejected belongs to a registered dataset, and no approved batch took it as
+    it was rejected; one that changed since, or was released, was rightly read again."""
+    bad = SeenFile(path="file:/in/b.csv", size=7, modification_time=NOW)
+    rejected = RejectedFileRow.rejected(
+        bad,
+        "is not UTF-8 text",
+        tenant_id="t",
+        dataset_id="d",
+        source_object_id="o",
+        run_id="r0",
+        recorded_at=NOW,
+    )
+
+    def taken(mark: SeenFile) -> dict[str, list[SourceProgressRow]]:
+        row = SourceProgressRow.of(
+            mark,
+            tenant_id="t",
+            dataset_id="d",
+            source_object_id="o",
+            run_id="r1",
+            data_version=1,
+            recorded_at=NOW,
+        )
+        return {"d": [row]}
+
+    assert checks(rejected=[rejected]) == []
+    assert checks(rejected=[rejected], datasets={}) == ["registered", "registered"]
+    assert checks(rejected=[rejected], taken=taken(bad)) == ["rejected_or_taken"]
+    changed = bad.model_copy(update={"size": 9})  # fixed, then read and approved
+    assert checks(rejected=[rejected], taken=taken(changed)) == []
+    released = rejected.release("ops", NOW + timedelta(minutes=1))
+    assert checks(rejected=[rejected, released], taken=taken(bad)) == []
+    assert released.action == FileAction.RELEASED
 
 
 def found(lh: Any, *datasets: str) -> list[Violation]:

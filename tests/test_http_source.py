@@ -1,7 +1,8 @@
 """The http source end to end in a job, against a real local HTTP server: a gzip CSV export
 fetched with a token in the query (as OpenCellID's is) and a paged JSON API read incrementally
 by a watermark parameter, each into bronze and on to silver; nothing fetched twice; a bad
-answer loads nothing; a run killed between fetching and committing loads each page once."""
+answer is put aside (or, under `on_bad_file: block`, fails the run) and loads nothing; a run
+killed between fetching and committing loads each page once."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
+from lakeguard.store.runtime_rows import RejectedFileRow
 from openlaketx.loads.staging import LANDING_DIR
 from openlaketx.runner.news import nothing_new
 from openlaketx.tables import dataset_location
@@ -195,21 +197,94 @@ def test_a_gzip_export_and_a_paged_api_feed_a_job_each_new_thing_once(
     ],
     ids=["html", "truncated-gzip"],
 )
-def test_an_answer_that_is_not_the_declared_file_fails_and_loads_nothing(
-    shared_lakehouse: Any, server: Server, feeds: str, body: bytes, content_type: str, said: str
+def test_an_answer_that_is_not_the_declared_file_fails_and_loads_nothing_under_block(
+    shared_lakehouse: Any,
+    server: Server,
+    feeds: str,
+    tmp_path: Path,
+    body: bytes,
+    content_type: str,
+    said: str,
 ) -> None:
     lh, s = shared_lakehouse, feeds
+    doc = tmp_path / "feeds.yaml"  # the whole delivery or nothing: the run fails, as before
+    doc.write_text(
+        doc.read_text().replace(
+            "params: {type: full}", "params: {type: full}\n    on_bad_file: block"
+        )
+    )
+    lh.apply(doc)
     server.routes.token_in = "either"
     server.routes.raw[f"/downloads/cells{s}.csv.gz"] = (200, body, content_type, {})
     result = lh.run(f"bronze_cells{s}")
     assert result.status == "FAILED"
     assert said in str(result.error) and TOKEN not in str(result.error)
+    assert lh.rejected_files(f"bronze_cells{s}") == []
     assert StoreReader(lh.store).versions(f"bronze_cells{s}") == []
     assert lh.store.rows("source_progress", filters=[("dataset_id", "=", f"bronze_cells{s}")]) == []
     assert StoreReader(lh.store).in_flight() == []  # no run left running
     table = Path(dataset_location(lh.warehouse, f"bronze.bronze_cells{s}"))
     assert not (table / "_delta_log").exists()  # no table, not even an empty one
     assert not (table / LANDING_DIR).exists()
+
+
+def test_an_html_error_page_is_put_aside_and_not_fetched_again_while_unchanged(
+    shared_lakehouse: Any, server: Server, feeds: str
+) -> None:
+    """Under `on_bad_file: reject` (the default) a login page served where the export should
+    be is recorded as rejected, with its ETag; the next run's conditional request gets a 304
+    and rejects nothing again; once the export is back it is loaded."""
+    lh, s = shared_lakehouse, feeds
+    routes, path = server.routes, f"/downloads/cells{s}.csv.gz"
+    routes.token_in = "either"
+    routes.put_file(path, b"<!DOCTYPE html><title>Sign in</title>", "text/html")
+    first = lh.run(f"bronze_cells{s}")
+    assert first.status == "COMPLETED" and first.steps[0].data_version is None
+    assert "is an HTML page, not csv" in (first.steps[0].reason or "")
+    (rejected,) = lh.rejected_files(f"bronze_cells{s}")
+    assert rejected.path == f"{server.url}{path}?type=full" and rejected.kind == "HTTP_FILE"
+    assert (rejected.reason or "").startswith("is an HTML page, not csv")
+    assert TOKEN not in json.dumps(
+        [r.as_row() for r in lh.store.read(RejectedFileRow)], default=str
+    )
+
+    reader = StoreReader(lh.store)  # nothing new, known without a JVM: a 304 for the page
+    assert nothing_new(reader, reader.registry(), [f"bronze_cells{s}"], str(lh.warehouse)) == {
+        f"bronze_cells{s}": f"{server.url}{path}?type=full has not changed since it was rejected"
+    }
+    assert routes.seen(path)[-1].status == 304
+    again = lh.run(f"bronze_cells{s}")
+    assert again.status == "COMPLETED" and routes.seen(path)[-1].status == 304
+    assert (
+        len(lh.store.read(RejectedFileRow, filters=[("dataset_id", "=", f"bronze_cells{s}")])) == 1
+    )
+
+    routes.put_file(path, cells_csv("GSM,1,10.5", "LTE,2,20.5"))  # the export is back
+    fixed = lh.run(f"bronze_cells{s}")
+    assert fixed.status == "COMPLETED", fixed.error
+    assert rows(lh, f"bronze_cells{s}") == [("GSM", 1, 10.5), ("LTE", 2, 20.5)]
+    assert lh.rejected_files(f"bronze_cells{s}") == []
+    assert lh.run(f"bronze_cells{s}").steps[0].data_version is None
+    assert_sound(lh, f"bronze_cells{s}")
+
+
+def test_a_truncated_gzip_from_a_server_without_validators_is_rejected_once(
+    shared_lakehouse: Any, server: Server, feeds: str
+) -> None:
+    """No ETag nor Last-Modified: each run fetches the body again, knows it by its content
+    hash as the body put aside, and records nothing more."""
+    lh, s = shared_lakehouse, feeds
+    path = f"/downloads/cells{s}.csv.gz"
+    server.routes.token_in = "either"
+    cut = gzip.compress(b"radio,cell,lat\n" + b"GSM,1,1.0\n" * 5000)[:-40]
+    server.routes.raw[path] = (200, cut, "application/gzip", {})
+    for _ in range(2):
+        result = lh.run(f"bronze_cells{s}")
+        assert result.status == "COMPLETED" and result.steps[0].data_version is None
+    assert "has not changed since it was rejected" in (result.steps[0].reason or "")
+    stored = lh.store.read(RejectedFileRow, filters=[("dataset_id", "=", f"bronze_cells{s}")])
+    assert [r.reason for r in stored] == ["is a truncated gzip (its end is missing)"]
+    assert len(server.routes.seen(path)) == 2  # fetched each time: nothing else can tell
 
 
 @pytest.mark.parametrize("point", ["before_publish"])

@@ -273,6 +273,7 @@ def test_files_on_the_object_store_are_listed_as_hadoop_globs_them(
     """Without a JVM: a glob matches within one path segment, a folder gives its direct
     children, hidden names are skipped; the same tree on a local disk lists the same."""
     from openlaketx import storage
+    from openlaketx.sources.bad_files import unreadable
     from openlaketx.sources.files import list_files
     from openlaketx.sources.listing import local_files
 
@@ -291,6 +292,12 @@ def test_files_on_the_object_store_are_listed_as_hadoop_globs_them(
         assert [f.path for f in local] == [f"file:{tmp_path}/feed/{e}" for e in expected]
     (seen,) = list_files(f"{on_s3}/feed/in/*.csv", content_hash=True)
     assert seen.size == 8 and seen.content_hash == storage.sha256(f"{on_s3}/feed/in/a.csv")
+    # a file that cannot be read is told from its first KiB on the object store too
+    with fs.open_output_stream(f"{on_s3.removeprefix('s3://')}/feed/in/login.csv") as out:
+        out.write(b"<!DOCTYPE html><title>Sign in</title>")
+    assert unreadable(seen.path, "csv", {}) is None
+    assert unreadable(f"{on_s3}/feed/in/login.csv", "csv", {}) == "is an HTML page, not csv"
+    storage.move_file(f"{on_s3}/feed/in/login.csv", f"{on_s3}/feed/out/login.csv")
     storage.move_file(f"{on_s3}/feed/in/a.csv", f"{on_s3}/feed/archive/a.csv")
     assert storage.glob_files(f"{on_s3}/feed/in/*.csv") == []
     assert storage.header_line(f"{on_s3}/feed/archive/a.csv") == "x,y"

@@ -48,6 +48,7 @@ DESIGN_RUNTIME = {
     "schema_change_log",
     "dataset_leases",
     "source_progress",
+    "rejected_files",
     "trust_scores",
     "run_requests",
     "metadata_syncs",

@@ -1,4 +1,4 @@
-"""`verify`: a store audited against every invariant of docs/design.md §4 (pure).
+"""`verify`: a store audited against the invariants of docs/design.md §4 (pure).
 
 The audit takes the typed rows of the metadata tables and the commit histories of the dataset
 tables and of the append-only metadata tables, and returns every violation it finds, each with
@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from lakeguard.commits import Commit
+from lakeguard.progress import key_of, same_file, still_rejected
+from lakeguard.source_kinds import MARKS
 from lakeguard.vocabulary import EventStatus
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
@@ -22,8 +24,10 @@ if TYPE_CHECKING:  # the store's reader imports this module: rows are types here
         DataVersionRow,
         DecisionRow,
         PipelineRunRow,
+        RejectedFileRow,
         RunEventRow,
         RunHistoryRow,
+        SourceProgressRow,
     )
 
 STALE_AFTER = timedelta(hours=12)
@@ -53,6 +57,9 @@ class AuditData:
         default_factory=dict
     )  # runtime table -> (commits, configuration)
     now: datetime = field(default_factory=datetime.now)
+    rejected: list[RejectedFileRow] = field(default_factory=list)  # rejected_files, every row
+    # dataset id -> its approved marks (the newest of each key), for datasets with rejections
+    taken: dict[str, list[SourceProgressRow]] = field(default_factory=dict)
 
 
 def only(data: AuditData, datasets: set[str]) -> AuditData:
@@ -66,6 +73,8 @@ def only(data: AuditData, datasets: set[str]) -> AuditData:
         decisions=[d for d in data.decisions if d.dataset_id in datasets],
         datasets={d: t for d, t in data.datasets.items() if d in datasets},
         commits={d: c for d, c in data.commits.items() if d in datasets},
+        rejected=[r for r in data.rejected if r.dataset_id in datasets],
+        taken={d: m for d, m in data.taken.items() if d in datasets},
     )
 
 
@@ -76,6 +85,7 @@ def audit(data: AuditData, is_dead: Callable[[str | None], bool]) -> list[Violat
         *_versions(data),
         *_commits(data),
         *_append_only(data),
+        *_rejected_files(data),
     ]
 
 
@@ -274,6 +284,53 @@ def _append_only(data: AuditData) -> list[Violation]:
                         f"{table} was rewritten by commit {commit.version} ({commit.operation})",
                         f"restore {table} from its Delta history to the version before "
                         f"{commit.version}",
+                    )
+                )
+    return found
+
+
+def _rejected_files(data: AuditData) -> list[Violation]:
+    """Invariants 1 and 9: a file still rejected (neither released nor changed since) belongs
+    to a registered dataset, and no approved batch took it as it was rejected: a delivered
+    file is loaded once or put aside, never both."""
+    found: list[Violation] = []
+    for row in still_rejected(data.rejected, {}):  # releases count, later takes are checked
+        where = f"rejected_files[{row.dataset_id}: {row.path}]"
+        if row.dataset_id not in data.datasets:
+            found.append(
+                Violation(
+                    1,
+                    "registered",
+                    where,
+                    f"{row.path} is rejected for {row.dataset_id}, which is not registered",
+                    "register the dataset again (apply its document), or release the file: "
+                    f"laketx files release {row.path}",
+                )
+            )
+            continue
+        mark = MARKS.get(row.kind)
+        if mark is None or not row.state:
+            continue  # a kind this laketx does not know: nothing to compare
+        rejected = mark.model_validate_json(row.state)
+        for taken in data.taken.get(row.dataset_id, []):
+            same_key = (taken.source_object_id, taken.kind, key_of(taken)) == (
+                row.source_object_id,
+                row.kind,
+                row.path,
+            )
+            if not same_key or not taken.state:
+                continue
+            if same_file(rejected, mark.model_validate_json(taken.state)):
+                found.append(
+                    Violation(
+                        9,
+                        "rejected_or_taken",
+                        where,
+                        f"{row.path} is both rejected (run {row.run_id}: {row.reason}) and "
+                        f"taken, unchanged, by the approved batch of run {taken.run_id}",
+                        "a file is loaded or put aside, never both: if its rows are in "
+                        f"{row.dataset_id}, release it (laketx files release {row.path}); if "
+                        "not, deliver it again under a new name",
                     )
                 )
     return found

@@ -27,6 +27,7 @@ class CheckKind(StrEnum):
     CHANGED_FILES = "changed_files"  # files ingested before came back changed
     EMPTY_SNAPSHOT = "empty_snapshot"  # a full snapshot with no rows
     NOTHING_LEFT = "nothing_left"  # dropping failing rows would leave none
+    REJECTED_FILES = "rejected_files"  # files put aside as unreadable, the rest judged
     OTHER = "other"
 
 

@@ -209,6 +209,13 @@ class LeaseAction(StrEnum):
     RELEASE = "RELEASE"
 
 
+class FileAction(StrEnum):
+    """Events of `rejected_files`: a file put aside as unreadable, and its release."""
+
+    REJECTED = "REJECTED"  # put aside: not read again until it changes or is released
+    RELEASED = "RELEASED"  # an operator released it: the next run reads it again
+
+
 class SyncOutcome(StrEnum):
     """What a watcher did with one version of one document (`metadata_syncs`)."""
 

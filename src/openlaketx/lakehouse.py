@@ -27,10 +27,12 @@ from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.errors import NotRegisteredError
 from lakeguard.gate import Gate
 from lakeguard.liveness import known_dead
+from lakeguard.rejections import release
 from lakeguard.sqlsafety import tables_named
 from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.objectstore import is_remote
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
+from lakeguard.store.runtime_rows import RejectedFileRow
 from lakeguard.vocabulary import AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
@@ -289,6 +291,32 @@ class Lakehouse:
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
         return self.reader.status()
+
+    def rejected_files(self, dataset_id: str | None = None) -> list[RejectedFileRow]:
+        """The delivered files put aside as unreadable that are still rejected (of one
+        dataset, or all), oldest first, each with its reason. No Spark."""
+        if dataset_id is not None:
+            self.dataset(dataset_id)
+        return self.reader.rejected_files(dataset_id)
+
+    def release_files(
+        self,
+        paths: list[str] | None = None,
+        *,
+        dataset_id: str | None = None,
+        everything: bool = False,
+        by: str = "cli",
+    ) -> list[RejectedFileRow]:
+        """Release rejected files (at `paths`, or all of `dataset_id`): the next run reads
+        them again. Returns the releases recorded. No Spark."""
+        return release(
+            self.store,
+            self.reader,
+            paths=paths or [],
+            dataset_id=dataset_id,
+            everything=everything,
+            by=by,
+        )
 
     def explain(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord:
         """Why the latest promotion of a dataset (or attempt `run_id`'s) was allowed or

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,6 +76,15 @@ class ObjectOptions(BaseModel):
     """A source object's options of its kind (written flat on the object in a document)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# What a file that cannot be read (corrupt, truncated, not the declared format) does to its
+# batch: put aside in `rejected_files` while the rest is judged as usual, or fail the batch.
+OnBadFile = Literal["reject", "block"]
+ON_BAD_FILE = (
+    "A file that cannot be read (corrupt, truncated, not the declared format): reject (put it "
+    "aside in rejected_files, load the rest) or block (the whole delivery fails, naming it)"
+)
 
 
 class NoObjectOptions(ObjectOptions):

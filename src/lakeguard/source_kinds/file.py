@@ -17,7 +17,9 @@ from lakeguard.catalog.problems import Problem
 from lakeguard.progress import ProgressMark
 from lakeguard.reach import Reach
 from lakeguard.source_kinds.base import (
+    ON_BAD_FILE,
     ObjectOptions,
+    OnBadFile,
     RootOptions,
     SourceKind,
     path_option_problems,
@@ -41,6 +43,7 @@ class FileObjectOptions(ObjectOptions):
         description="Tell files apart by a sha256 of their content, not only size "
         "and modification time",
     )
+    on_bad_file: OnBadFile = Field(default="reject", description=ON_BAD_FILE)
 
 
 class SeenFile(ProgressMark):

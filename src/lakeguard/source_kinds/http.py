@@ -30,7 +30,14 @@ from lakeguard.progress import REJECTED_SUFFIX, ProgressMark
 from lakeguard.reach import Reach
 from lakeguard.schema.types import TEMPORAL_TYPES
 from lakeguard.schema.watermark_format import format_problem
-from lakeguard.source_kinds.base import ObjectFacts, ObjectOptions, SourceKind, SystemOptions
+from lakeguard.source_kinds.base import (
+    ON_BAD_FILE,
+    ObjectFacts,
+    ObjectOptions,
+    OnBadFile,
+    SourceKind,
+    SystemOptions,
+)
 from lakeguard.vocabulary import SourceKindName, SourceLoad
 
 _SECRET_WORDS = ("authorization", "token", "secret", "password", "api-key", "apikey", "api_key")
@@ -384,6 +391,7 @@ class HttpObjectOptions(ObjectOptions):
         "read, as the API takes it (quoted in YAML: '2013-01-01'; default: no parameter, every "
         "record)",
     )
+    on_bad_file: OnBadFile = Field(default="reject", description=f"http files: {ON_BAD_FILE}")
 
 
 class FetchedFile(ProgressMark):
@@ -398,6 +406,10 @@ class FetchedFile(ProgressMark):
 
     def key(self) -> str:
         return self.url
+
+    def same_as(self, other: FetchedFile) -> bool:
+        """Whether `other` is this content (an http file is told by its content hash)."""
+        return self.content_hash == other.content_hash
 
 
 class RejectedFetch(ProgressMark):

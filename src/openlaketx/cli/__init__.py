@@ -13,7 +13,7 @@ from openlaketx.cli.shared import app
 
 # Each module registers its commands on the app, in the order `laketx --help` lists them.
 # isort: off
-from openlaketx.cli import catalog, execution, audit, metadata, service  # noqa: F401
+from openlaketx.cli import catalog, execution, files, audit, metadata, service  # noqa: F401
 # isort: on
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.evidence import Check
+from lakeguard.progress import Rejection
 from lakeguard.quality.compiled import CompiledRule
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.loads.merge_plan import ROW_HASH
@@ -52,6 +53,8 @@ class InputBatch:
     # columns the batch is unique on within each parent version by construction (a merge's
     # dedupe by sequence_by): a UNIQUE rule on them, or on more, cannot fail and is not run
     unique_on: tuple[str, ...] = ()
+    # (source object, file) of each file the read put aside as unreadable
+    rejected: list[tuple[str, Rejection]] = field(default_factory=list)
 
     @property
     def empty_is_nothing_new(self) -> bool:

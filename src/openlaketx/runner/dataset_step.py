@@ -1,18 +1,28 @@
 """The governed write path of one dataset (docs/design.md §5), in order.
 
 recover (sweep crashed runs' staged batches, record their published commits) → read the input
-once (lazily) → decide its schema drift → stage it once in a folder no reader sees, each row
-with the rules it breaks → nothing new? stop → gate: evaluate the rules, check policies,
-LakeGuard decides and records → promote (one tagged, idempotent commit, then the version) or
-hold it back in quarantine → one terminal run_history row, whatever happens. Each part is a
-module of its own (recovery, stage, gating, promotion); they share only what they return.
+once (lazily), files that cannot be read put aside → decide its schema drift → stage it once in
+a folder no reader sees, each row with the rules it breaks (a file Spark fails on mid-read is
+put aside and the batch read again without it) → nothing new? stop → gate: evaluate the
+rules, check policies, LakeGuard decides and records → promote (one tagged, idempotent commit,
+then the version) or hold it back in quarantine → one terminal run_history row, whatever
+happens. Each part is a module of its own (recovery, stage, gating, promotion); they share only
+what they return.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from concurrent.futures import Future
+
 from lakeguard.errors import LakeTxError, describe
+from lakeguard.evidence import Check, CheckKind
+from lakeguard.progress import Rejection
+from lakeguard.quality.compiled import CompiledRule
+from lakeguard.quality.profiling import LastProfiles
 from lakeguard.quality.rules import compile_rules
-from lakeguard.store.runtime_rows import TrustScoreRow
+from lakeguard.shapes import JsonObject
+from lakeguard.store.runtime_rows import RejectedFileRow, TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
@@ -25,6 +35,7 @@ from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.promotion import hold_back, promote
 from openlaketx.runner.recovery import Recovered, recover
 from openlaketx.runner.stage import novelty, stage_batch
+from openlaketx.sources.bad_files import summary
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.kinds import engine
@@ -82,59 +93,32 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
     rules = compile_rules(ctx.registry.rules(target.dataset_id))
     start = recover(ctx, target, attempt)  # holding the lease: leftovers are a crash's
 
-    with attempt.phase("read", "read") as log:
-        batch = dataset_input(
-            ctx.spark,
-            ctx.gate.reader,
-            ctx.registry,
-            target.dataset,
-            own_latest=start.own_latest,
-            warehouse=ctx.warehouse,
-            run_id=attempt.run_id,
-            reach=ctx.reach,
-        )
-        log.metadata = {
-            "fingerprint": batch.fingerprint,
-            "swept": len(start.swept),
-            "sources": {
-                o.source_object_id: o.load_type
-                for o in ctx.registry.source_objects(target.dataset_id)
-            },
-        }
+    # files Spark failed on mid-read in this attempt, by source object: each read leaves them out
+    aside: dict[str, list[Rejection]] = {}
+    ahead: tuple[list[JsonObject] | None, Future[LastProfiles]] | None = None
+    while True:
+        batch = _read(ctx, target, attempt, start, aside)
         if batch.frame is None:
-            log.rows, log.metadata["note"] = 0, batch.note
-    if batch.frame is None:
-        return _nothing_new(target, attempt, batch.note, start)
-    derived = target.dataset.layer != Layer.BRONZE
-    approved = ctx.gate.reader.approved_schema(target.dataset_id) if derived else None
-    table_fields = storage.table_fields(target.path)  # what drift and staging compare with
-    drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, table_fields)
-    batch.checks += drift.checks(drifts)
-
-    all_rules = [*batch.builtin_rules, *rules]
-    profiles = last_profiles_ahead(ctx, target)  # read while Spark stages the batch
-    with attempt.phase("stage", "stage") as log:
-        try:
-            staged = stage_batch(
-                target,
-                batch,
-                all_rules,
-                version=start.next_version,
-                run_id=attempt.run_id,
-                table_fields=table_fields,
-            )
-        except Exception as exc:
-            raise _source_failure(ctx, exc, batch) from exc
-        finally:
-            for view in batch.views:
-                ctx.spark.catalog.dropTempView(view)
-            for source in batch.sources:  # staged or failed: nothing reads what was fetched
-                if source.landing is not None:
-                    storage.remove_tree(source.landing)
-        found = novelty(ctx, target, batch, staged, start.own_latest)
-        if found.nothing is not None:
-            staging.discard(staged)
-            log.rows, log.metadata["note"] = 0, found.nothing
+            return _nothing_new(target, attempt, batch.note, start)
+        if ahead is None:  # once there is a batch: what drift and staging compare with
+            ahead = (storage.table_fields(target.path), last_profiles_ahead(ctx, target))
+        table_fields, profiles = ahead  # the profiles are read while Spark stages the batch
+        derived = target.dataset.layer != Layer.BRONZE
+        approved = ctx.gate.reader.approved_schema(target.dataset_id) if derived else None
+        drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, table_fields)
+        batch.checks += drift.checks(drifts)
+        all_rules = [*batch.builtin_rules, *rules]
+        with attempt.phase("stage", "stage") as log:
+            staged = _stage(ctx, target, attempt, batch, all_rules, start, table_fields, aside)
+            if staged is not None:
+                found = novelty(ctx, target, batch, staged, start.own_latest)
+                if found.nothing is not None:
+                    staging.discard(staged)
+                    log.rows, log.metadata["note"] = 0, found.nothing
+            else:  # a file failed mid-read: put aside, and the batch is read again
+                log.rows, log.metadata["note"] = 0, "a file failed mid-read; read again without it"
+        if staged is not None:
+            break
     if found.nothing is not None:
         return _nothing_new(target, attempt, found.nothing, start)
 
@@ -162,6 +146,123 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
         drifts=drifts,
         found=found,
     )
+
+
+def _read(
+    ctx: RunContext,
+    target: Target,
+    attempt: DatasetAttempt,
+    start: Recovered,
+    aside: Mapping[str, list[Rejection]],
+) -> InputBatch:
+    """The read phase: the attempt's input batch, without the files put aside. The files it
+    rejects go with the attempt's terminal rows, and a batch that goes on says so in a check."""
+    with attempt.phase("read", "read") as log:
+        batch = dataset_input(
+            ctx.spark,
+            ctx.gate.reader,
+            ctx.registry,
+            target.dataset,
+            own_latest=start.own_latest,
+            warehouse=ctx.warehouse,
+            run_id=attempt.run_id,
+            reach=ctx.reach,
+            aside=aside,
+        )
+        rejected = [*batch.rejected, *((o, r) for o, found in aside.items() for r in found)]
+        attempt.rejected = [
+            RejectedFileRow.rejected(
+                r.mark,
+                r.reason,
+                tenant_id=ctx.writer.tenant,
+                dataset_id=target.dataset_id,
+                source_object_id=source_object_id,
+                run_id=attempt.run_id,
+                recorded_at=ctx.writer.now(),
+            )
+            for source_object_id, r in rejected
+        ]
+        log.metadata = {
+            "fingerprint": batch.fingerprint,
+            "swept": len(start.swept),
+            "sources": {
+                o.source_object_id: o.load_type
+                for o in ctx.registry.source_objects(target.dataset_id)
+            },
+        }
+        if rejected:
+            log.metadata["rejected"] = sorted(r.mark.key() for _, r in rejected)
+            batch.checks.append(
+                Check(
+                    name="rejected_files",
+                    kind=CheckKind.REJECTED_FILES,
+                    passed=False,
+                    blocking=False,
+                    detail=f"{summary([r for _, r in rejected])}; they are not read again "
+                    "until they change or are released (laketx files release)",
+                )
+            )
+        if batch.frame is None:
+            log.rows, log.metadata["note"] = 0, batch.note
+    return batch
+
+
+def _stage(
+    ctx: RunContext,
+    target: Target,
+    attempt: DatasetAttempt,
+    batch: InputBatch,
+    rules: list[CompiledRule],
+    start: Recovered,
+    table_fields: list[JsonObject] | None,
+    aside: dict[str, list[Rejection]],
+) -> staging.StagedBatch | None:
+    """The batch staged; None when Spark failed on files of it mid-read that its sources put
+    aside (added to `aside`, the staging folder removed): the caller reads the batch again."""
+    scratch = target.merging(batch)
+    try:
+        return stage_batch(
+            target,
+            batch,
+            rules,
+            version=start.next_version,
+            run_id=attempt.run_id,
+            table_fields=table_fields,
+        )
+    except Exception as exc:
+        known = {(o, r.mark.key()) for o, found in aside.items() for r in found}
+        # only files not put aside already: the same one failing again is no bad file's doing
+        found = [(o, r) for o, r in _mid_read(ctx, exc, batch) if (o, r.mark.key()) not in known]
+        if not found:
+            raise _source_failure(ctx, exc, batch) from exc
+        for source_object_id, rejection in found:
+            aside.setdefault(source_object_id, []).append(rejection)
+        folder = staging.batch_folder(
+            target.path, scratch=scratch, version=start.next_version, run_id=attempt.run_id
+        )
+        storage.remove_tree(folder)  # a failed write may leave its folder: staged again there
+        return None
+    finally:
+        for view in batch.views:
+            ctx.spark.catalog.dropTempView(view)
+        for source in batch.sources:  # staged or failed: nothing reads what was fetched
+            if source.landing is not None:
+                storage.remove_tree(source.landing)
+
+
+def _mid_read(ctx: RunContext, exc: Exception, batch: InputBatch) -> list[tuple[str, Rejection]]:
+    """The files a staging failure came from that their sources put aside (none: the failure
+    is not a bad file's, or its source says `on_bad_file: block`)."""
+    if isinstance(exc, LakeTxError) or not batch.sources:
+        return []
+    text = f"{exc}\n{root_cause(exc)}"
+    found = []
+    for source in batch.sources:
+        obj = ctx.registry.source_object(source.source_object_id)
+        system = ctx.registry.system(source.system_id)
+        rejected = engine(source.kind).unreadable(ctx.spark, system, obj, source, text)
+        found += [(source.source_object_id, r) for r in rejected]
+    return found
 
 
 def _nothing_new(

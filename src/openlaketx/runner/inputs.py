@@ -14,7 +14,7 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import LakeTxError, SourceError, first_line
-from lakeguard.progress import SourceProgress
+from lakeguard.progress import Rejection, SourceProgress
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.reach import Reach
 from lakeguard.sqlsafety import vetted_sql
@@ -85,10 +85,13 @@ def bronze_input(
         return InputBatch(None, "none", "source", note="no active source object lands here")
     landing = landing_folder(dataset_location(warehouse, dataset.table_name), run_id)
     reads = [read_source(spark, registry, obj, progress, landing, run_id, reach) for obj in objects]
+    rejected = [(r.source_object_id, found) for r in reads for found in r.rejected]
     live = [r for r in reads if r.frame is not None]
     if not live:
         notes = "; ".join(r.note for r in reads if r.note)
-        return InputBatch(None, "none", "source", note=notes or "nothing new in the sources")
+        return InputBatch(
+            None, "none", "source", note=notes or "nothing new in the sources", rejected=rejected
+        )
     corrupt = any(r.has_corrupt_column for r in live)
     budget = max(obj.max_malformed_ratio for obj in objects)
     frame = live[0].frame
@@ -117,6 +120,7 @@ def bronze_input(
         has_corrupt_column=corrupt,
         checks=[c for r in live for c in r.checks],
         sources=live,
+        rejected=rejected,
     )
 
 
@@ -243,12 +247,16 @@ def dataset_input(
     run_id: str,
     reach: Reach,
     parents: Mapping[str, ApprovedVersion | None] | None = None,
+    aside: Mapping[str, Sequence[Rejection]] | None = None,
 ) -> InputBatch:
     """The input of one attempt at `dataset`, by what it is made from: its sources (bronze),
     its SQL model over its parents, or its parent's new versions. `parents` pins each parent
-    at a version (a replay); by default each parent's latest approved one."""
+    at a version (a replay); by default each parent's latest approved one. `aside`: files of
+    each source object this attempt found unreadable already, left out as rejected ones are."""
     if dataset.layer == Layer.BRONZE:
         progress = reader.source_progress(dataset.dataset_id)
+        for source_object_id, found in (aside or {}).items():
+            progress = progress.put_aside(source_object_id, found)
         batch = bronze_input(
             spark, registry, dataset, progress, warehouse=warehouse, run_id=run_id, reach=reach
         )

@@ -158,6 +158,9 @@ class DatasetAttempt:
         self.steps: list[StepLogRow] = []
         # the decision's evidence rows, appended with the terminal row (one commit round)
         self.evidence: list[RuntimeRow] = []
+        # files the read put aside (`rejected_files`), appended with the terminal row whatever
+        # the attempt's end: a crash before it loses them, and the next read finds them again
+        self.rejected: list[RuntimeRow] = []
         self.rows_read: int | None = None  # once the batch is evaluated (a failure reports it)
         self.finished = False
 
@@ -210,8 +213,8 @@ class DatasetAttempt:
         error: str | None = None,
         with_rows: Sequence[RuntimeRow] = (),
     ) -> RunHistoryRow:
-        """Write the terminal `run_history` row with step logs, evidence and `with_rows`
-        (the trust score) in one commit round (once)."""
+        """Write the terminal `run_history` row with step logs, evidence, the files put aside
+        and `with_rows` (the trust score) in one commit round (once)."""
         if self.finished:
             raise RuntimeError("a dataset attempt finishes once")
         row = RunHistoryRow(
@@ -232,6 +235,6 @@ class DatasetAttempt:
         event = self.job.event(
             EventStatus(status), error, run_id=self.run_id, dataset_id=self.dataset_id
         )
-        self.writer.append([row, *self.steps, event, *self.evidence, *with_rows])
+        self.writer.append([row, *self.steps, event, *self.evidence, *self.rejected, *with_rows])
         self.finished = True
         return row

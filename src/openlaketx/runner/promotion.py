@@ -40,13 +40,13 @@ def hold_back(
     version: int,
 ) -> StepResult:
     """A blocked batch: its staged files become its quarantine; the target is untouched.
-    Blocked with every row malformed, what its sources read is recorded as rejected (once it
-    is quarantined): an unchanged source is then nothing new, not quarantined again."""
+    Blocked with every row malformed, what its sources read is recorded as a rejection mark
+    (once it is quarantined): an unchanged source is then nothing new, not quarantined again."""
     with attempt.phase("quarantine", "quarantine") as log:
         log.rows = quarantine(target.quarantine_path, staged, attempt.run_id, malformed_only=False)
         register(ctx.spark, ctx.warehouse, quarantine_name(target.dataset_id))
         wholly = 0 < gated.result.rows <= gated.malformed_rows
-        rejected = [(s.source_object_id, m) for s in batch.sources for m in s.rejected]
+        rejected = [(s.source_object_id, m) for s in batch.sources for m in s.malformed]
         if wholly and rejected:
             now = ctx.writer.now()
             ctx.writer.append(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from lakeguard.errors import SourceError
-from lakeguard.progress import SourceProgress
+from lakeguard.progress import Rejection, SourceProgress
 from lakeguard.reach import Reach
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
@@ -90,6 +90,20 @@ class SourceEngine(ABC):
         version is recorded now, by the recovering run): `taken` is what that attempt read
         from `obj`. Nothing by default."""
         return None
+
+    def unreadable(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        read: SourceRead,
+        message: str,
+    ) -> list[Rejection]:
+        """The files of `read` that Spark failed on while the batch was staged (`message`: the
+        failure's whole text), to be put aside and the batch read again without them; none
+        when the failure is not a file's, or when `obj` does not put bad files aside (the
+        failure stays as it is). None by default: no file of this kind is put aside."""
+        return []
 
     def classify(
         self, message: str, system: SourceSystemDef, obj: SourceObjectDef

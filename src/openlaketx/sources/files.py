@@ -6,13 +6,16 @@ asks for one), so a file source needs no JVM in this process and runs through Sp
 Only files the dataset's approved versions have not taken are read; a file that comes back
 under a known name with other content is read again or blocks the batch, as the source says.
 Files are read with the approved schema; rows that do not parse are kept in `_corrupt_record`
-for the gate to count. Delivered files are never moved or deleted, unless the source names an
-archive folder.
+for the gate to count. A file that cannot be read at all (corrupt, truncated, not the declared
+format: `bad_files`) is put aside, and the rest of the delivery read, unless the source says
+`on_bad_file: block`; a rejected file is not read again until it changes or is released.
+Delivered files are never moved or deleted, unless the source names an archive folder.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING
 from lakeguard.errors import OutOfReach, SourceError, first_line
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
-from lakeguard.progress import SourceProgress
+from lakeguard.progress import Rejection, SourceProgress
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
@@ -32,9 +35,10 @@ from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
 from openlaketx import storage
-from openlaketx.sources import json_records
+from openlaketx.sources import bad_files, json_records
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
+from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.listing import listing_path, local_files
 from openlaketx.sources.reads import SourceRead
 
@@ -44,27 +48,39 @@ if TYPE_CHECKING:
 CORRUPT_COLUMN = CORRUPT_RECORD  # where Spark keeps an unparseable line
 
 
+# The files of a source object still rejected: each as it was put aside, and why.
+Rejected = Mapping[str, tuple[SeenFile, str]]
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The listed files split by what the dataset has already taken."""
+    """The listed files split by what the dataset has already taken (or put aside)."""
 
     new: list[SeenFile]
     changed: list[SeenFile]
     unchanged: list[SeenFile]
+    # put aside as unreadable and unchanged since: not read until they change or are released
+    rejected: list[SeenFile] = field(default_factory=list)
 
 
-def select_files(listed: list[SeenFile], seen: dict[str, SeenFile]) -> Selection:
-    """Which listed files are new, which came back changed, which were taken already (pure)."""
-    new, changed, unchanged = [], [], []
+def select_files(
+    listed: list[SeenFile], seen: dict[str, SeenFile], rejected: Rejected | None = None
+) -> Selection:
+    """Which listed files are new, which came back changed, which were taken already, which
+    stay rejected (pure)."""
+    new, changed, unchanged, aside = [], [], [], []
     for f in listed:
         before = seen.get(f.path)
-        if before is None:
+        put_aside = (rejected or {}).get(f.path)
+        if put_aside is not None and put_aside[0].same_as(f):
+            aside.append(f)
+        elif before is None:
             new.append(f)
         elif before.same_as(f):
             unchanged.append(f)
         else:
             changed.append(f)
-    return Selection(new, changed, unchanged)
+    return Selection(new, changed, unchanged, aside)
 
 
 def source_path(system: SourceSystemDef, locator: str) -> str:
@@ -233,14 +249,93 @@ def listed_files(
     return listed
 
 
+def spark_refusal(spark: SparkSession, obj: SourceObjectDef, location: str) -> str | None:
+    """Why Spark cannot read the one file at `location` whole, as the source reads it (one
+    job, writing nowhere); None when it can, or when what failed was not the file."""
+    try:
+        for columns, paths in live_layouts(spark, obj, [location]):
+            frame = read_layout(spark, obj, paths, columns, obj.format in ("csv", "json"))
+            frame.write.format("noop").mode("overwrite").save()
+    except Exception as exc:
+        cause = root_cause(exc)
+        if bad_files.not_the_file(str(exc), cause):
+            return None
+        return f"cannot be read by Spark ({cause[:300]})"
+    return None
+
+
+def _vanished(pattern: str, where: str, exc: BaseException) -> SourceError:
+    return SourceError(
+        f"a file of {pattern} vanished between listing and reading: {first_line(exc)}",
+        where=where,
+        fix="run again: the files are listed afresh",
+        transient=True,
+    )
+
+
+def _checked(
+    obj: SourceObjectDef, files: list[SeenFile], pattern: str, *, snapshot: bool
+) -> tuple[list[SeenFile], list[Rejection]]:
+    """The files that look readable, and those that cannot be read, put aside (`bad_files`:
+    a footer or a first KiB each, no Spark). Under `on_bad_file: block`, or in a full
+    snapshot (read whole or not at all), a bad file fails the batch instead, naming it."""
+    where = f"source_objects[{obj.source_object_id}]"
+    good, bad = [], []
+    for f in files:
+        try:
+            why = bad_files.unreadable(f.path, obj.format, obj.read_options)
+        except FileNotFoundError as exc:
+            raise _vanished(pattern, where, exc) from exc
+        except OSError as exc:  # not the content: access, the store; the run says so
+            raise SourceError(
+                f"cannot open {f.path}: {first_line(exc)}",
+                where=where,
+                fix="check access to the file system",
+                transient=True,
+            ) from exc
+        if why is None:
+            good.append(f)
+        else:
+            bad.append(Rejection(f, why))
+    if bad and (snapshot or file_options(obj).on_bad_file == "block"):
+        raise bad_files.refuse(obj, [(r.mark.key(), r.reason) for r in bad], snapshot=snapshot)
+    return good, bad
+
+
+def _changed_check(obj: SourceObjectDef, changed: list[SeenFile]) -> list[Check]:
+    """Files ingested before that came back with other content (and can be read): ingested
+    again, or blocking the batch, as the source says."""
+    if not changed:
+        return []
+    names = ", ".join(Path(f.path).name for f in changed[:5])
+    reload = file_options(obj).on_changed_file == "reload"
+    return [
+        Check(
+            name=f"changed_files:{obj.source_object_id}",
+            kind=CheckKind.CHANGED_FILES,
+            passed=reload,
+            blocking=True,
+            detail=f"{len(changed)} file(s) ingested before came back with other "
+            f"content ({names}); "
+            + (
+                "ingested again (on_changed_file: reload)"
+                if reload
+                else "set on_changed_file: reload to ingest them again, or restore them"
+            ),
+        )
+    ]
+
+
 def read_files(
     spark: SparkSession,
     system: SourceSystemDef,
     obj: SourceObjectDef,
     seen: dict[str, SeenFile],
     reach: Reach,
+    rejected: Rejected | None = None,
 ) -> SourceRead:
-    """The files of `obj` that the dataset has not taken yet, read with the approved schema."""
+    """The files of `obj` that the dataset has not taken yet, read with the approved schema;
+    those still `rejected` are left alone, and new ones that cannot be read are put aside."""
     where = f"source_objects[{obj.source_object_id}]"
     pattern = source_path(system, obj.locator)
     check_path(reach, pattern, f"{where}.locator")
@@ -260,36 +355,22 @@ def read_files(
             fix="check the system root and the locator, or wait for the delivery",
         )
     check_files(reach, [f.path for f in listed], f"{where}.locator")
-    chosen = select_files(listed, seen)
-    checks = []
-    if chosen.changed:
-        names = ", ".join(Path(f.path).name for f in chosen.changed[:5])
-        reload = file_options(obj).on_changed_file == "reload"
-        checks.append(
-            Check(
-                name=f"changed_files:{obj.source_object_id}",
-                kind=CheckKind.CHANGED_FILES,
-                passed=reload,
-                blocking=True,
-                detail=f"{len(chosen.changed)} file(s) ingested before came back with other "
-                f"content ({names}); "
-                + (
-                    "ingested again (on_changed_file: reload)"
-                    if reload
-                    else "set on_changed_file: reload to ingest them again, or restore them"
-                ),
-            )
-        )
     snapshot = obj.load_type == SourceLoad.FULL
+    chosen = select_files(listed, seen, None if snapshot else rejected)
     to_read = [*chosen.new, *chosen.changed]
     if to_read and snapshot:  # something changed: the folder's files are the new snapshot
         to_read = listed
+    to_read, put_aside = _checked(obj, to_read, pattern, snapshot=snapshot)
+    readable = {f.path for f in to_read}
+    checks = _changed_check(obj, [f for f in chosen.changed if f.path in readable])
     if not to_read:
+        aside = f"; {bad_files.summary(put_aside)}" if put_aside else ""
         return SourceRead(
             source_object_id=obj.source_object_id,
             frame=None,
             fingerprint="none",
-            note=f"no new file at {pattern}",
+            note=f"no new file at {pattern}{aside}",
+            rejected=put_aside,
         )
     text_format = obj.format in ("csv", "json")
     try:
@@ -307,17 +388,12 @@ def read_files(
             or "does not exist" in message
             or isinstance(exc, FileNotFoundError)
         )
+        if vanished:
+            raise _vanished(pattern, where, exc) from exc
         raise SourceError(
-            (
-                f"a file of {pattern} vanished between listing and reading: {message}"
-                if vanished
-                else f"cannot read {pattern}: {message}"
-            ),
+            f"cannot read {pattern}: {message}",
             where=where,
-            fix="run again: the files are listed afresh"
-            if vanished
-            else "check the files and the read options",
-            transient=vanished,
+            fix="check the files and the read options",
         ) from exc
     approved = declared_columns(obj)
     drift: list[Change] = []
@@ -336,6 +412,8 @@ def read_files(
         has_corrupt_column=text_format,
         archive=moves,
         snapshot=snapshot,
+        files=[(f.path, f) for f in to_read],
+        rejected=put_aside,
     )
 
 
@@ -353,7 +431,22 @@ class FileSource(SourceEngine):
         context: ReadContext,
     ) -> SourceRead:
         seen = progress.of(obj.source_object_id, SeenFile)
-        return read_files(spark, system, obj, seen, context.reach)
+        rejected = progress.rejected_of(obj.source_object_id, SeenFile)
+        return read_files(spark, system, obj, seen, context.reach, rejected)
+
+    def unreadable(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        read: SourceRead,
+        message: str,
+    ) -> list[Rejection]:
+        if read.snapshot or file_options(obj).on_bad_file != "reject":
+            return []  # read whole, or the whole delivery or nothing: the failure stands
+        return bad_files.spark_culprits(
+            read.files, message, lambda path: spark_refusal(spark, obj, path)
+        )
 
     def _pending(
         self,
@@ -374,7 +467,8 @@ class FileSource(SourceEngine):
         if listed is None:
             return None  # not on the local file system: Spark lists it
         seen = progress.of(obj.source_object_id, SeenFile)
-        return select_files(listed, seen), seen
+        rejected = progress.rejected_of(obj.source_object_id, SeenFile)
+        return select_files(listed, seen, rejected), seen
 
     def recovered(
         self,
@@ -399,11 +493,12 @@ class FileSource(SourceEngine):
         if found is None:
             return None
         chosen, seen = found
-        if not (chosen.new or chosen.changed or chosen.unchanged or seen):
+        if not (chosen.new or chosen.changed or chosen.unchanged or chosen.rejected or seen):
             return None  # nothing ever delivered: the run says so, as an error
         if chosen.new or chosen.changed:
             return None
-        return f"no new file at {source_path(system, obj.locator)}"
+        aside = f" ({len(chosen.rejected)} rejected file(s) unchanged)" if chosen.rejected else ""
+        return f"no new file at {source_path(system, obj.locator)}{aside}"
 
     def arrivals(
         self,

@@ -6,7 +6,10 @@ source. The landing folder is deleted once the batch is staged; a crash's is swe
 run. Exactly once: what was taken is a progress mark (a file's URL, ETag, Last-Modified and
 content hash; the highest watermark of a records source) that counts only when the batch is
 approved, so a run killed between fetching and committing fetches the same again and loads it
-once. See `lakeguard.source_kinds.http` for the options.
+once. A file whose body is not the declared file (an HTML error page, a truncated gzip) is put
+aside in `rejected_files` (`on_bad_file: reject`): its ETag and Last-Modified are sent back, so
+an unchanged body is not fetched, nor rejected, again. See `lakeguard.source_kinds.http` for
+the options.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.hashing import digest
-from lakeguard.progress import SourceProgress, WatermarkMark
+from lakeguard.progress import Rejection, SourceProgress, WatermarkMark
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.source_kinds import options_as
@@ -31,10 +34,11 @@ from lakeguard.source_kinds.http import (
 from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.vocabulary import SourceKindName, SourceLoad
+from openlaketx.sources import bad_files
 from openlaketx.sources.base import ReadContext, SourceEngine
-from openlaketx.sources.credentials import resolve
-from openlaketx.sources.files import declared_columns, live_layouts, read_layout
-from openlaketx.sources.http_body import write_lines
+from openlaketx.sources.credentials import resolve, scrub
+from openlaketx.sources.files import declared_columns, live_layouts, read_layout, spark_refusal
+from openlaketx.sources.http_body import BadBody, write_lines
 from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.json_records import live_columns, record_fields
 from openlaketx.sources.reads import SourceRead
@@ -185,24 +189,49 @@ class HttpSource(SourceEngine):
         run_id: str,
     ) -> SourceRead:
         shown = client.display(obj.locator, options.params)
-        last, rejected = _file_baselines(obj, progress, shown)
-        # a content a blocked batch read is what the next request compares with, so an
-        # unchanged bad file is neither fetched nor quarantined again
-        baseline = rejected.as_fetched() if rejected is not None else last
-        fetched = client.fetch_file(obj.locator, options, obj.format, landing, baseline)
-        if (
-            fetched is not None
-            and last is not None
-            and last.content_hash == fetched.mark.content_hash
-        ):
-            fetched = None  # back to what was approved: nothing new either
-        if fetched is None:
+        last, blocked = _file_baselines(obj, progress, shown)
+        aside = progress.rejected_of(obj.source_object_id, FetchedFile).get(shown)
+        # the newest body known (put aside as unreadable, read by a batch blocked as wholly
+        # malformed, or approved): its validators are sent back, so an unchanged one is
+        # neither fetched nor judged again
+        since = aside[0] if aside is not None else None
+        since = since or (blocked.as_fetched() if blocked is not None else last)
+        said = "rejected" if aside is not None else "read"
+
+        def nothing(note: str, rejected: list[Rejection] | None = None) -> SourceRead:
             return SourceRead(
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=_unchanged(shown, rejected),
+                note=note,
+                rejected=rejected or [],
             )
+
+        def put_aside(mark: FetchedFile, why: str) -> SourceRead:
+            if aside is not None and aside[0].same_as(mark):  # no validators: fetched again
+                return nothing(f"{shown} has not changed since it was rejected")
+            return nothing(f"{shown} {why}: put aside", [Rejection(mark, why)])
+
+        try:
+            fetched = client.fetch_file(obj.locator, options, obj.format, landing, since)
+        except BadBody as exc:
+            if options.on_bad_file != "reject" or exc.mark is None:
+                raise  # the whole delivery or nothing: the run fails, naming the body
+            return put_aside(exc.mark, scrub(exc.reason, client.token))
+        if fetched is None:
+            if aside is None and blocked is not None:
+                return nothing(_unchanged(shown, blocked))
+            return nothing(f"{shown} has not changed since it was {said}")
+        if blocked is not None and blocked.content_hash == fetched.mark.content_hash:
+            return nothing(_unchanged(shown, blocked))  # no validators: fetched again
+        # what the format check cannot see: binary, not UTF-8
+        why = bad_files.unreadable(str(fetched.path), obj.format, obj.read_options)
+        if why is not None:
+            if options.on_bad_file != "reject":
+                raise bad_files.refuse(obj, [(shown, why)], snapshot=False)
+            return put_aside(fetched.mark, why)
+        if last is not None and last.same_as(fetched.mark):  # back to what was read
+            return nothing(f"{shown} has not changed since it was read")
         path = str(fetched.path)
         text_format = obj.format in ("csv", "json")
         layouts = live_layouts(spark, obj, [path])
@@ -223,7 +252,8 @@ class HttpSource(SourceEngine):
             snapshot=obj.load_type == SourceLoad.FULL,
             drift=drift,
             live=layouts[0][0],
-            rejected=[
+            files=[(path, mark)],
+            malformed=[
                 RejectedFetch(
                     url=shown,
                     content_hash=mark.content_hash,
@@ -305,7 +335,22 @@ class HttpSource(SourceEngine):
             reread_from=reread,
             drift=diff(declared_columns(obj), live),
             live=live,
-            rejected=[rejection],
+            malformed=[rejection],
+        )
+
+    def unreadable(
+        self,
+        spark: SparkSession,
+        system: SourceSystemDef,
+        obj: SourceObjectDef,
+        read: SourceRead,
+        message: str,
+    ) -> list[Rejection]:
+        options = options_as(obj.options, HttpObjectOptions)
+        if options.records is not None or options.on_bad_file != "reject":
+            return []  # pages are JSON we wrote; or the whole delivery or nothing
+        return bad_files.spark_culprits(
+            read.files, message, lambda path: spark_refusal(spark, obj, path)
         )
 
     def nothing_new(
@@ -342,8 +387,11 @@ def _file_unchanged(
     client: HttpClient, obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
 ) -> str | None:
     shown = client.display(obj.locator, options.params)
-    approved, rejected = _file_baselines(obj, progress, shown)
-    last = rejected.as_fetched() if rejected is not None else approved
+    approved, blocked = _file_baselines(obj, progress, shown)
+    aside = progress.rejected_of(obj.source_object_id, FetchedFile).get(shown)
+    # put aside or read by a blocked batch since it was approved: unchanged means still that
+    last = aside[0] if aside is not None else None
+    last = last or (blocked.as_fetched() if blocked is not None else approved)
     if last is None or not (last.etag or last.last_modified):
         return None  # never read, or the server keeps no validators: only a fetch can tell
     conditions = {"If-None-Match": last.etag} if last.etag else {}
@@ -353,7 +401,9 @@ def _file_unchanged(
     response.close()
     if response.status_code != 304:
         return None
-    return _unchanged(shown, rejected)
+    if aside is None:
+        return _unchanged(shown, blocked)
+    return f"{shown} has not changed since it was rejected"
 
 
 def _above(frame: DataFrame, obj: SourceObjectDef, bound: Above) -> DataFrame:

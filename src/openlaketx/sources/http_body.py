@@ -1,6 +1,7 @@
 """What an `http` source's response body is: gunzipped as it streams, and checked against the
 declared format before anything is loaded (an HTML login page, a JSON error body where csv was
-declared, a parquet file without its footer)."""
+declared, a parquet file without its footer). A body that is not the declared file is a
+`BadBody`: the source puts it aside (`on_bad_file: reject`) or fails with it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lakeguard.errors import SourceError
+from lakeguard.source_kinds.http import FetchedFile
 
 SNIPPET = 200  # how much of a refused body an error quotes
 
@@ -49,6 +51,27 @@ def looks_like_html(body: bytes) -> bool:
     return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
 
 
+class BadBody(SourceError):
+    """A fetched body that is not the declared file: `reason` says what it is instead, `mark`
+    is the body as fetched (its ETag, Last-Modified, content hash), once known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        where: str,
+        fix: str,
+        content_hash: str | None = None,
+        size: int | None = None,
+    ) -> None:
+        super().__init__(message, where=where, fix=fix)
+        self.reason = reason
+        self.content_hash = content_hash
+        self.size = size
+        self.mark: FetchedFile | None = None
+
+
 def check_format(path: Path, file_format: str, content_type: str, shown: str, where: str) -> None:
     """Refuse a landed file that is not what the source declared."""
     with path.open("rb") as handle:
@@ -69,8 +92,9 @@ def check_format(path: Path, file_format: str, content_type: str, shown: str, wh
         problem = "is not a complete parquet file (no PAR1 at its start and end)"
     if problem is not None:
         path.unlink(missing_ok=True)
-        raise SourceError(
+        raise BadBody(
             f"{shown} {problem}: nothing was loaded",
+            reason=problem,
             where=where,
             fix="check the locator, the token and the declared format",
         )

@@ -8,16 +8,14 @@
 - A file is streamed to disk, gunzipped when it is gzip (by its magic bytes, or as declared),
   hashed (sha256 of the content), and checked against its declared format: an HTML page, a
   JSON error body where csv was declared, a truncated gzip or a parquet file without its
-  footer is a SourceError and nothing is loaded. ETag and Last-Modified go back to the server,
-  so an unchanged file is not fetched again (304).
-- Pages of a JSON API are read until the paging says there are no more (`http_paging`); a
-  next page's URL that a page names is followed only on the base URL's own scheme, host and
-  port.
-- With `requests_per_second`, requests to the system (retries and token requests included)
-  are spaced at least 1/rate apart, by every client of that system in the process.
-The credentials (`http_auth`: a token, a user and password, an OAuth2 access token renewed
-before it expires and once on a 401) never appear in an error, a log line, a progress key or a
-landed file name: `display` URLs leave them out and every text shown is scrubbed of them.
+from openlaketx.sources.http_auth import Credentials, credentials
+  footer is a `BadBody` (a SourceError carrying the body's mark) and nothing is loaded: the
+  source puts it aside, or fails with it (`on_bad_file`). ETag and Last-Modified go back to
+  the server, so an unchanged file is not fetched again (304).
+- Pages of a JSON API are read until the paging says there are no more; each page's records
+  are written as JSON lines.
+The token is sent as the system says (a header or a query parameter) and never appears in an
+error, a log line, a progress key or a landed file name: `display` URLs leave it out.
 """
 
 from __future__ import annotations
@@ -49,7 +47,14 @@ from lakeguard.source_kinds.http import (
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.guard import http_client
 from openlaketx.sources.http_auth import Credentials, credentials
-from openlaketx.sources.http_body import SNIPPET, Gunzip, chain, check_format, looks_like_html
+from openlaketx.sources.http_body import (
+    SNIPPET,
+    BadBody,
+    Gunzip,
+    chain,
+    check_format,
+    looks_like_html,
+)
 from openlaketx.sources.http_paging import PageState, dig
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
@@ -117,6 +122,17 @@ def _retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _mark(response: httpx.Response, shown: str, digest: str, size: int) -> FetchedFile:
+    """A fetched body as its progress mark remembers it (its validators, no token)."""
+    return FetchedFile(
+        url=shown,
+        etag=response.headers.get("ETag"),
+        last_modified=response.headers.get("Last-Modified"),
+        content_hash=digest,
+        size=size,
+    )
 
 
 class HttpClient:
@@ -407,21 +423,23 @@ class HttpClient:
             target = landing / f"data.{file_format}"
             try:
                 digest, size = self._land(response, shown, options.compression, target)
+            except BadBody as exc:  # the body as fetched, for the source to put aside
+                target.unlink(missing_ok=True)
+                exc.mark = _mark(response, shown, exc.content_hash or "", exc.size or 0)
+                raise
             except BaseException:
                 target.unlink(missing_ok=True)  # a part of a file is never read
                 raise
         finally:
             response.close()
-        check_format(
-            target, file_format, response.headers.get("content-type", ""), shown, self.where
-        )
-        mark = FetchedFile(
-            url=shown,
-            etag=response.headers.get("ETag"),
-            last_modified=response.headers.get("Last-Modified"),
-            content_hash=digest,
-            size=size,
-        )
+        mark = _mark(response, shown, digest, size)
+        try:
+            check_format(
+                target, file_format, response.headers.get("content-type", ""), shown, self.where
+            )
+        except BadBody as exc:
+            exc.mark = mark
+            raise
         if last is not None and last.content_hash == digest:
             return None
         return Fetched(target, mark)
@@ -443,7 +461,7 @@ class HttpClient:
                     sha.update(plain)
                     size += len(plain)
         except zlib.error as exc:
-            raise self._broken(shown, f"is not valid gzip ({exc})") from None
+            raise self._broken(shown, f"is not valid gzip ({exc})", sha.hexdigest(), size) from None
         except httpx.HTTPError as exc:
             raise SourceError(
                 f"the body of {shown} was cut off: {self._say(str(exc))}",
@@ -452,15 +470,22 @@ class HttpClient:
                 transient=True,
             ) from None
         if gunzip is not None and not gunzip.complete:
-            raise self._broken(shown, "is a truncated gzip (its end is missing)")
+            raise self._broken(
+                shown, "is a truncated gzip (its end is missing)", sha.hexdigest(), size
+            )
         return sha.hexdigest(), size
 
-    def _broken(self, shown: str, what: str) -> SourceError:
-        return SourceError(
+    def _broken(self, shown: str, what: str, digest: str, size: int) -> BadBody:
+        """A body that is not what it says: `digest` and `size` are of what it held up to
+        there (the same for the same body, so a body put aside is known again)."""
+        return BadBody(
             f"the body of {shown} {what}: nothing was loaded",
+            reason=what,
             where=self.where,
             fix="check the export on the server (or set compression to match it); the next "
             "run fetches it again",
+            content_hash=digest,
+            size=size,
         )
 
     def pages(

@@ -4,7 +4,8 @@ Each source kind's engine (`openlaketx.sources.kinds`) turns one source object i
 `SourceRead`; the bronze input unions them. `progress` lists what the batch takes from the
 source (files, the source version read up to, a fetched URL); it is recorded before the data
 commit and counts once the batch's version is approved, so a crash neither loses nor repeats
-input.
+input. `rejected` lists the files the read put aside as unreadable, recorded whatever becomes
+of the batch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import SourceError
 from lakeguard.evidence import Check
-from lakeguard.progress import ProgressMark
+from lakeguard.progress import ProgressMark, Rejection
 from lakeguard.schema.drift import Change, diff
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store.ddl import quote
@@ -100,5 +101,10 @@ class SourceRead:
     # a folder the read fetched into: deleted once the batch is staged (nothing reads it after)
     landing: str | None = None
     # recorded if the batch is blocked with every row malformed (counting although blocked),
-    # so the source is nothing new until it changes: what the read took, as a rejection
-    rejected: list[ProgressMark] = field(default_factory=list)
+    # so the source is nothing new until it changes: what the read took, as a rejection mark
+    malformed: list[ProgressMark] = field(default_factory=list)
+    # each file Spark reads for the batch (the path it opens, the mark it stands for): a file
+    # Spark fails on mid-read is looked for among them
+    files: list[tuple[str, ProgressMark]] = field(default_factory=list)
+    # files put aside as unreadable by this read (recorded in rejected_files by the runner)
+    rejected: list[Rejection] = field(default_factory=list)

@@ -8,15 +8,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 from lakeguard.audit import AuditData
 from lakeguard.commits import Commit, history
-from lakeguard.store import deltars
+from lakeguard.store import deltars, joins
 from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.reads.definitions import DefinitionReads
 from lakeguard.store.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     PipelineRunRow,
+    RejectedFileRow,
     RunEventRow,
     RunHistoryRow,
+    SourceProgressRow,
 )
 
 
@@ -40,9 +42,15 @@ class AuditReads(DefinitionReads):
             job_runs = pool.submit(store.read, PipelineRunRow)
             versions = pool.submit(store.read, DataVersionRow)
             decisions = pool.submit(store.read, DecisionRow)
+            rejected = pool.submit(store.read, RejectedFileRow)
             datasets = {d.dataset_id: d.table_name for d in self.datasets()}
             commits = {d: pool.submit(history, locate(t)) for d, t in datasets.items()}
             metadata = {t: pool.submit(table_history, t) for t in runtime}
+            # the approved marks of datasets with rejected files: what is taken as well
+            taken = {
+                d: pool.submit(joins.approved_marks, store, d)
+                for d in sorted({r.dataset_id for r in rejected.result()})
+            }
             return AuditData(
                 events=events.result(),
                 attempts=attempts.result(),
@@ -53,4 +61,8 @@ class AuditReads(DefinitionReads):
                 commits={d: f.result() for d, f in commits.items()},
                 append_only={t: f.result() for t, f in metadata.items()},
                 now=store.now(),
+                rejected=rejected.result(),
+                taken={
+                    d: [SourceProgressRow.from_row(r) for r in f.result()] for d, f in taken.items()
+                },
             )

@@ -4,17 +4,23 @@ progress."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from lakeguard.progress import SourceProgress, fold
+from lakeguard.progress import SourceProgress, fold, key_of, rejected_states, still_rejected
 from lakeguard.quality.profiling import FULL_METRICS, LastProfiles
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.shapes import StoredRow
 from lakeguard.store import joins
 from lakeguard.store.reads.base import ReaderBase
 from lakeguard.store.records import ApprovedVersion
-from lakeguard.store.runtime_rows import DataVersionRow, SchemaSnapshotRow, SourceProgressRow
+from lakeguard.store.runtime_rows import (
+    DataVersionRow,
+    RejectedFileRow,
+    SchemaSnapshotRow,
+    SourceProgressRow,
+)
 
 
 class VersionReads(ReaderBase):
@@ -106,8 +112,34 @@ class VersionReads(ReaderBase):
         )
 
     def source_progress(self, dataset_id: str) -> SourceProgress:
-        """What the dataset's approved versions took from its sources (files, watermarks)."""
+        """What the dataset's approved versions took from its sources (files, watermarks),
+        and the files put aside as unreadable that are still rejected."""
         # DataFusion keeps the approved runs' newest mark of each key: the fold sees only those
         rows = joins.approved_marks(self._store, dataset_id)
         marks = [SourceProgressRow.from_row(r) for r in rows]
-        return fold(marks, {m.run_id for m in marks})
+        progress = fold(marks, {m.run_id for m in marks})
+        rejected = self.rejected_files(dataset_id, marks)
+        return replace(progress, rejected=rejected_states(rejected)) if rejected else progress
+
+    def rejected_files(
+        self, dataset_id: str | None = None, marks: list[SourceProgressRow] | None = None
+    ) -> list[RejectedFileRow]:
+        """The files put aside as unreadable that are still rejected (of one dataset, or of
+        all), oldest first: neither released nor taken since by an approved batch (`marks`:
+        the dataset's approved marks, when the caller has read them)."""
+        filters: list[tuple[str, str, Any]] = (
+            [("dataset_id", "=", dataset_id)] if dataset_id is not None else []
+        )
+        rows = self._store.read(RejectedFileRow, filters=filters)
+        live: list[RejectedFileRow] = []
+        for ds in sorted({r.dataset_id for r in rows}):
+            found = marks if marks is not None and ds == dataset_id else None
+            if found is None:
+                stored = joins.approved_marks(self._store, ds)
+                found = [SourceProgressRow.from_row(r) for r in stored]
+            taken: dict[tuple[str, str, str], datetime] = {}
+            for m in found:  # when an approved batch last took each file
+                key = (m.source_object_id, m.kind, key_of(m))
+                taken[key] = max(taken.get(key, m.recorded_at), m.recorded_at)
+            live += still_rejected([r for r in rows if r.dataset_id == ds], taken)
+        return sorted(live, key=lambda r: (r.recorded_at, r.dataset_id, r.path))

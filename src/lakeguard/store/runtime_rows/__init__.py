@@ -24,7 +24,7 @@ from lakeguard.store.runtime_rows.checks import (
 )
 from lakeguard.store.runtime_rows.coordination import LeaseEventRow, RunRequestRow
 from lakeguard.store.runtime_rows.gate import DataVersionRow, DecisionRow
-from lakeguard.store.runtime_rows.progress import SourceProgressRow
+from lakeguard.store.runtime_rows.progress import RejectedFileRow, SourceProgressRow
 from lakeguard.store.runtime_rows.runs import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
 from lakeguard.store.runtime_rows.upkeep import MetadataSyncRow, StoreMigrationRow
 
@@ -42,6 +42,7 @@ ROW_TYPES: tuple[type[RuntimeRow], ...] = (
     SchemaSnapshotRow,
     SchemaChangeRow,
     SourceProgressRow,
+    RejectedFileRow,
     TrustScoreRow,
     DataVersionRow,
     DecisionRow,
@@ -57,6 +58,7 @@ __all__ = [
     "MetadataSyncRow",
     "PipelineRunRow",
     "ProfileRow",
+    "RejectedFileRow",
     "RuleResultRow",
     "RunEventRow",
     "RunHistoryRow",
