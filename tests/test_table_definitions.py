@@ -54,6 +54,8 @@ DESIGN_RUNTIME = {
     "run_requests",
     "metadata_syncs",
     "store_migrations",
+    "incident_events",
+    "notification_deliveries",
 }
 
 
