@@ -79,9 +79,15 @@ class State:
         return False
 
 
+def _order(row: DeliveryRow) -> tuple[int, datetime, int]:
+    """An attempt's claim before its outcome, even at the same instant."""
+    return (row.attempt, row.at, 0 if row.action == DeliveryAction.CLAIMED else 1)
+
+
 def states(rows: Iterable[DeliveryRow]) -> dict[str, State]:
+    """Each delivery's rows, in the order they happened."""
     found: dict[str, State] = {}
-    for row in sorted(rows, key=lambda r: r.at):
+    for row in sorted(rows, key=_order):
         found.setdefault(row.delivery_id, State([])).rows.append(row)
     return found
 
