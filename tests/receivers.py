@@ -58,6 +58,7 @@ class Receiver:
     script: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     hold: threading.Event | None = None  # while set to an unset event, requests wait on it
     held: threading.Event = field(default_factory=threading.Event)  # a request is waiting
+    abandon: bool = False  # a held request is dropped unanswered when released
     log: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -108,6 +109,9 @@ class _Handler(BaseHTTPRequestHandler):
         if r.hold is not None and not r.hold.is_set():
             r.held.set()
             r.hold.wait(30)
+            if r.abandon:  # its sender died waiting: it never reads an answer
+                self.close_connection = True
+                return
         seen.status = status  # said before the client can read the answer
         answer = b'{"ok": true}' if status < 300 else b'{"error": "try later"}'
         self.send_response(status)
