@@ -183,7 +183,7 @@ def test_a_stopped_feed_misses_its_sla_with_no_run_and_the_next_promotion_resolv
     assert resolved.action == IncidentAction.RESOLVED and resolved.cause == AlertEvent.SLA_MISSED
 
 
-def test_a_failure_judged_final_after_the_recovery_opens_nothing() -> None:
+def test_a_failure_judged_final_after_its_recovery_opens_and_resolves() -> None:
     at = T0
     fail = Occurrence(
         event=AlertEvent.FAILED,
@@ -202,9 +202,8 @@ def test_a_failure_judged_final_after_the_recovery_opens_nothing() -> None:
         occurred_at=at + timedelta(minutes=1),
         resolves=frozenset({AlertEvent.FAILED}),
     )
-    assert place([fail, recovered], [], tenant="t", now=at) == []
+    both = place([recovered, fail], [], tenant="t", now=at)  # placed in the order they happened
+    assert [r.action for r in both] == [IncidentAction.OPENED, IncidentAction.RESOLVED]
     (opened,) = place([fail], [], tenant="t", now=at)
     assert opened.event_id == fail.event_id("t")  # derived from its cause, stable
-    assert [r.action for r in place([recovered], [opened], tenant="t", now=at)] == [
-        IncidentAction.RESOLVED
-    ]
+    assert place([fail, recovered], both, tenant="t", now=at) == []  # recorded once

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from lakeguard.alerts.incidents import delivery_order
 from lakeguard.alerts.routing import targets
 from lakeguard.hashing import digest
 from lakeguard.liveness import known_dead, worker_instance
@@ -79,15 +80,10 @@ class State:
         return False
 
 
-def _order(row: DeliveryRow) -> tuple[int, datetime, int]:
-    """An attempt's claim before its outcome, even at the same instant."""
-    return (row.attempt, row.at, 0 if row.action == DeliveryAction.CLAIMED else 1)
-
-
 def states(rows: Iterable[DeliveryRow]) -> dict[str, State]:
     """Each delivery's rows, in the order they happened."""
     found: dict[str, State] = {}
-    for row in sorted(rows, key=_order):
+    for row in sorted(rows, key=delivery_order):
         found.setdefault(row.delivery_id, State([])).rows.append(row)
     return found
 

@@ -12,8 +12,8 @@ from datetime import datetime
 
 from lakeguard.alerts.events import Occurrence
 from lakeguard.hashing import digest, to_json
-from lakeguard.store.runtime_rows import IncidentEventRow
-from lakeguard.vocabulary import AlertEvent, AlertSeverity, IncidentAction
+from lakeguard.store.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.vocabulary import AlertEvent, AlertSeverity, DeliveryAction, IncidentAction
 
 
 @dataclass
@@ -24,6 +24,8 @@ class Incident:
     subject: str
     cause: AlertEvent
     events: list[IncidentEventRow] = field(default_factory=list)
+    # each event's delivery rows (claims, attempts, outcomes), oldest first, when read with them
+    deliveries: dict[str, list[DeliveryRow]] = field(default_factory=dict)
 
     @property
     def opened(self) -> IncidentEventRow:
@@ -73,16 +75,20 @@ def fold(rows: Iterable[IncidentEventRow]) -> list[Incident]:
     return sorted(found.values(), key=lambda i: i.opened_at, reverse=True)
 
 
-def _superseded(occurrence: Occurrence, later: Sequence[Occurrence]) -> bool:
-    """Whether a recovery after it already closed its cause (a failure that was judged final
-    only after the dataset had promoted again, say)."""
-    return any(
-        o.event == AlertEvent.RECOVERED
-        and o.subject == occurrence.subject
-        and occurrence.event in o.resolves
-        and o.occurred_at > occurrence.occurred_at
-        for o in later
-    )
+def delivery_order(row: DeliveryRow) -> tuple[int, datetime, int]:
+    """A delivery's rows in the order they happened: an attempt's claim before its outcome,
+    even at the same instant."""
+    return (row.attempt, row.at, 0 if row.action == DeliveryAction.CLAIMED else 1)
+
+
+def with_deliveries(incidents: list[Incident], rows: Iterable[DeliveryRow]) -> list[Incident]:
+    """`incidents`, each event with its delivery rows."""
+    by_event: dict[str, list[DeliveryRow]] = {}
+    for row in sorted(rows, key=lambda r: (r.delivery_id, *delivery_order(r))):
+        by_event.setdefault(row.event_id, []).append(row)
+    for incident in incidents:
+        incident.deliveries = {e.event_id: by_event.get(e.event_id, []) for e in incident.events}
+    return incidents
 
 
 def place(
@@ -101,7 +107,7 @@ def place(
     }
     new: list[IncidentEventRow] = []
     ordered = sorted(occurrences, key=lambda o: (o.occurred_at, o.event == AlertEvent.RECOVERED))
-    for n, occurrence in enumerate(ordered):
+    for occurrence in ordered:
         event_id = occurrence.event_id(tenant)
         if occurrence.event == AlertEvent.RECOVERED:
             for cause in sorted(occurrence.resolves):
@@ -118,7 +124,7 @@ def place(
                 incident.events.append(row)
                 del open_by[(occurrence.subject, cause)]
             continue
-        if event_id in known or _superseded(occurrence, ordered[n + 1 :]):
+        if event_id in known:
             continue
         key = (occurrence.subject, occurrence.event)
         incident = open_by.get(key)

@@ -27,7 +27,7 @@ from lakeguard.alerts.events import (
     job_subject,
     sla_event,
 )
-from lakeguard.alerts.incidents import fold, place
+from lakeguard.alerts.incidents import Incident, fold, place, with_deliveries
 from lakeguard.evidence import CheckResult, Evidence
 from lakeguard.policy.sla import sla_hours
 from lakeguard.store.reader import StoreReader
@@ -37,6 +37,7 @@ from lakeguard.store.requests import find, recorded
 from lakeguard.store.runtime_rows import (
     DataVersionRow,
     DecisionRow,
+    DeliveryRow,
     IncidentEventRow,
     PipelineRunRow,
     RunHistoryRow,
@@ -68,6 +69,11 @@ class Outbox:
     def events(self) -> list[IncidentEventRow]:
         """Every recorded event of the tenant."""
         return self.store.read(IncidentEventRow)
+
+    def incidents(self) -> list[Incident]:
+        """Every incident of the tenant, newest opened first, with its events and each
+        event's deliveries."""
+        return with_deliveries(fold(self.events()), self.store.read(DeliveryRow))
 
     # -- recording --------------------------------------------------------------------------
     def record(
@@ -184,7 +190,8 @@ class Outbox:
                 closes = (
                     CAUSES - raises if attempt.data_version is not None else {AlertEvent.FAILED}
                 )
-                recovers = any((attempt.dataset_id, c) in open_causes for c in closes)
+                opening = open_causes | {(o.subject, o.event) for o in found}
+                recovers = any((attempt.dataset_id, c) in opening for c in closes)
                 if not (recovers or any(new(e, key) for e in raises)):
                     continue
                 found += self._explained(attempt, row, decisions, final=True)
@@ -197,7 +204,9 @@ class Outbox:
                     continue
                 if self._final(run, registry, now):
                     found += job_events(run, attempts_failed=False, final=True)
-            elif run.status == JobStatus.COMPLETED and (subject, AlertEvent.FAILED) in open_causes:
+            elif run.status == JobStatus.COMPLETED and (subject, AlertEvent.FAILED) in (
+                open_causes | {(o.subject, o.event) for o in found}
+            ):
                 found += job_events(run, attempts_failed=False, final=True)
         return found
 

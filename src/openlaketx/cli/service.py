@@ -14,7 +14,16 @@ import typer
 from lakeguard.errors import ConfigError
 from lakeguard.keys import Scope
 from lakeguard.schedule import CatchUp
-from openlaketx.cli.shared import JsonFlag, app, config_of, err, guard, out, print_json
+from openlaketx.cli.shared import (
+    JsonFlag,
+    app,
+    config_of,
+    err,
+    guard,
+    out,
+    print_json,
+    with_lakehouse,
+)
 from openlaketx.config import LakehouseConfig
 from openlaketx.render import rows_table
 
@@ -281,3 +290,72 @@ def notify(
         print_json(rows)
     else:
         out.print(rows_table(rows, title="notify pass") if rows else "nothing to deliver")
+
+
+@app.command()
+def alerts(
+    ctx: typer.Context,
+    incident: str | None = typer.Argument(None, help="One incident: its events and deliveries."),
+    status: str = typer.Option("all", help="open, resolved or all."),
+    limit: int = typer.Option(50, min=1, max=1000),
+    as_json: JsonFlag = False,
+) -> None:
+    """The alert incidents (docs/alerts.md): one per dataset and cause, with its events and
+    where each was delivered. No Spark."""
+    # start-up time (see _tenants)
+    from openlaketx.service import alerts as incidents
+
+    if status not in ("open", "resolved", "all"):
+        raise typer.BadParameter("--status is open, resolved or all")
+
+    def work(lh: Any, _: Any) -> Any:
+        if incident is not None:
+            return incidents.incident(lh, incident)
+        return incidents.incidents(lh, status, limit)  # type: ignore[arg-type]
+
+    found = with_lakehouse(ctx, as_json, work)
+    if as_json:
+        print_json(found.model_dump(mode="json"))
+        return
+    if incident is not None:
+        out.print(
+            f"incident {found.incident_id}: {found.cause} of {found.subject}, {found.status} "
+            f"({found.severity}), opened {found.opened_at:%Y-%m-%d %H:%M:%S}, "
+            f"{found.repeats} repeat(s)",
+            highlight=False,
+            markup=False,
+        )
+        for event in found.events:
+            out.print(f"\n{event.action} at {event.occurred_at:%Y-%m-%d %H:%M:%S}: {event.title}")
+            out.print(event.explain, highlight=False, markup=False)
+            rows = [
+                {
+                    "channel": d.channel_id,
+                    "route": d.route_id,
+                    "action": d.action,
+                    "attempt": d.attempt,
+                    "status": d.status_code,
+                    "at": d.at,
+                    "error": d.error,
+                }
+                for d in event.deliveries
+            ]
+            if rows:
+                out.print(rows_table(rows, title="deliveries"))
+        return
+    rows = [
+        {
+            "incident": i.incident_id,
+            "subject": i.subject,
+            "cause": i.cause,
+            "severity": i.severity,
+            "status": i.status,
+            "opened": i.opened_at,
+            "last seen": i.last_seen,
+            "repeats": i.repeats,
+            "sent": sum(1 for e in i.events for d in e.deliveries if d.action == "SENT"),
+            "title": i.title,
+        }
+        for i in found.incidents
+    ]
+    out.print(rows_table(rows, title="incidents") if rows else "no incidents")
