@@ -234,3 +234,15 @@ def test_a_confined_tenant_names_only_its_own_secrets(tmp_path: Path) -> None:
     assert {p for p in paths if p.startswith("notification")} == {
         "notification_channels[2].smtp_host"
     }
+
+
+def test_the_demo_routes_its_owner_to_a_webhook(store: MetadataStore, tmp_path: Path) -> None:
+    from importlib import resources
+
+    text = resources.files("openlaketx.demo").joinpath("cell_towers.yaml").read_text()
+    doc = validate_text(text, "cell_towers.yaml")
+    (channel,) = doc.notification_channels
+    (route,) = doc.notification_routes
+    assert channel.kind == "webhook" and route.owners == ["radio-data-team"]
+    owned = {d.id for d in doc.datasets if d.owner == "radio-data-team"}
+    assert owned == {"bronze_cell_towers", "silver_cell_towers"}

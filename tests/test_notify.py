@@ -391,3 +391,15 @@ def test_a_stopped_feed_gets_its_sla_incident_from_a_scheduler_pass_with_no_run(
     home.tick()
     assert [r.json["data"]["action"] for r in receiver.log] == ["OPENED", "RESOLVED"]
     assert home.tick() == []
+
+
+def test_the_signature_matches_the_standard_webhooks_test_vector() -> None:
+    from openlaketx.service.notify.webhook import sign, signing_key
+
+    # the spec's own example (standard-webhooks' reference libraries test with it)
+    key = signing_key("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "test")
+    body = b'{"test": 2432232314}'
+    signature = sign(key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body)
+    assert signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+    with pytest.raises(Exception, match="whsec_"):
+        signing_key("not-a-secret", "notification_channels[hook].signing_secret_ref")
