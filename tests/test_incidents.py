@@ -207,3 +207,63 @@ def test_a_failure_judged_final_after_its_recovery_opens_and_resolves() -> None:
     (opened,) = place([fail], [], tenant="t", now=at)
     assert opened.event_id == fail.event_id("t")  # derived from its cause, stable
     assert place([fail, recovered], both, tenant="t", now=at) == []  # recorded once
+
+
+def test_routes_select_events_by_cause_severity_filters_and_warn_share() -> None:
+    from dataclasses import replace as changed
+
+    from lakeguard.alerts.incidents import place as placed
+    from lakeguard.alerts.routing import covers
+    from lakeguard.store.records import DatasetDef, RouteDef
+    from lakeguard.vocabulary import AlertSeverity, Layer
+
+    ds = DatasetDef(
+        dataset_id="d",
+        dataset_name="d",
+        layer=Layer.SILVER,
+        table_name="silver.d",
+        domain="telecom",
+        owner="radio",
+        tags=("critical",),
+    )
+    at = T0
+
+    def event(kind: AlertEvent, **details: object) -> object:
+        o = Occurrence(
+            event=kind,
+            subject="d",
+            cause_key=f"k:{kind}",
+            title="t",
+            explain="e",
+            occurred_at=at,
+            dataset_id="d",
+            details=dict(details),
+        )
+        (row,) = placed([o], [], tenant="t", now=at)
+        return row
+
+    blocked, warn = event(AlertEvent.BLOCKED), event(AlertEvent.WARN, warn_shares={"r": 0.04})
+    everything = RouteDef(route_id="r", channel_id="c")
+    assert covers(everything, blocked, ds) and not covers(everything, warn, ds)  # WARN asks
+    warns = changed(everything, events=(AlertEvent.WARN,), warn_share=0.05)
+    assert not covers(warns, warn, ds)  # 4 % < 5 %
+    assert covers(changed(warns, warn_share=0.04), warn, ds)
+    assert not covers(changed(everything, min_severity=AlertSeverity.CRITICAL), warn, ds)
+    for field, good, bad in [
+        ("datasets", ("d",), ("e",)),
+        ("layers", (Layer.SILVER,), (Layer.GOLD,)),
+        ("domains", ("telecom",), ("retail",)),
+        ("owners", ("radio",), ("finance",)),
+        ("tags", ("critical",), ("minor",)),
+    ]:
+        assert covers(changed(everything, **{field: good}), blocked, ds), field
+        assert not covers(changed(everything, **{field: bad}), blocked, ds), field
+    assert not covers(changed(everything, enabled=False), blocked, ds)
+    # a resolution goes where its cause went, whatever the route's minimum severity
+    resolved = changed(blocked, action=IncidentAction.RESOLVED)
+    assert covers(changed(everything, min_severity=AlertSeverity.CRITICAL), resolved, ds)
+    assert not covers(changed(everything, events=(AlertEvent.FAILED,)), resolved, ds)
+    assert covers(changed(everything, events=(AlertEvent.RECOVERED,)), resolved, ds)
+    # a job's own failure: only routes that filter on nothing
+    assert covers(everything, blocked, None)
+    assert not covers(changed(everything, owners=("radio",)), blocked, None)

@@ -151,7 +151,9 @@ class Outbox:
         )
         recorded_rows = self.events()
         known = {r.event_id for r in recorded_rows}
-        open_causes = {(i.subject, i.cause) for i in fold(recorded_rows) if i.open}
+        # each open incident's (subject, cause), and when it opened: a recovery closes only
+        # what opened before it
+        opened_at = {(i.subject, i.cause): i.opened_at for i in fold(recorded_rows) if i.open}
         by_run = {d.run_id: d for d in decisions}
         tenant = self.store.tenant
         found: list[Occurrence] = []
@@ -190,12 +192,20 @@ class Outbox:
                 closes = (
                     CAUSES - raises if attempt.data_version is not None else {AlertEvent.FAILED}
                 )
-                opening = open_causes | {(o.subject, o.event) for o in found}
+                opening = {
+                    *(k for k, at in opened_at.items() if at <= attempt.end_time),
+                    *((o.subject, o.event) for o in found),
+                }
                 recovers = any((attempt.dataset_id, c) in opening for c in closes)
                 if not (recovers or any(new(e, key) for e in raises)):
                     continue
                 found += self._explained(attempt, row, decisions, final=True)
-        failed_runs = {a.pipeline_logging_id for a in attempts if a.status == AttemptStatus.FAILED}
+        # a job run whose dataset failed or was blocked (an abort) is told by that dataset
+        failed_runs = {
+            a.pipeline_logging_id
+            for a in attempts
+            if a.status in (AttemptStatus.FAILED, AttemptStatus.BLOCKED)
+        }
         for run in sorted(runs.values(), key=lambda r: r.end_time):
             key = f"pipeline_runs:{run.pipeline_logging_id}"
             subject = job_subject(run.pipeline_id)
@@ -204,8 +214,9 @@ class Outbox:
                     continue
                 if self._final(run, registry, now):
                     found += job_events(run, attempts_failed=False, final=True)
-            elif run.status == JobStatus.COMPLETED and (subject, AlertEvent.FAILED) in (
-                open_causes | {(o.subject, o.event) for o in found}
+            elif run.status == JobStatus.COMPLETED and (
+                opened_at.get((subject, AlertEvent.FAILED), run.end_time) < run.end_time
+                or (subject, AlertEvent.FAILED) in {(o.subject, o.event) for o in found}
             ):
                 found += job_events(run, attempts_failed=False, final=True)
         return found
