@@ -403,3 +403,24 @@ def test_the_signature_matches_the_standard_webhooks_test_vector() -> None:
     assert signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
     with pytest.raises(Exception, match="whsec_"):
         signing_key("not-a-secret", "notification_channels[hook].signing_secret_ref")
+
+
+def test_laketx_scheduler_once_records_a_missed_sla_as_of_its_time(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from openlaketx.cli import app as cli
+
+    home = open_home(tmp_path, SLA)
+    home.plant.attempt(AttemptStatus.SUCCESS, allowed=True, version=1)
+    late = home.plant.at + timedelta(hours=25)
+    args = ["--home", str(tmp_path / "lakehouse"), "scheduler", "--once", "--json"]
+    answer = CliRunner().invoke(cli, [*args, "--now", late.isoformat()])
+    assert answer.exit_code == 0, answer.output
+    (row,) = [r for r in json.loads(answer.output) if r["trigger"] == "freshness"]
+    assert row["detail"] == "bronze_cells_n: freshness SLA of 24 h missed"
+    (missed,) = home.events()
+    assert missed.cause == AlertEvent.SLA_MISSED
