@@ -19,8 +19,8 @@ class NotificationRoute(Strict):
     """Which events, about which datasets, go to which channel. Every filter given must
     match (a list matches when the dataset has any of its values; an empty one matches all):
     `datasets`, `layers`, `domains`, `owners` (an owner's datasets to the owner's channel),
-    `tags`. A job's failure before any of its datasets ran matches routes that filter on
-    owners (the job's) or on nothing."""
+    `tags`. A job's own failure (none of its datasets failed) matches the routes that filter
+    on nothing."""
 
     id: Identifier
     channel: Identifier = Field(description="The notification channel it sends to")
