@@ -80,6 +80,15 @@ def test_metadata_commands_run_without_a_jvm(
     assert decision["allowed"] is False and decision["rules"]
     assert laketx(used, "reap", "--json").returncode == 0
     assert laketx(used, "optimize", "--json").returncode == 0
+    # alerts: a dispatcher pass records the block's incident; the incidents are listed
+    notified = laketx(used, "notify", "--once", "--json")
+    assert notified.returncode == 0, notified.stderr
+    listed = laketx(used, "alerts", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert any(
+        i["subject"] == p.bronze and i["cause"] == "BLOCKED"
+        for i in json.loads(listed.stdout)["incidents"]
+    )
 
     # and what needs data says clearly that it needs Java
     sql = laketx(used, "sql", "SELECT 1")

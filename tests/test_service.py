@@ -287,6 +287,8 @@ def test_another_tenants_ids_are_not_found_on_every_endpoint(
         ("POST", f"{API}/definitions/apply"),
         ("GET", f"{API}/changes"),
         ("GET", f"{API}/lineage"),
+        ("GET", f"{API}/incidents"),
+        ("GET", f"{API}/incidents/{'0' * 32}"),
     ],
 )
 def test_every_endpoint_refuses_a_request_without_a_usable_key(

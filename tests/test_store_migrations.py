@@ -19,7 +19,14 @@ from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX, resume
 from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
-from tests.store_v0 import FIXTURE, STEPS, assert_migrated, every_row, interrupted_then_refused
+from tests.store_v0 import (
+    FIXTURE,
+    STEPS,
+    as_before,
+    assert_migrated,
+    every_row,
+    interrupted_then_refused,
+)
 
 
 @pytest.fixture
@@ -52,7 +59,7 @@ def test_migrate_keeps_every_row_and_runs_once(home: Path) -> None:
     assert any("renamed triggered_by to trigger_by (5 rows kept)" in line for line in done)
     assert store.store_versions() == dict.fromkeys(store.tables(), STORE_VERSION)
     after = every_row(store)
-    assert {t: r for t, r in after.items() if t in before} == before  # every row, every value
+    assert as_before(after, before) == before  # every row, every value
     runs = store.rows("pipeline_runs")
     assert sorted(r["trigger_by"] for r in runs) == [f"user {i}" for i in range(5)]
     recorded = store.rows("store_migrations")

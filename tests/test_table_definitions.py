@@ -33,6 +33,8 @@ DESIGN_DEFINITIONS = {
     "job_parameters",
     "job_tasks",
     "api_keys",
+    "notification_channels",
+    "notification_routes",
 }
 DESIGN_RUNTIME = {
     "pipeline_runs",
@@ -53,6 +55,8 @@ DESIGN_RUNTIME = {
     "run_requests",
     "metadata_syncs",
     "store_migrations",
+    "incident_events",
+    "notification_deliveries",
 }
 
 

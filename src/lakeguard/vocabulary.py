@@ -232,6 +232,59 @@ class SyncOutcome(StrEnum):
         return self not in (SyncOutcome.APPLYING, SyncOutcome.FAILED)
 
 
+class ChannelKindName(StrEnum):
+    """The kinds of notification channel (`lakeguard.alerts.channels` declares each)."""
+
+    WEBHOOK = "webhook"
+    SLACK = "slack"
+    EMAIL = "email"
+
+
+class AlertEvent(StrEnum):
+    """What the control plane tells people about (docs/alerts.md): the causes of an incident,
+    and RECOVERED, which resolves a dataset's open incidents."""
+
+    BLOCKED = "BLOCKED"  # a promotion the gate blocked (a FAIL rule, a BLOCK policy or drift)
+    FAILED = "FAILED"  # a run that failed, and will not be retried
+    ALERT = "ALERT"  # an ALERT policy, or a schema change its profile says ALERT
+    WARN = "WARN"  # a WARN rule whose failing share reached a route's `warn_share`
+    STUCK = "STUCK"  # blocked again and again on the same input (lakeguard.stuck)
+    SLA_MISSED = "SLA_MISSED"  # no approved version within its freshness SLA
+    RECOVERED = "RECOVERED"  # promoted again: its open incidents are resolved
+
+
+class AlertSeverity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return list(AlertSeverity).index(self)
+
+
+class IncidentAction(StrEnum):
+    """Rows of `incident_events`: an incident is folded from them."""
+
+    OPENED = "OPENED"  # the first event of a (subject, cause) with no open incident
+    REPEATED = "REPEATED"  # the same cause again while the incident is open
+    RESOLVED = "RESOLVED"  # the subject recovered: the incident is closed
+
+
+class DeliveryAction(StrEnum):
+    """Rows of `notification_deliveries`: one delivery (an event to a channel), folded."""
+
+    CLAIMED = "CLAIMED"  # a dispatcher took it (compare-and-set), until `expires_at`
+    SENT = "SENT"  # the receiver accepted it (2xx, or the mail server took it)
+    FAILED = "FAILED"  # this attempt failed; tried again after `next_attempt_at`
+    GAVE_UP = "GAVE_UP"  # every attempt failed, or the channel cannot be used
+    SUPPRESSED = "SUPPRESSED"  # a repeat inside the route's repeat interval: not sent
+
+    @property
+    def settled(self) -> bool:
+        return self in (DeliveryAction.SENT, DeliveryAction.GAVE_UP, DeliveryAction.SUPPRESSED)
+
+
 E = TypeVar("E", bound=StrEnum)
 
 

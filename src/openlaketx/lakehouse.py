@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.alerts.incidents import Incident
+from lakeguard.alerts.outbox import Outbox
 from lakeguard.audit import Violation, audit, only
 from lakeguard.catalog.apply import apply_file, plan_file
 from lakeguard.catalog.changes import ChangeReport, definition_changes
@@ -342,3 +344,8 @@ class Lakehouse:
             where="promotion_status",
             fix="run it first" if run_id is None else "check the run id in `laketx runs`",
         )
+
+    def incidents(self) -> list[Incident]:
+        """The tenant's alert incidents, newest first, each with its events and their
+        deliveries (docs/alerts.md); no Spark."""
+        return Outbox(self.store).incidents()

@@ -50,6 +50,22 @@ class TenantLimits(BaseModel):
     )
 
 
+class NotifySettings(BaseModel):
+    """How the dispatcher delivers alerts (docs/alerts.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(
+        default=8, ge=1, le=100, description="Attempts of one delivery before it gives up"
+    )
+    backoff_seconds: float = Field(
+        default=30.0, gt=0, description="The first retry's wait, doubled each attempt (jitter)"
+    )
+    max_wait_seconds: float = Field(
+        default=3600.0, gt=0, description="The longest wait, a receiver's Retry-After included"
+    )
+
+
 class ServiceSettings(BaseModel):
     """`laketx serve`'s settings (docs/service.md, "Settings")."""
 
@@ -77,6 +93,15 @@ class ServiceSettings(BaseModel):
     )
     tenants: dict[str, TenantLimits] = Field(
         default_factory=dict, description="Limits of named tenants"
+    )
+    public_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s?#]+$",
+        description="Where people reach the dashboard (https://laketx.example.com): alerts "
+        "link to its pages; none: they carry no link",
+    )
+    notify: NotifySettings = Field(
+        default_factory=lambda: NotifySettings(), description="How alerts are delivered"
     )
 
     def limits_of(self, tenant: str) -> TenantLimits:

@@ -49,6 +49,8 @@ WATCHED: dict[str, Watched] = {
     ),
     "quality_rules": Watched("rule", "rule_id"),
     "policy_rules": Watched("policy", "policy_id"),
+    "notification_channels": Watched("notification_channel", "channel_id"),
+    "notification_routes": Watched("notification_route", "route_id"),
 }
 
 

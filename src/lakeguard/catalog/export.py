@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
+from lakeguard.catalog.alert_rows import ALERT_TABLES, export_channels, export_routes
 from lakeguard.catalog.models import (
     Dataset,
     Job,
@@ -47,6 +48,7 @@ EXPORTED_TABLES = (
     "jobs",
     "job_parameters",
     "job_tasks",
+    *ALERT_TABLES,
 )
 _LAYER_ORDER = {"bronze": 0, "silver": 1, "gold": 2}
 
@@ -226,6 +228,7 @@ def _datasets(rows: list[StoredRow]) -> list[JsonObject]:
             "layer": layer,
             "domain": row.get("domain"),
             "owner": row.get("owner"),
+            "tags": list(row.get("tags") or []) or None,
             "description": row.get("description"),
             "table": None if row["table_name"] == f"{layer}.{dataset_id}" else row["table_name"],
             "parents": list(row.get("parents") or []) or None,
@@ -371,6 +374,8 @@ def export_document(stored: Rows, *, home: str | None = None) -> JsonObject:
             [p for p in rows["job_parameters"] if p["job_id"] in job_ids],
             [t for t in rows["job_tasks"] if t["job_id"] in job_ids],
         ),
+        "notification_channels": export_channels(rows["notification_channels"]),
+        "notification_routes": export_routes(rows["notification_routes"]),
     }
     return {k: v for k, v in document.items() if v != []}
 

@@ -16,6 +16,7 @@ from pydantic import (
 )
 from pydantic import ValidationError as PydanticError
 
+from lakeguard.catalog.alert_models import NotificationChannel, NotificationRoute
 from lakeguard.catalog.fields import ColumnName, Identifier, Strict
 from lakeguard.catalog.source_models import (
     KIND_FIELDS,
@@ -126,6 +127,9 @@ class Dataset(Strict):
     layer: Layer
     domain: str | None = None
     owner: str | None = None
+    tags: list[str] = Field(
+        default_factory=list, description="Free words notification routes can select it by"
+    )
     description: str | None = None
     table: str | None = Field(
         default=None,
@@ -256,6 +260,12 @@ class MetadataDocument(Strict):
     datasets: list[Dataset] = Field(default_factory=list)
     rules: list[Rule] = Field(default_factory=list)
     jobs: list[Job] = Field(default_factory=list)
+    notification_channels: list[NotificationChannel] = Field(
+        default_factory=list, description="Where events are sent (docs/alerts.md)"
+    )
+    notification_routes: list[NotificationRoute] = Field(
+        default_factory=list, description="Which events go to which channel"
+    )
 
     def column_rules(self) -> list[tuple[tuple[Any, ...], Any]]:
         """Rules written under source columns, each expanded into a full rule (or, when its

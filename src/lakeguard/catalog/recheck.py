@@ -13,6 +13,7 @@ and what it blocks:
   its layer and the schema profile it uses: that dataset (its attempt fails, saying why);
 - a job's row or tasks: that job (it does not start); its schedule or time zone: its schedule
   only (the scheduler skips it, saying why; a manual run still works);
+- a notification channel's row: that channel (nothing is sent to it); a route's: that route;
 - a row that names nothing registered (a rule of an unknown dataset): nothing; it is reported.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
+from lakeguard.catalog.alert_models import NotificationChannel, NotificationRoute
 from lakeguard.catalog.checks.reach import check_reach
 from lakeguard.catalog.export import export_document
 from lakeguard.catalog.models import (
@@ -57,6 +59,11 @@ _SECTIONS: dict[str, tuple[str, Callable[[JsonObject], Any]]] = {
     "datasets": ("dataset_registry", Dataset.model_validate),
     "rules": ("quality_rules", parse_rule),
     "jobs": ("jobs", Job.model_validate),
+    "notification_channels": (
+        "notification_channels",
+        TypeAdapter(NotificationChannel).validate_python,
+    ),
+    "notification_routes": ("notification_routes", NotificationRoute.model_validate),
 }
 # JSON-in-STRING columns and the JSON type each must hold.
 _JSON_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
@@ -66,6 +73,7 @@ _JSON_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
     "source_objects": (("read_options", dict), ("ingest_options", dict)),
     "source_object_columns": (("dq_rule_set", list),),
     "policy_rules": (("parameters", dict),),
+    "notification_channels": (("options", dict),),
 }
 # Job fields that only decide when the scheduler fires it.
 _SCHEDULE_FIELDS = ("schedule", "timezone")
@@ -81,6 +89,8 @@ class DefinitionProblem:
     datasets: frozenset[str] = frozenset()  # whose attempts fail
     jobs: frozenset[str] = frozenset()  # which jobs do not start
     schedules: frozenset[str] = frozenset()  # which jobs the scheduler does not fire
+    channels: frozenset[str] = frozenset()  # which notification channels are sent nothing
+    routes: frozenset[str] = frozenset()  # which notification routes send nothing
 
     @property
     def where(self) -> str:
@@ -100,7 +110,7 @@ class DefinitionProblem:
 
     @property
     def blocks_nothing(self) -> bool:
-        return not (self.datasets or self.jobs or self.schedules)
+        return not (self.datasets or self.jobs or self.schedules or self.channels or self.routes)
 
     def entry(self) -> dict[str, str]:
         return {
@@ -210,12 +220,14 @@ def _row_problems(
     problems: list[DefinitionProblem] = []
 
     def report(table: str, row: StoredRow, message: str, datasets: Any = ()) -> None:
+        own = frozenset({str(row.get("channel_id"))})
         problems.append(
             DefinitionProblem(
                 table=table,
                 key=_key(table, row),
                 message=message,
                 datasets=world.registered(datasets),
+                channels=own if table == "notification_channels" else frozenset(),
             )
         )
 
@@ -275,7 +287,13 @@ def _located(
     datasets: frozenset[str] = frozenset()
     jobs: frozenset[str] = frozenset()
     schedules: frozenset[str] = frozenset()
-    if section == "schema_profiles":
+    channels: frozenset[str] = frozenset()
+    routes: frozenset[str] = frozenset()
+    if section == "notification_channels":
+        channels = frozenset({entry_id})
+    elif section == "notification_routes":
+        routes = frozenset({entry_id})
+    elif section == "schema_profiles":
         if rest[:1] == ("rules",) and len(rest) > 1:
             key, rest = (*key, ("change_kind", str(rest[1]))), rest[2:]
         datasets = world.registered(world.profiles.get(entry_id, ()))
@@ -316,6 +334,8 @@ def _located(
         datasets=datasets,
         jobs=jobs,
         schedules=schedules,
+        channels=channels,
+        routes=routes,
     )
 
 

@@ -8,6 +8,7 @@ module of `lakeguard.catalog.checks`; this one runs them all.
 
 from __future__ import annotations
 
+from lakeguard.catalog.checks.alerts import check_alerts
 from lakeguard.catalog.checks.columns import dataset_columns
 from lakeguard.catalog.checks.datasets import check_datasets, check_drops
 from lakeguard.catalog.checks.graphs import check_jobs, check_lineage
@@ -35,6 +36,8 @@ def check_references(doc: MetadataDocument) -> list[Problem]:
         "datasets",
         "rules",
         "jobs",
+        "notification_channels",
+        "notification_routes",
     ):
         problems += duplicates(section, [item.id for item in getattr(doc, section)])
     cols = dataset_columns(doc)
@@ -43,4 +46,5 @@ def check_references(doc: MetadataDocument) -> list[Problem]:
     problems += check_rules(doc, cols)
     problems += check_jobs(doc)
     problems += check_drops(doc)
+    problems += check_alerts(doc)
     return problems

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lakeguard.catalog.alert_rows import ALERT_TABLES, alert_rows
 from lakeguard.catalog.models import Layer, MetadataDocument, SourceObject
 from lakeguard.catalog.sql_models import model_parents
 from lakeguard.hashing import fingerprint, to_json
@@ -156,6 +157,7 @@ def document_rows(
                     "domain": ds.domain,
                     "layer": ds.layer.value,
                     "owner": ds.owner,
+                    "tags": list(ds.tags) or None,  # none: a row from before tags reads the same
                     "description": ds.description,
                     "table_name": ds.table_name,
                     "target_id": ds.layer.value,
@@ -229,6 +231,7 @@ def document_rows(
                     }
                 )
             )
+    rows.update(alert_rows(doc))
     return rows
 
 
@@ -277,4 +280,5 @@ _TABLES = (
     "jobs",
     "job_parameters",
     "job_tasks",
+    *ALERT_TABLES,
 )

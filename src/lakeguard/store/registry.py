@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import TypeVar
 
@@ -26,10 +26,12 @@ from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
 from lakeguard.shapes import StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND
 from lakeguard.store.records import (
+    ChannelDef,
     DatasetDef,
     JobDef,
     JobTaskDef,
     PolicyDef,
+    RouteDef,
     RuleDef,
     SourceColumnDef,
     SourceObjectDef,
@@ -52,7 +54,10 @@ REGISTRY_TABLES = (
     "job_parameters",
     "schema_compatibility_rules",
     "policy_rules",
+    "notification_channels",
+    "notification_routes",
 )
+ALERTING_TABLES = ("notification_channels", "notification_routes")
 
 
 @dataclass(frozen=True)
@@ -67,15 +72,21 @@ class Registry:
     policies: tuple[PolicyDef, ...] = ()
     # stored definitions that do not validate, each with what it blocks
     problems: tuple[DefinitionProblem, ...] = ()
+    # where events are sent (docs/alerts.md); a channel or route that does not validate is
+    # left out (its problem says why)
+    channels: dict[str, ChannelDef] = field(default_factory=dict)
+    routes: tuple[RouteDef, ...] = ()
 
     @classmethod
     def from_rows(cls, rows: dict[str, list[StoredRow]], reach: Reach | None = None) -> Registry:
         """The records of `rows`, with their problems: those recheck finds, and with the
         tenant's `reach` every field naming what the tenant may not reach."""
+        hashed = sorted(f"{t}:{content_hash(r)}" for t, table in rows.items() for r in table)
+        # what a run is made of (where alerts go is not), and what is checked
         config_version = digest(
-            "\n".join(sorted(f"{t}:{content_hash(r)}" for t, table in rows.items() for r in table)),
-            16,
+            "\n".join(h for h in hashed if h.partition(":")[0] not in ALERTING_TABLES), 16
         )
+        checked_version = digest("\n".join(hashed), 16)
         unloadable: list[ValidationError] = []
 
         def load(build: Callable[[StoredRow], T], row: StoredRow) -> T | None:
@@ -114,7 +125,28 @@ class Registry:
             load(PolicyDef.from_row, r)
             for r in sorted(rows.get("policy_rules", []), key=lambda r: r["policy_id"])
         ]
+        channels = [
+            load(ChannelDef.from_row, r)
+            for r in sorted(rows.get("notification_channels", []), key=lambda r: r["channel_id"])
+        ]
+        routes = [
+            load(RouteDef.from_row, r)
+            for r in sorted(rows.get("notification_routes", []), key=lambda r: r["route_id"])
+        ]
+        problems = _problems(rows, checked_version, unloadable, reach)
+        refused = {c for p in problems for c in p.channels}
+        refused_routes = {r for p in problems for r in p.routes}
         return cls(
+            channels={
+                c.channel_id: c for c in channels if c is not None and c.channel_id not in refused
+            },
+            routes=tuple(
+                r
+                for r in routes
+                if r is not None
+                and r.route_id not in refused_routes
+                and r.channel_id not in refused
+            ),
             datasets={d.dataset_id: d for d in datasets if d is not None},
             systems={s.source_system_id: s for s in systems if s is not None},
             objects=tuple(o for o in objects if o is not None),
@@ -126,7 +158,7 @@ class Registry:
                 for r in rows.get("schema_compatibility_rules", [])
             ),
             config_version=config_version,
-            problems=_problems(rows, config_version, unloadable, reach),
+            problems=problems,
         )
 
     def refusal(self, dataset_id: str) -> InvalidDefinition | None:

@@ -14,7 +14,16 @@ import typer
 from lakeguard.errors import ConfigError
 from lakeguard.keys import Scope
 from lakeguard.schedule import CatchUp
-from openlaketx.cli.shared import JsonFlag, app, config_of, err, guard, out, print_json
+from openlaketx.cli.shared import (
+    JsonFlag,
+    app,
+    config_of,
+    err,
+    guard,
+    out,
+    print_json,
+    with_lakehouse,
+)
 from openlaketx.config import LakehouseConfig
 from openlaketx.render import rows_table
 
@@ -146,6 +155,9 @@ def serve(
     scheduler_every: float = typer.Option(
         5.0, min=0.0, help="Seconds between scheduler passes (0: no scheduler)."
     ),
+    notify_every: float = typer.Option(
+        5.0, min=0.0, help="Seconds between alert dispatcher passes (0: no dispatcher)."
+    ),
     catch_up: CatchUp = typer.Option(CatchUp.LATEST, help="After downtime: latest or all."),
     drain_timeout: float = typer.Option(300.0, min=0.0, help="Seconds SIGTERM waits for runs."),
     watch: Path | None = typer.Option(
@@ -163,7 +175,8 @@ def serve(
         True, help="Start Spark now, in the background, so that the first run finds it warm."
     ),
 ) -> None:
-    """Serve the HTTP API and run the scheduler, with one warm Spark session."""
+    """Serve the HTTP API, run the scheduler and deliver alerts, with one warm Spark
+    session."""
     # start-up time (see _tenants)
     from openlaketx.service.serve import serve as run_server
     from openlaketx.settings import ServiceSettings, env_settings, load_settings
@@ -177,6 +190,7 @@ def serve(
             port=port,
             workers=workers,
             scheduler_every=scheduler_every,
+            notify_every=notify_every,
             catch_up=catch_up,
             drain_timeout=drain_timeout,
             watch=watch,
@@ -216,10 +230,132 @@ def scheduler(
         fired = passes.tick()
         runs.wait_idle(timeout=24 * 3600)
         runs.drain(0)
-        return [asdict(f) for f in fired]
+        missed = [
+            {
+                "tenant": m.tenant_id,
+                "job_id": None,
+                "trigger": "freshness",
+                "run_id": None,
+                "detail": m.title,
+            }
+            for m in passes.missed
+        ]
+        return [asdict(f) for f in fired] + missed
 
     rows = guard(ctx, as_json, work)
     if as_json:
         print_json(rows)
     else:
         out.print(rows_table(rows, title="scheduler pass"))
+
+
+@app.command()
+def notify(
+    ctx: typer.Context,
+    once: bool = typer.Option(False, "--once", help="One pass: record new events, deliver."),
+    as_json: JsonFlag = False,
+) -> None:
+    """Deliver alerts (docs/alerts.md): record the events of new run rows and send the
+    deliveries that are due (from cron: `--once`; `laketx serve` runs it every few seconds)."""
+    # start-up time (see _tenants)
+    from openlaketx.service.dispatcher import Dispatcher
+
+    if not once:
+        raise typer.BadParameter("use --once (or `laketx serve`, which runs the dispatcher)")
+
+    def work() -> list[dict[str, Any]]:
+        done = Dispatcher(_tenants(ctx)).tick()
+        rows = [
+            {
+                "tenant": e.tenant_id,
+                "what": f"{e.action} {e.cause}",
+                "subject": e.subject,
+                "detail": e.title,
+            }
+            for e in done.recorded
+        ]
+        rows += [
+            {
+                "tenant": d.tenant_id,
+                "what": str(d.action),
+                "subject": d.channel_id,
+                "detail": d.error or f"attempt {d.attempt} of {d.delivery_id}",
+            }
+            for d in done.delivered
+        ]
+        return rows
+
+    rows = guard(ctx, as_json, work)
+    if as_json:
+        print_json(rows)
+    else:
+        out.print(rows_table(rows, title="notify pass") if rows else "nothing to deliver")
+
+
+@app.command()
+def alerts(
+    ctx: typer.Context,
+    incident: str | None = typer.Argument(None, help="One incident: its events and deliveries."),
+    status: str = typer.Option("all", help="open, resolved or all."),
+    limit: int = typer.Option(50, min=1, max=1000),
+    as_json: JsonFlag = False,
+) -> None:
+    """The alert incidents (docs/alerts.md): one per dataset and cause, with its events and
+    where each was delivered. No Spark."""
+    # start-up time (see _tenants)
+    from openlaketx.service import alerts as incidents
+
+    if status not in ("open", "resolved", "all"):
+        raise typer.BadParameter("--status is open, resolved or all")
+
+    def work(lh: Any, _: Any) -> Any:
+        if incident is not None:
+            return incidents.incident(lh, incident)
+        return incidents.incidents(lh, status, limit)  # type: ignore[arg-type]
+
+    found = with_lakehouse(ctx, as_json, work)
+    if as_json:
+        print_json(found.model_dump(mode="json"))
+        return
+    if incident is not None:
+        out.print(
+            f"incident {found.incident_id}: {found.cause} of {found.subject}, {found.status} "
+            f"({found.severity}), opened {found.opened_at:%Y-%m-%d %H:%M:%S}, "
+            f"{found.repeats} repeat(s)",
+            highlight=False,
+            markup=False,
+        )
+        for event in found.events:
+            out.print(f"\n{event.action} at {event.occurred_at:%Y-%m-%d %H:%M:%S}: {event.title}")
+            out.print(event.explain, highlight=False, markup=False)
+            rows = [
+                {
+                    "channel": d.channel_id,
+                    "route": d.route_id,
+                    "action": d.action,
+                    "attempt": d.attempt,
+                    "status": d.status_code,
+                    "at": d.at,
+                    "error": d.error,
+                }
+                for d in event.deliveries
+            ]
+            if rows:
+                out.print(rows_table(rows, title="deliveries"))
+        return
+    rows = [
+        {
+            "incident": i.incident_id,
+            "subject": i.subject,
+            "cause": i.cause,
+            "severity": i.severity,
+            "status": i.status,
+            "opened": i.opened_at,
+            "last seen": i.last_seen,
+            "repeats": i.repeats,
+            "sent": sum(1 for e in i.events for d in e.deliveries if d.action == "SENT"),
+            "title": i.title,
+        }
+        for i in found.incidents
+    ]
+    out.print(rows_table(rows, title="incidents") if rows else "no incidents")

@@ -33,6 +33,7 @@ from lakeguard.store.records import JobRunRecord
 from lakeguard.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import problems
+from openlaketx.service.alert_routes import install_alert_routes
 from openlaketx.service.auth import Authenticator, FailureBrake, client_address
 from openlaketx.service.catalog_routes import install_catalog_routes
 from openlaketx.service.dashboard.pages import install_dashboard
@@ -396,5 +397,6 @@ def create_app(
 
     install_catalog_routes(app, PREFIX, tenants, auth)
     install_insight_routes(app, PREFIX, tenants, auth)
+    install_alert_routes(app, PREFIX, tenants, auth)
     install_dashboard(app, runs, brake, rates)
     return app

@@ -18,6 +18,10 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
+Each pass also checks every dataset's freshness SLA (`lakeguard.alerts.outbox`): a dataset
+whose latest approved version is older than its SLA gets its SLA_MISSED incident within one
+pass of the breach, with no run (a feed that stopped delivering starts none).
+
 A job whose stored definitions do not validate (a bad cron or time zone, a task naming an
 unknown dataset: lakeguard.catalog.recheck) is not fired; the pass says why, and the other jobs
 run as usual.
@@ -36,13 +40,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from lakeguard.alerts.outbox import Outbox
 from lakeguard.errors import LakeTxError, WriteConflict, describe
 from lakeguard.liveness import known_dead
 from lakeguard.retries import backoff
 from lakeguard.schedule import CatchUp, due
 from lakeguard.store.records import JobDef
 from lakeguard.store.requests import claim
-from lakeguard.store.runtime_rows import RunRequestRow
+from lakeguard.store.runtime_rows import IncidentEventRow, RunRequestRow
 from lakeguard.store.store import utcnow
 from lakeguard.vocabulary import EventStatus, Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
@@ -80,11 +85,13 @@ class Scheduler:
         self.catch_up = catch_up
         self.clock = clock
         self._stop = threading.Event()
+        self.missed: list[IncidentEventRow] = []  # the SLA events the last pass recorded
 
     def tick(self) -> list[Fired]:
-        """One pass over every tenant's jobs."""
+        """One pass over every tenant's jobs (and every dataset's freshness SLA)."""
         now = self.clock()
         fired: list[Fired] = []
+        self.missed = []
         for tenant in self.runs.tenants.known():
             try:
                 fired += self._tenant(tenant, now)
@@ -118,6 +125,14 @@ class Scheduler:
                 _log.error("scheduler: tenant %s, job %s: %s", tenant, job.job_id, describe(exc))
                 detail = f"not scheduled: {exc.message}"
                 fired.append(Fired(tenant, job.job_id, TriggerType.SCHEDULER, None, detail))
+        try:  # freshness is checked whether or not anything runs
+            missed = Outbox(lh.store, clock=self.clock).check_sla(registry, now)
+        except LakeTxError as exc:
+            _log.error("scheduler: tenant %s: freshness not checked: %s", tenant, describe(exc))
+            missed = []
+        for row in missed:
+            _log.warning("scheduler: tenant %s: %s", tenant, row.title)
+        self.missed += missed
         return fired
 
     def _last_tick(self, lh: Lakehouse, job_id: str) -> datetime | None:

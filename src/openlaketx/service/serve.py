@@ -1,4 +1,5 @@
-"""`laketx serve`: the API on uvicorn, the scheduler beside it, one warm Spark session
+"""`laketx serve`: the API on uvicorn, the scheduler and the alert dispatcher beside it, one
+warm Spark session
 (started at start-up, in the background).
 
 SIGTERM (or Ctrl-C) drains: the server stops accepting connections, the scheduler stops, runs
@@ -24,6 +25,7 @@ from lakeguard.errors import describe
 from lakeguard.schedule import CatchUp
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
+from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.service.tenants import Tenants
@@ -38,6 +40,7 @@ def serve(
     port: int = 8765,
     workers: int = 2,
     scheduler_every: float = 5.0,
+    notify_every: float = 5.0,
     catch_up: CatchUp = CatchUp.LATEST,
     drain_timeout: float = 300.0,
     watch: Path | None = None,
@@ -65,6 +68,11 @@ def serve(
     if scheduler_every > 0:
         threading.Thread(
             target=scheduler.loop, args=(scheduler_every,), name="laketx-scheduler", daemon=True
+        ).start()
+    dispatcher = Dispatcher(tenants, settings)
+    if notify_every > 0:  # alerts, delivered beside the runs, never inside one
+        threading.Thread(
+            target=dispatcher.loop, args=(notify_every,), name="laketx-notify", daemon=True
         ).start()
     stopping = threading.Event()
     if watch is not None:
@@ -106,6 +114,7 @@ def serve(
     finally:
         announce("laketx serve: draining (no new runs; runs in flight finish)")
         scheduler.stop()
+        dispatcher.stop()
         stopping.set()
         runs.drain(drain_timeout)
         announce("laketx serve: stopped")

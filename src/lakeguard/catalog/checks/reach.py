@@ -55,4 +55,9 @@ def check_reach(doc: MetadataDocument, reach: Reach, base_dir: Path | None = Non
         problems += secret_problems(
             reach, job.webhook_secret_ref, ("jobs", k, "webhook_secret_ref")
         )
+    for n, channel in enumerate(doc.notification_channels):
+        loc = ("notification_channels", n)
+        for name, ref in channel.secret_refs().items():
+            problems += secret_problems(reach, ref, (*loc, name))
+        problems += channel.reach_problems(reach, loc)
     return problems

@@ -12,6 +12,7 @@ importers (the engine, the gate, the policies, the service) use them.
 
 from __future__ import annotations
 
+from lakeguard.store.records.alerts import ChannelDef, RouteDef
 from lakeguard.store.records.decisions import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.store.records.definitions import (
     DatasetDef,
@@ -27,6 +28,7 @@ from lakeguard.store.records.versions import ApprovedVersion, DatasetStatus
 
 __all__ = [
     "ApprovedVersion",
+    "ChannelDef",
     "DatasetDef",
     "DatasetStatus",
     "DecisionRecord",
@@ -36,6 +38,7 @@ __all__ = [
     "JobTaskDef",
     "Lease",
     "PolicyDef",
+    "RouteDef",
     "RuleDef",
     "RuleResult",
     "SchemaChange",

@@ -43,6 +43,7 @@ class DatasetDef:
     owner: str | None = None
     description: str | None = None
     definition_hash: str | None = None
+    tags: tuple[str, ...] = ()  # what notification routes select it by
 
     @classmethod
     def from_row(cls, row: StoredRow) -> DatasetDef:
@@ -77,6 +78,7 @@ class DatasetDef:
             owner=row.get("owner"),
             description=row.get("description"),
             definition_hash=row.get("definition_hash"),
+            tags=str_tuple(row.get("tags")),
         )
 
 

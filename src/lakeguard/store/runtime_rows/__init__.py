@@ -6,13 +6,14 @@ comments; its `TABLE` is the rest (name, comment, date partition, Z-order column
 definition tables. Fields with a vocabulary carry its type. Writers append these rows, never a
 table name plus a dict; the reader reads full rows back as them (`from_row`).
 
-One module per table family (runs, checks, progress, gate, coordination, upkeep) over `base.py`;
-this package lists every class in `ROW_TYPES` (a new runtime table is added there) and names
-them all for their many writers and readers.
+One module per table family (runs, checks, progress, gate, coordination, upkeep, alerts) over
+`base.py`; this package lists every class in `ROW_TYPES` (a new runtime table is added there)
+and names them all for their many writers and readers.
 """
 
 from __future__ import annotations
 
+from lakeguard.store.runtime_rows.alerts import DeliveryRow, IncidentEventRow
 from lakeguard.store.runtime_rows.base import RuntimeRow, new_id
 from lakeguard.store.runtime_rows.checks import (
     DqResultRow,
@@ -47,13 +48,17 @@ ROW_TYPES: tuple[type[RuntimeRow], ...] = (
     DataVersionRow,
     DecisionRow,
     LeaseEventRow,
+    IncidentEventRow,
+    DeliveryRow,
 )
 
 __all__ = [
     "ROW_TYPES",
     "DataVersionRow",
     "DecisionRow",
+    "DeliveryRow",
     "DqResultRow",
+    "IncidentEventRow",
     "LeaseEventRow",
     "MetadataSyncRow",
     "PipelineRunRow",

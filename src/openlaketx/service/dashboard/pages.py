@@ -27,7 +27,7 @@ from lakeguard.errors import AuthError, ForbiddenError, LakeTxError, NotRegister
 from lakeguard.keys import ApiKey, Scope, key_id_of
 from lakeguard.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.service import history, insights
+from openlaketx.service import alerts, history, insights
 from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
@@ -376,6 +376,23 @@ def install_dashboard(
             running=str(record.status) in ("PENDING", "RUNNING"),
             refresh=str(record.status) in ("PENDING", "RUNNING"),
         )
+
+    @app.get("/incidents", include_in_schema=False)
+    def incident_list(request: Request) -> Response:
+        try:
+            v = viewer(request)
+            found = alerts.incidents(v.lakehouse, "all", 200)
+            return page("incidents.html", viewer=v, incidents=found.incidents)
+        except LakeTxError as exc:
+            return failure(request, exc)
+
+    @app.get("/incidents/{incident_id}", include_in_schema=False)
+    def incident_page(request: Request, incident_id: str) -> Response:
+        try:
+            v = viewer(request)
+            return page("incident.html", viewer=v, i=alerts.incident(v.lakehouse, incident_id))
+        except LakeTxError as exc:
+            return failure(request, exc)
 
     @app.get("/lineage", include_in_schema=False)
     def lineage(request: Request, focus: str | None = None, depth: int = 2) -> Response:

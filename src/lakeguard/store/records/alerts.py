@@ -1,0 +1,95 @@
+"""Records of the alerting definitions: notification channels (their kind's typed model)
+and routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError as PydanticError
+
+from lakeguard.alerts.channels import CHANNEL_KINDS, ChannelKind
+from lakeguard.durations import seconds
+from lakeguard.errors import ValidationError
+from lakeguard.shapes import StoredRow
+from lakeguard.store.records.parsing import json_or, str_tuple
+from lakeguard.vocabulary import AlertEvent, AlertSeverity, Layer, vocab
+
+DEFAULT_REPEAT_SECONDS = 4 * 3600
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChannelDef:
+    """A notification channel: its id and its kind's model (secret references, never
+    secrets)."""
+
+    channel_id: str
+    spec: ChannelKind
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def enabled(self) -> bool:
+        return self.spec.enabled
+
+    @classmethod
+    def from_row(cls, row: StoredRow) -> ChannelDef:
+        where = f"notification_channels[{row['channel_id']}]"
+        kind = CHANNEL_KINDS.get(str(row.get("kind")))
+        if kind is None:
+            allowed = ", ".join(CHANNEL_KINDS)
+            raise ValidationError(
+                f"{where}.kind is {row.get('kind')!r}, not one of {allowed}",
+                where=where,
+                errors=[{"path": f"{where}.kind", "message": f"not one of {allowed}"}],
+            )
+        entry = kind.entry(row, dict(json_or(row.get("options"), {})))
+        try:
+            spec = kind.model_validate({k: v for k, v in entry.items() if v is not None})
+        except PydanticError as exc:
+            message = "; ".join(e["msg"] for e in exc.errors())
+            raise ValidationError(
+                f"{where} is not a valid {kind.NAME.value} channel: {message}",
+                where=where,
+                errors=[{"path": where, "message": message}],
+            ) from None
+        return cls(channel_id=row["channel_id"], spec=spec)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RouteDef:
+    """Which events about which datasets go to which channel."""
+
+    route_id: str
+    channel_id: str
+    events: tuple[AlertEvent, ...] = ()  # empty: all but WARN
+    datasets: tuple[str, ...] = ()
+    layers: tuple[Layer, ...] = ()
+    domains: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    min_severity: AlertSeverity = AlertSeverity.INFO
+    repeat_seconds: int = DEFAULT_REPEAT_SECONDS
+    warn_share: float | None = None
+    enabled: bool = True
+
+    @classmethod
+    def from_row(cls, row: StoredRow) -> RouteDef:
+        where = f"notification_routes[{row['route_id']}]"
+        return cls(
+            route_id=row["route_id"],
+            channel_id=row["channel_id"],
+            events=tuple(vocab(AlertEvent, e, f"{where}.events") for e in row.get("events") or ()),
+            datasets=str_tuple(row.get("datasets")),
+            layers=tuple(vocab(Layer, x, f"{where}.layers") for x in row.get("layers") or ()),
+            domains=str_tuple(row.get("domains")),
+            owners=str_tuple(row.get("owners")),
+            tags=str_tuple(row.get("tags")),
+            min_severity=vocab(
+                AlertSeverity, row.get("min_severity") or "info", f"{where}.min_severity"
+            ),
+            repeat_seconds=seconds(row.get("repeat_interval")) or DEFAULT_REPEAT_SECONDS,
+            warn_share=row.get("warn_share"),
+            enabled=row.get("enabled") is not False,
+        )
