@@ -177,3 +177,47 @@ def test_a_score_of_pending_rows_is_the_score_once_they_are_committed(tmp_path: 
         stored.stability,
         stored.lineage,
     )
+
+
+def failed_attempt(run: str, minutes_ago: int) -> Any:
+    from lakeguard.store.runtime_rows import RunHistoryRow
+    from lakeguard.vocabulary import AttemptStatus
+
+    at = NOW - timedelta(minutes=minutes_ago)
+    return RunHistoryRow(
+        run_id=run,
+        pipeline_logging_id="j",
+        tenant_id="t",
+        dataset_id="d",
+        layer="bronze",
+        status=AttemptStatus.FAILED,
+        start_time=at,
+        end_time=at,
+        error_message="no files match",
+        triggered_by="cli",
+    )
+
+
+def test_a_dataset_whose_attempts_keep_failing_loses_trust(tmp_path: Path) -> None:
+    """Promoted once, then failing every attempt: its trust falls with each failure (it kept
+    100 before), and the failures are read from run_history like the other components."""
+    versions, decisions = [version(NOW - timedelta(hours=2))], [decision()]
+    scores = [
+        trust_score(
+            "d",
+            dq=[dq("r1", 4, 0)],
+            changes=[],
+            versions=versions,
+            decisions=decisions,
+            now=NOW,
+            failed=n,
+        )
+        for n in range(4)
+    ]
+    assert scores[0].score == 100
+    assert [s.score for s in scores] == sorted((s.score for s in scores), reverse=True)
+    assert scores[3].stability == 0.25 and scores[3].score < 100
+    store = MetadataStore("lg", str(tmp_path / "meta"), "t")
+    store.ensure()
+    store.append_rows([failed_attempt(f"f{i}", i) for i in range(3)])
+    assert StoreReader(store).trust(["d"])["d"].stability == 0.25

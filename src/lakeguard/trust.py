@@ -4,14 +4,16 @@
 |---|---|---|
 | quality | 40 | mean share of rules passed over the last 10 evaluated batches |
 | freshness | 20 | 1 within the SLA of the latest approved version, 0 at 7 times the SLA |
-| schema stability | 20 | 1 / (1 + schema changes not simply allowed in the last 10 batches) |
+| stability | 20 | 1 / (1 + unsettled schema changes, last 10 batches + FAILED attempts, last 10) |
 | lineage | 20 | share of approved versions with an allowed decision that carries evidence |
 
 The SLA is the tightest `hours_since_approved <= N` bound of the SLA policies covering the
 dataset's layer, else 24 hours (so, by default, down to 0 at 7 days).
 
 A dataset with no approved version scores its quality and stability only (freshness and
-lineage 0): trust is earned by promotions.
+lineage 0): trust is earned by promotions. A dataset whose attempts keep failing loses it: each
+failed attempt among its last 10 counts against stability like an unsettled schema change (its
+approved version grows stale meanwhile, and freshness falls too).
 """
 
 from __future__ import annotations
@@ -112,9 +114,11 @@ def trust_score(
     lineage: Lineage | None = None,
     now: datetime,
     sla_hours: float | None = None,
+    failed: int = 0,
 ) -> TrustScore:
     """The score of one dataset from its rows in dq_results, schema_change_log,
-    data_versions and promotion_status (the last two as counted in `lineage`, when given)."""
+    data_versions and promotion_status (the last two as counted in `lineage`, when given);
+    `failed`: how many of its last RECENT attempts FAILED."""
     recent = sorted(dq, key=lambda r: r.executed_at, reverse=True)[:RECENT]
     shares = [
         r.expectations_passed / max(1, r.expectations_passed + r.expectations_failed)
@@ -123,7 +127,7 @@ def trust_score(
     quality = sum(shares) / len(shares) if shares else 1.0
     runs = {r.run_id for r in recent}
     unsettled = sum(1 for c in changes if c.run_id in runs and c.decision != DriftDecision.ALLOW)
-    stability = 1 / (1 + unsettled)
+    stability = 1 / (1 + unsettled + min(max(failed, 0), RECENT))
     counted = lineage if lineage is not None else Lineage.of(versions, decisions)
     backed_share = counted.backed / counted.approved if counted.approved else 0.0
     sla = sla_hours if sla_hours and sla_hours > 0 else FRESH_HOURS

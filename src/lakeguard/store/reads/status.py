@@ -15,6 +15,7 @@ from lakeguard.store.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     DqResultRow,
+    RunHistoryRow,
     RuntimeRow,
     SchemaChangeRow,
 )
@@ -49,7 +50,7 @@ def _trailing_blocked(decisions: list[DecisionRow]) -> dict[str, list[Blocked]]:
     return trailing
 
 
-D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow)
+D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow, RunHistoryRow)
 
 
 def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
@@ -187,6 +188,15 @@ class StatusReads(DefinitionReads):
                 per="dataset_id",
             )
             changes_f = pool.submit(store.read, SchemaChangeRow, filters=only)
+            attempts_f = pool.submit(  # how many of the last RECENT attempts failed
+                store.rows,
+                "run_history",
+                filters=only,
+                columns=["dataset_id", "status", "end_time"],
+                newest_first="end_time",
+                limit=RECENT,
+                per="dataset_id",
+            )
             # lineage and freshness count every version: DataFusion counts, one row each
             lineage_f = pool.submit(store.lineage, ids)
             policies_f = pool.submit(store.active_definitions, "policy_rules")
@@ -201,6 +211,20 @@ class StatusReads(DefinitionReads):
             }
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
+            attempts = sorted(
+                [
+                    *((r["dataset_id"], r["end_time"], r["status"]) for r in attempts_f.result()),
+                    *((r.dataset_id, r.end_time, r.status) for r in _of(RunHistoryRow, pending)),
+                ],
+                key=lambda a: a[1],
+                reverse=True,
+            )
+            failed: dict[str, int] = {}
+            seen: dict[str, int] = {}
+            for dataset_id, _, status in attempts:
+                seen[dataset_id] = seen.get(dataset_id, 0) + 1
+                if seen[dataset_id] <= RECENT and status == AttemptStatus.FAILED:
+                    failed[dataset_id] = failed.get(dataset_id, 0) + 1
 
         now = store.now()
         return {
@@ -211,6 +235,7 @@ class StatusReads(DefinitionReads):
                 lineage=lineage.get(d, Lineage()),
                 now=now,
                 sla_hours=sla_hours(policies, layers[d]) if d in layers else None,
+                failed=failed.get(d, 0),
             )
             for d in ids
         }
