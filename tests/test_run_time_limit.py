@@ -25,7 +25,7 @@ from openlaketx.runner import dataset_step, job, promotion
 from openlaketx.runner.context import StepResult
 from openlaketx.runner.deadline import RunDeadline
 from openlaketx.spark import SCHEDULER_POOL
-from tests.conftest import Project, assert_sound, write
+from tests.conftest import Project, assert_sound, cells_yaml, write
 
 REASON = (
     "the run exceeded its time limit of {} s (run_time_limit_seconds); its Spark jobs were "
@@ -360,6 +360,9 @@ def test_a_runs_spark_jobs_run_in_its_tenants_fair_pool_on_the_thread_it_runs_on
 ) -> None:
     tenant = f"pool-{random.randrange(10**9)}"  # a pool no job of this process used yet
     lh = Lakehouse.open(lakehouse.config.for_tenant(tenant))
+    # a tenant's relative roots start at its home, the folder its reach allows by default
+    doc = write(lh.config.tenant_home / "cells.yaml", cells_yaml(project.suffix))
+    project = Project(doc, project.suffix)
     lh.apply(project.yaml)
     project.deliver("d1.csv", ["GSM,1,10.5,100", "LTE,2,20.5,100"])
     context = lh.spark.sparkContext

@@ -540,8 +540,10 @@ def test_a_keys_request_budget_is_set_per_tenant_and_answers_429_with_retry_afte
 
 def test_a_tenant_at_its_limit_of_runs_at_once_gets_429(limited: Served, tmp_path: Path) -> None:
     lh = limited.tenants.get("narrow")
-    p = Project(write(tmp_path / "a" / "project" / "cells.yaml", cells_yaml("_t1")), "_t1")
-    q = Project(write(tmp_path / "b" / "project" / "cells.yaml", cells_yaml("_t2")), "_t2")
+    # a tenant's relative roots start at its home, whose feed its reach allows by default
+    home = lh.config.tenant_home
+    p = Project(write(home / "cells_t1.yaml", cells_yaml("_t1")), "_t1")
+    q = Project(write(home / "cells_t2.yaml", cells_yaml("_t2")), "_t2")
     lh.apply(p.yaml)
     lh.apply(q.yaml)
     p.deliver("d1.csv", ["GSM,1,10.0,1"])

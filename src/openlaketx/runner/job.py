@@ -281,8 +281,12 @@ def _run_tasks(ctx: RunContext, job_plan: JobPlan, result: JobResult) -> JobResu
         for s in result.steps
         if s.status != AttemptStatus.SUCCESS and s.reason
     ]
-    # every failing task, each named: the last one alone hid the others
-    result.error = failures[0] if len(failures) == 1 else "; ".join(failures) or None
+    # every failing task, each named (the last one alone hid the others); one says it alone
+    result.error = (
+        next(s.reason for s in result.steps if s.status != AttemptStatus.SUCCESS and s.reason)
+        if len(failures) == 1
+        else "; ".join(failures) or None
+    )
     if result.skipped:
         skipped = ", ".join(result.skipped)
         result.error = f"{result.error} (skipped: {skipped})" if result.error else None
