@@ -22,7 +22,7 @@ from openlaketx.runner.batch_rows import merge_plan
 from openlaketx.runner.deadline import RunDeadline
 from openlaketx.runner.lease import LeaseHold
 from openlaketx.runner.lifecycle import JobRun
-from openlaketx.sources.files import CORRUPT_COLUMN
+from openlaketx.sources.layouts import CORRUPT_COLUMN
 from openlaketx.tables import dataset_location, quarantine_name
 
 if TYPE_CHECKING:

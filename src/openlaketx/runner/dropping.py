@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.quality.evaluate import FAILED_RULES
 from openlaketx.loads.staging import StagedBatch, staged_rows
-from openlaketx.sources.files import CORRUPT_COLUMN
+from openlaketx.sources.layouts import CORRUPT_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession

@@ -36,8 +36,8 @@ from openlaketx.loads.version_read import read_version
 from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.runner.models import model_input
 from openlaketx.sources.base import ReadContext
-from openlaketx.sources.files import CORRUPT_COLUMN
 from openlaketx.sources.kinds import engine as source_engine
+from openlaketx.sources.layouts import CORRUPT_COLUMN
 from openlaketx.sources.reads import SourceRead, require_enabled
 from openlaketx.tables import dataset_location
 

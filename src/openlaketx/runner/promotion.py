@@ -25,7 +25,7 @@ from openlaketx.runner.gating import GateOutcome
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
 from openlaketx.runner.stage import Novelty
-from openlaketx.sources.files import archive_files
+from openlaketx.sources.archive import archive_files
 from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import quarantine_name, register
 

@@ -26,26 +26,25 @@ from lakeguard.hashing import digest
 from lakeguard.progress import Rejection, SourceProgress
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
-from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.source_kinds import options_as
 from lakeguard.source_kinds.base import RootOptions
 from lakeguard.source_kinds.file import FileObjectOptions, SeenFile
-from lakeguard.store.ddl import quote
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
-from lakeguard.vocabulary import CORRUPT_RECORD, SourceKindName, SourceLoad
+from lakeguard.vocabulary import SourceKindName, SourceLoad
 from openlaketx import storage
-from openlaketx.sources import bad_files, json_records
+from openlaketx.sources import bad_files
+from openlaketx.sources.archive import archive_files, archive_moves
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
 from openlaketx.sources.jdbc import root_cause
-from openlaketx.sources.listing import listing_path, local_files
+from openlaketx.sources.layouts import declared_columns, live_layouts, read_layout
+from openlaketx.sources.listing import local_files
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
-CORRUPT_COLUMN = CORRUPT_RECORD  # where Spark keeps an unparseable line
 
 
 # The files of a source object still rejected: each as it was put aside, and why.
@@ -92,12 +91,6 @@ def file_options(obj: SourceObjectDef) -> FileObjectOptions:
     return options_as(obj.options, FileObjectOptions)
 
 
-def _plain(location: str) -> str:
-    """A listed location as the storage layer names it (`file:/x` is the local path `/x`)."""
-    local = listing_path(location)
-    return local if local is not None else location
-
-
 def list_files(pattern: str, *, content_hash: bool) -> list[SeenFile]:
     """The data files `pattern` names (a glob, a file or a folder), as the file system has them,
     listed without Spark: local paths as Hadoop names them (`file:/...`), object-store ones by
@@ -114,125 +107,6 @@ def list_files(pattern: str, *, content_hash: bool) -> list[SeenFile]:
         )
         for f in storage.glob_files(pattern)
     ]
-
-
-def declared_columns(obj: SourceObjectDef) -> list[SchemaColumn]:
-    """The approved schema of a source object, in declared order."""
-    return [
-        SchemaColumn(c.column_name, c.data_type.lower(), c.nullable)
-        for c in sorted(obj.columns, key=lambda c: c.ordinal)
-    ]
-
-
-def _header(path: str, options: dict[str, str]) -> list[str]:
-    """The column names of a CSV file's first line."""
-    separator = options.get("sep", options.get("delimiter", ","))
-    line = storage.header_line(_plain(path), options.get("encoding", "utf-8"))
-    return [name.strip().strip('"') for name in line.rstrip("\r\n").split(separator)]
-
-
-def live_layouts(
-    spark: SparkSession, obj: SourceObjectDef, paths: list[str]
-) -> list[tuple[list[SchemaColumn], list[str]]]:
-    """The files grouped by the schema they really have: a CSV file's header (names matched to
-    the declared types, new columns as strings), a Parquet file's footer, the fields of a
-    JSON file's first lines (the declared columns, then new fields as strings). Every group
-    is read by its own layout, so no column is read by the position of another."""
-    if obj.format == "json":
-        sampled = json_records.sampled_fields(paths, obj.read_options)
-        return [(json_records.live_columns(obj, sampled), paths)]
-    approved = declared_columns(obj)
-    by_name = {c.name.lower(): c for c in approved}
-    header = obj.format == "csv" and obj.read_options.get("header", "false").lower() == "true"
-    if obj.format == "parquet":
-        fields = spark.read.parquet(*paths).schema.fields
-        live = [
-            SchemaColumn(
-                f.name,
-                f.dataType.simpleString(),
-                by_name[f.name.lower()].nullable if f.name.lower() in by_name else True,
-            )
-            for f in fields
-        ]
-        return [(live, paths)]
-    if not header:
-        return [(approved, paths)]
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for path in paths:
-        groups.setdefault(tuple(_header(path, obj.read_options)), []).append(path)
-    layouts = []
-    for names, members in groups.items():
-        columns = [
-            by_name.get(n.lower(), SchemaColumn(n, "string", True))
-            if n.lower() not in by_name
-            else SchemaColumn(n, by_name[n.lower()].type, by_name[n.lower()].nullable)
-            for n in names
-        ]
-        layouts.append((columns, members))
-    return layouts
-
-
-def read_layout(
-    spark: SparkSession,
-    obj: SourceObjectDef,
-    paths: list[str],
-    columns: list[SchemaColumn],
-    text_format: bool,
-) -> DataFrame:
-    """Files of one layout, read with its columns; rows that do not parse keep their text in
-    `_corrupt_record` (JSON: see `json_records`, each scalar cast on its own)."""
-    if obj.format == "json":
-        return json_records.read(spark, obj, paths, columns)
-    reader = spark.read.format(obj.format).options(**obj.read_options)
-    if text_format:
-        reader = reader.option("mode", "PERMISSIVE").option(
-            "columnNameOfCorruptRecord", CORRUPT_COLUMN
-        )
-    parts = [f"{quote(c.name)} {c.type.upper()}" for c in columns]
-    if text_format:
-        parts.append(f"{quote(CORRUPT_COLUMN)} STRING")
-    return reader.schema(", ".join(parts)).load(paths)
-
-
-def archive_moves(
-    system: SourceSystemDef, obj: SourceObjectDef, paths: list[str], reach: Reach
-) -> list[tuple[str, str]]:
-    """(file, archive folder) for each path, when the source object names an archive: the
-    folder and the files (a move takes them out of theirs) must be the tenant's to write."""
-    archive_to = file_options(obj).archive
-    if not archive_to:
-        return []
-    archive = source_path(system, archive_to)
-    where = f"source_objects[{obj.source_object_id}].archive"
-    check_path(reach, archive, where, write=True)
-    check_files(reach, paths, where, write=True)
-    return [(path, archive) for path in paths]
-
-
-def archive_files(moves: list[tuple[str, str]]) -> None:
-    """Move ingested files into their archive folder (after their version is recorded).
-
-    A name already in the archive gets a numbered suffix: nothing archived is overwritten. On
-    an object store a move is a copy then a delete: a crash between leaves the file in both
-    places, and the next attempt archives it again under a numbered name.
-    """
-    for source, folder in moves:
-        src = _plain(source)
-        if not storage.exists(src):
-            continue  # archived by an earlier attempt
-        target = storage.join(_plain(folder), src.rsplit("/", 1)[-1])
-        dst, n = target, 0
-        while storage.exists(dst):
-            n += 1
-            dst = f"{target}.{n}"
-        try:
-            storage.move_file(src, dst)
-        except OSError as exc:
-            raise SourceError(
-                f"cannot move {source} to the archive {target}: {first_line(exc)}",
-                where=target,
-                fix="check the archive folder's permissions; the data is promoted already",
-            ) from exc
 
 
 def listed_files(

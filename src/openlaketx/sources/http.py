@@ -37,10 +37,11 @@ from lakeguard.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources import bad_files
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub
-from openlaketx.sources.files import declared_columns, live_layouts, read_layout, spark_refusal
+from openlaketx.sources.files import spark_refusal
 from openlaketx.sources.http_body import BadBody, write_lines
 from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.json_records import live_columns, record_fields
+from openlaketx.sources.layouts import declared_columns, live_layouts, read_layout
 from openlaketx.sources.reads import SourceRead
 from openlaketx.sources.watermarks import Above, above
 

@@ -59,3 +59,9 @@ def local_files(pattern: str, *, content_hash: bool = False) -> list[SeenFile] |
                 continue
             found.append(_seen(child, content_hash))
     return sorted(found, key=lambda f: f.path)
+
+
+def plain_location(location: str) -> str:
+    """A listed location as the storage layer names it (`file:/x` is the local path `/x`)."""
+    local = listing_path(location)
+    return local if local is not None else location
