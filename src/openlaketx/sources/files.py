@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import OutOfReach, SourceError, first_line
+from lakeguard.errors import OutOfReach, SourceError, first_line, root_cause
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
 from lakeguard.progress import Rejection, SourceProgress
@@ -38,7 +38,6 @@ from openlaketx import storage
 from openlaketx.sources import bad_files, json_records
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
-from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.listing import listing_path, local_files
 from openlaketx.sources.reads import SourceRead
 
