@@ -120,8 +120,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # per module keeps a module's tests on one worker where they share a module fixture
         # (built once), while the modules spread over both: one group of all of them was the
         # suite's longest unit. Tests that share none spread too (a server start per worker).
+        grouped = any(item.iter_markers("xdist_group"))  # by its module: that group stays
         for server in ("postgres", "s3_server"):
-            if server in names and _shares_a_module_fixture(item):
+            if server in names and _shares_a_module_fixture(item) and not grouped:
                 item.add_marker(pytest.mark.xdist_group(f"{server}-{item.path.stem}"))
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
         for item in items:

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,12 @@ class Standalone:
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.folder.glob("*.log"))
 
-    def start_daemon(self, name: str, *args: str) -> None:
+    def start_daemon(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> None:
+        """Start `bin/spark-class ARGS` in a process group of its own; `env`: the environment
+        it starts from (default: this process's)."""
         log = (self.folder / f"{name}.log").open("wb")
-        env = {
-            **os.environ,
+        environ = {
+            **(os.environ if env is None else env),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(self.folder),
             "SPARK_DAEMON_JAVA_OPTS": jvm_options(),
@@ -89,7 +92,7 @@ class Standalone:
                 [str(spark_home() / "bin" / "spark-class"), *args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=env,
+                env=environ,
                 start_new_session=True,
             )
         )
@@ -111,8 +114,21 @@ class Standalone:
             stop_group(proc)
 
 
-def start(folder: Path | None = None, *, memory: str = "1g") -> Standalone:
-    """A master and one worker (one core, `memory`) on 127.0.0.1, the worker registered."""
+def without_credentials(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without any `AWS_*` or `LAKETX_*` variable: what a worker on another machine
+    has, where nobody set up laketx or an AWS identity."""
+    return {k: v for k, v in env.items() if not k.startswith(("AWS_", "LAKETX_"))}
+
+
+def start(
+    folder: Path | None = None,
+    *,
+    memory: str = "1g",
+    worker_env: Mapping[str, str] | None = None,
+) -> Standalone:
+    """A master and one worker (one core, `memory`) on 127.0.0.1, the worker registered;
+    `worker_env`: the environment the worker (and so its executors) starts from, default
+    this process's."""
     where = folder or Path(tempfile.mkdtemp(prefix="laketx-standalone-"))
     port, ui_port, worker_port, worker_ui = free_ports(4)
     cluster = Standalone(where, port, ui_port)
@@ -128,6 +144,7 @@ def start(folder: Path | None = None, *, memory: str = "1g") -> Standalone:
             *("--host", "127.0.0.1", "--port", str(worker_port)),
             *("--webui-port", str(worker_ui), "--cores", "1", "--memory", memory),
             *("--work-dir", str(where / "work"), cluster.master_url),
+            env=worker_env,
         )
         cluster.wait_for_worker()
     except BaseException:

@@ -1,9 +1,12 @@
 """The data plane on a Spark standalone cluster: a master and a worker on 127.0.0.1 started
 from the pyspark installation (tests/standalone.py), a job run on it through the CLI, its
-results equal to the same deliveries run with a local master."""
+results equal to the same deliveries run with a local master. The worker starts with no
+`AWS_*` and no `LAKETX_*` variable, as on a machine nobody set up: a lakehouse on an object
+store is reached by its executors with what the driver tells them alone."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,9 +16,16 @@ from typing import Any
 import pytest
 
 from tests.conftest import Project, cells_yaml, open_copy, write
-from tests.standalone import Standalone, jvm_options, start
+from tests.seaweed import ACCESS_KEY, SECRET_KEY
+from tests.standalone import Standalone, jvm_options, start, without_credentials
 
-pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
+# one worker runs the module: its tests share one cluster (two JVMs to start)
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.subprocess,
+    pytest.mark.server,
+    pytest.mark.xdist_group("cluster"),
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = """
@@ -32,7 +42,9 @@ SMALL = ("spark.executor.memory=512m", "spark.driver.memory=1g", "spark.sql.shuf
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
-    cluster = start(tmp_path_factory.mktemp("standalone"))
+    cluster = start(
+        tmp_path_factory.mktemp("standalone"), worker_env=without_credentials(os.environ)
+    )
     yield cluster
     cluster.stop()
 
@@ -46,17 +58,31 @@ def three_layers(folder: Path, suffix: str) -> Project:
     return Project(write(folder / "cells.yaml", text), suffix)
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    home: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`laketx --home HOME --conf ... ARGS` in a process of its own (`env`, default this
+    process's environment)."""
     executor = f"spark.executor.extraJavaOptions={jvm_options()}"
     conf = [item for c in (*SMALL, executor) for item in ("--conf", c)]
     return subprocess.run(
         [sys.executable, "-c", CLI, "--home", str(home), *conf, *args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
     )
+
+
+def finished_since(cluster: Standalone, before: set[str]) -> list[dict[str, Any]]:
+    """The applications the master lists as completed that were not in `before` (ids)."""
+    return [a for a in cluster.state()["completedapps"] if a["id"] not in before]
+
+
+def app_ids(cluster: Standalone) -> set[str]:
+    return {a["id"] for a in cluster.state()["completedapps"]}
 
 
 def versions(lh: Any, *datasets: str) -> dict[str, list[tuple[int, int, str | None]]]:
@@ -80,6 +106,7 @@ def test_a_job_on_a_standalone_cluster_equals_the_same_job_on_a_local_master(
     with `--master spark://127.0.0.1:PORT` (the engine sets the loopback driver address):
     every version of every dataset has the row count and content hash of a local run's, and
     the master lists the runs as its finished applications."""
+    before = app_ids(standalone)
     project = three_layers(tmp_path / "project", "_cl")
     datasets = (project.bronze, project.silver, "gold_radios_cl")
     on_cluster = open_copy(template_home, tmp_path / "cluster")
@@ -101,6 +128,67 @@ def test_a_job_on_a_standalone_cluster_equals_the_same_job_on_a_local_master(
     assert [len(v) for v in cluster_versions.values()] == [2, 2, 2]
     assert all(hash_ for vs in cluster_versions.values() for _, _, hash_ in vs)
     assert cluster_versions[project.silver][-1][1] == 6  # cell 1 merged, 5 and 6 added
-    finished = [a for a in standalone.state()["completedapps"] if a["name"] == "laketx"]
-    assert len(finished) == len(DELIVERIES)
-    assert all(a["state"] == "FINISHED" for a in finished)
+    finished = finished_since(standalone, before)
+    assert [(a["name"], a["state"]) for a in finished] == [("laketx", "FINISHED")] * 2
+
+
+def test_a_job_on_s3_through_a_worker_without_credentials_equals_a_local_run(
+    standalone: Standalone,
+    s3_server: Any,
+    spark: Any,
+    template_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Warehouse and metadata on SeaweedFS, the credentials in a file the driver names by
+    reference (LAKETX_S3_CREDENTIALS_FILE), a worker whose environment holds no credential:
+    bronze append from CSV and silver merge over two deliveries through the CLI with
+    `--master spark://...` equal a local run, version by version, and the executors
+    authenticated with nothing but the file's path and section (no key in the job's conf)."""
+    before = app_ids(standalone)
+    worker = standalone.procs[-1].pid
+    environ = Path(f"/proc/{worker}/environ").read_bytes().split(b"\0")
+    assert not [v for v in environ if v.startswith((b"AWS_", b"LAKETX_"))]
+    project = Project(write(tmp_path / "project" / "cells.yaml", cells_yaml("_s3cl")), "_s3cl")
+    local = open_copy(template_home, tmp_path / "local")
+    local.apply(project.yaml)
+    prefix = s3_server.fresh_prefix()
+    # the driver's settings (the CLI's): the server, its credentials file, the lakehouse
+    on_store = {
+        **s3_server.env(),
+        "LAKETX_METADATA_HOME": f"{prefix}/metadata",
+        "LAKETX_WAREHOUSE": f"{prefix}/warehouse",
+    }
+    driver_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | on_store
+    home = tmp_path / "home"
+    applied = run_cli(home, "apply", str(project.yaml), env=driver_env)
+    assert applied.returncode == 0, applied.stdout[-2000:] + applied.stderr[-3000:]
+
+    for name, rows in DELIVERIES:
+        project.deliver(name, rows)
+        done = run_cli(home, "run", project.job, "--master", standalone.master_url, env=driver_env)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        result = local.run(project.job)
+        assert result.status == "COMPLETED", result.error
+
+    from openlaketx.lakehouse import Lakehouse
+
+    for name, value in on_store.items():  # to read what the runs recorded on the server
+        monkeypatch.setenv(name, value)
+    on_s3 = Lakehouse.open(home=home)
+    assert on_s3.config.uses_object_store
+    cluster_versions = versions(on_s3, project.bronze, project.silver)
+    assert cluster_versions == versions(local, project.bronze, project.silver)
+    assert [len(v) for v in cluster_versions.values()] == [2, 2]
+    assert cluster_versions[project.silver][-1][1] == 6
+    base = prefix.removeprefix("s3://")
+    keys = s3_server.keys_under(f"{prefix}/warehouse")
+    assert any(k.startswith(f"{base}/warehouse/silver/cells_s3cl/_delta_log/") for k in keys)
+    finished = finished_since(standalone, before)
+    assert [(a["name"], a["state"]) for a in finished] == [("laketx", "FINISHED")] * 2
+    # what the executors were started with: the file by reference, never a key
+    for app in finished:
+        (log,) = standalone.folder.glob(f"work/{app['id']}/*/stderr")
+        launched = log.read_text(errors="replace").split("\n=====", 1)[0]
+        assert f"-Daws.sharedCredentialsFile={s3_server.credentials_file}" in launched
+        assert SECRET_KEY not in launched and ACCESS_KEY not in launched

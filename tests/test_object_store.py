@@ -24,7 +24,7 @@ from lakeguard.store.objectstore import ObjectStoreSettings, storage_options
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
 from tests.children import lease_race
-from tests.seaweed import SECRET_KEY
+from tests.seaweed import ACCESS_KEY, SECRET_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 CRM = ROOT / "examples" / "crm" / "crm.yaml"
@@ -190,18 +190,29 @@ def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
     from openlaketx.s3a import S3A_PACKAGE
     from openlaketx.spark import session_conf, spark_packages
 
-    on_store = LakehouseConfig.from_env()
+    # the engine's own conf: without the suite's JVM options (LAKETX_SPARK_CONF)
+    on_store = LakehouseConfig.from_env().model_copy(update={"spark_conf": {}})
     local = LakehouseConfig(home=tmp_path / "local")
     assert S3A_PACKAGE in spark_packages(on_store) and S3A_PACKAGE not in spark_packages(local)
     conf = session_conf(on_store)
     assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_server.endpoint
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
-    assert (
-        f"-Daws.sharedCredentialsFile={s3_server.credentials_file}"
-        in conf["spark.driver.extraJavaOptions"]
-    )
-    assert not any(SECRET_KEY in value for value in conf.values())
+    reference = [
+        f"-Daws.sharedCredentialsFile={s3_server.credentials_file}",
+        "-Daws.profile=default",
+    ]
+    # the driver and the executors (on a cluster, other machines) name the file alike
+    driver = conf["spark.driver.extraJavaOptions"].split()
+    assert driver[:2] == reference and driver[2].startswith("-Dlog4j2.configurationFile=")
+    assert conf["spark.executor.extraJavaOptions"].split() == reference
+    assert not any(SECRET_KEY in value or ACCESS_KEY in value for value in conf.values())
+    # a user's own JVM options come after the engine's, so theirs win
+    mine = {f"spark.{who}.extraJavaOptions": f"-Dmine={who}" for who in ("driver", "executor")}
+    theirs = session_conf(on_store.model_copy(update={"spark_conf": mine}))
+    assert theirs["spark.driver.extraJavaOptions"].split() == [*driver, "-Dmine=driver"]
+    assert theirs["spark.executor.extraJavaOptions"].split() == [*reference, "-Dmine=executor"]
     assert not any("s3a" in key for key in session_conf(local))
+    assert "spark.executor.extraJavaOptions" not in session_conf(local)
     # staging commits with one rename per file and no `_SUCCESS` object, on the store only
     committer = "spark.hadoop.mapreduce.fileoutputcommitter"
     assert conf[f"{committer}.algorithm.version"] == "2"
@@ -238,7 +249,10 @@ from openlaketx.lakehouse import Lakehouse
 lh = Lakehouse.open()
 n = lh.sql('SELECT COUNT(*) AS n FROM lakeguard.dataset_registry').collect()[0]['n']
 lh.spark.range(100).write.format('delta').save(sys.argv[1])
-print(json.dumps({'registry': n}), flush=True)
+hadoop = lh.spark.sparkContext._jsc.hadoopConfiguration()
+keys = [hadoop.get(f'fs.s3a.{k}') for k in ('access.key', 'secret.key', 'session.token')]
+conf = dict(lh.spark.sparkContext.getConf().getAll())
+print(json.dumps({'registry': n, 'conf': conf, 'hadoop_keys': keys}), flush=True)
 """
 
 
@@ -259,7 +273,13 @@ def test_spark_reads_the_metadata_and_writes_a_delta_table_on_the_object_store(
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"registry": 5}
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["registry"] == 5
+    # the running session's conf holds the credentials file by reference, never a key from it
+    conf: dict[str, str] = got["conf"]
+    assert "-Daws.sharedCredentialsFile=" in conf["spark.executor.extraJavaOptions"]
+    assert not [k for k, v in conf.items() if SECRET_KEY in v or ACCESS_KEY in v]
+    assert got["hadoop_keys"] == [None, None, None]
     options = storage_options(table)
     written = DeltaTable(table, storage_options=options)
     assert written.to_pyarrow_table().num_rows == 100

@@ -7,6 +7,8 @@ or a dataset) and *how to fix it*, and is marked terminal (retrying cannot help)
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 from lakeguard.shapes import JsonObject
@@ -70,10 +72,50 @@ def first_line(exc: BaseException, limit: int = 2000) -> str:
     return text.splitlines()[0][:limit] if text else type(exc).__name__
 
 
+def root_cause(exc: BaseException) -> str:
+    """The deepest exception behind a JVM error raised through Py4J (a `Py4JJavaError`, by
+    its `java_exception`), as `class: message` (first line); else `exc`'s first line."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return first_line(exc)
+    try:
+        while java.getCause() is not None and java.getCause() != java:
+            java = java.getCause()
+        return str(java.toString()).splitlines()[0]
+    except Exception:  # the JVM gone (a killed driver): the Python side is all there is
+        return first_line(exc)
+
+
+# `name=value` where the name says secret (a JDBC URL's password, a signed URL's token, a
+# Hadoop key setting), and a URL's user:password@
+_SECRET_PAIR = re.compile(
+    r"(?i)([\w.-]*(?:password|passwd|secret|token|access[._-]?key|signature)[\w.-]*\s*=\s*)"
+    r"[^\s&;,'\"]+"
+)
+_URL_PASSWORD = re.compile(r"(\b[a-z][\w+.-]*://[^/\s:@]+:)[^/\s@]+@", re.IGNORECASE)
+# secrets the JVM's S3 client may read from the environment
+_SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def redact(text: str) -> str:
+    """`text` with what looks like a secret masked: `password=...` and its kin, a URL's
+    password, and the values of the AWS secret variables of this process."""
+    text = _URL_PASSWORD.sub(r"\1****@", _SECRET_PAIR.sub(r"\1****", text))
+    for name in _SECRET_VARIABLES:
+        value = os.environ.get(name)
+        if value and len(value) >= 8:  # a short value would mask ordinary words
+            text = text.replace(value, "****")
+    return text
+
+
 def describe(exc: BaseException) -> str:
-    """How an error is recorded in run rows: a LakeTxError's message, else type and first line."""
+    """How an error is recorded in run rows: a LakeTxError's message; a JVM error (Py4J) by
+    its root cause, since its own message names only the Py4J call ("An error occurred while
+    calling o162.save."); else type and first line."""
     if isinstance(exc, LakeTxError):
         return exc.message
+    if getattr(exc, "java_exception", None) is not None:
+        return redact(root_cause(exc))[:2000]
     if not str(exc).strip():
         return type(exc).__name__
     return f"{type(exc).__name__}: {first_line(exc)}"[:2000]

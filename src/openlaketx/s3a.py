@@ -5,9 +5,10 @@ it pulls the AWS SDK v2 bundle. It is resolved and cached with Delta's jars, and
 lakehouse whose metadata is on an object store. The `s3://` scheme the store writes is mapped
 to `s3a`, so Spark and delta-rs name a table by the same URI.
 
-Credentials stay references here too: with a credentials file, the JVM is told the file's path
-and section (`aws.sharedCredentialsFile`, `aws.profile`), never the keys; without one, s3a's
-default chain reads the `AWS_*` variables the JVM inherits.
+Credentials stay references here too: with a credentials file, the driver's and the executors'
+JVMs are told the file's path and section (`aws.sharedCredentialsFile`, `aws.profile`), never
+the keys, and s3a asks the SDK's profile provider alone; without one, s3a's default chain reads
+the `AWS_*` variables each JVM inherits, or an instance role (docs/cluster.md).
 """
 
 from __future__ import annotations

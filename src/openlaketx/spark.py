@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 MIN_JAVA = 17
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
 LOOPBACK = frozenset({"127.0.0.1", "localhost"})
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 # Settings a Spark Connect server takes when it starts; a client cannot change them.
@@ -141,22 +142,36 @@ def session_conf(cfg: LakehouseConfig) -> dict[str, str]:
         "spark.driver.memory": "4g",
         **master_conf(cfg.master),
     }
-    java_options = []
+    # JVM options of the driver, and of both the driver and the executors
+    driver_options: list[str] = []
+    both: list[str] = []
     if cfg.uses_object_store:
         settings = ObjectStoreSettings.from_env()
         conf.update(s3a_conf(settings))
-        java_options += s3a_java_options(settings)
+        # executors write the staged batches and Delta files themselves: on a cluster they
+        # run on other machines, with nothing of the driver's environment, so they are told
+        # the credentials file by the same reference (a path and a section, no key)
+        both += s3a_java_options(settings)
     if cfg.quiet:
         conf["spark.ui.enabled"] = "false"
         log_conf = Path(__file__).with_name("log4j2.properties")
-        java_options.append(f"-Dlog4j2.configurationFile=file:{log_conf}")
+        driver_options.append(f"-Dlog4j2.configurationFile=file:{log_conf}")
     conf.update(cfg.spark_conf)
-    # the user's JVM options come last, so theirs win where both set one
-    java_options.append(cfg.spark_conf.get(DRIVER_JAVA_OPTIONS, ""))
-    conf[DRIVER_JAVA_OPTIONS] = " ".join(filter(None, java_options))
-    if not conf[DRIVER_JAVA_OPTIONS]:
-        del conf[DRIVER_JAVA_OPTIONS]
+    merge_java_options(conf, DRIVER_JAVA_OPTIONS, [*both, *driver_options], cfg.spark_conf)
+    merge_java_options(conf, EXECUTOR_JAVA_OPTIONS, both, cfg.spark_conf)
     return conf
+
+
+def merge_java_options(
+    conf: dict[str, str], key: str, engine: list[str], user: dict[str, str]
+) -> None:
+    """Set `conf[key]` to the engine's JVM options, then the user's (last, so that theirs
+    win where both set one); no key when there are none."""
+    options = " ".join(filter(None, [*engine, user.get(key, "")]))
+    if options:
+        conf[key] = options
+    else:
+        conf.pop(key, None)
 
 
 def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 
-from lakeguard.errors import LakeTxError, describe
+from lakeguard.errors import LakeTxError, describe, root_cause
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.progress import Rejection
 from lakeguard.quality.compiled import CompiledRule
@@ -37,7 +37,6 @@ from openlaketx.runner.recovery import Recovered, recover
 from openlaketx.runner.stage import novelty, stage_batch
 from openlaketx.sources.bad_files import summary
 from openlaketx.sources.credentials import scrub
-from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.kinds import engine
 
 __all__ = ["RunContext", "StepResult", "run_dataset"]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import OutOfReach, SourceError, first_line
+from lakeguard.errors import OutOfReach, SourceError, first_line, root_cause
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
 from lakeguard.progress import Rejection, SourceProgress
@@ -37,7 +37,6 @@ from openlaketx.sources import bad_files
 from openlaketx.sources.archive import archive_files, archive_moves
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
-from openlaketx.sources.jdbc import root_cause
 from openlaketx.sources.layouts import declared_columns, live_layouts, read_layout
 from openlaketx.sources.listing import local_files
 from openlaketx.sources.reads import SourceRead

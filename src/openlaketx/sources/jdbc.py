@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, SourceError, first_line
+from lakeguard.errors import LakeTxError, SourceError, root_cause
 from lakeguard.hashing import digest
 from lakeguard.progress import SourceProgress, WatermarkMark
 from lakeguard.reach import Reach
@@ -42,19 +42,6 @@ _UNREACHABLE = (
     "too many connections",
 )
 _REFUSED = ("password authentication failed", "authentication failed", "pg_hba.conf")
-
-
-def root_cause(exc: BaseException) -> str:
-    """The deepest message of a JVM exception behind a Py4J error (else the first line)."""
-    java = getattr(exc, "java_exception", None)
-    if java is None:
-        return first_line(exc)
-    try:
-        while java.getCause() is not None and java.getCause() != java:
-            java = java.getCause()
-        return str(java.toString()).splitlines()[0]
-    except Exception:
-        return first_line(exc)
 
 
 def classify_failure(
