@@ -143,12 +143,9 @@ class Destination(BaseModel):
 
     def __str__(self) -> str:
         network = self.network
-        if self.host is not None or network is None:
-            where = str(self.host)
-        elif network.num_addresses == 1:
+        where = str(self.host if network is None else network)
+        if network is not None and network.num_addresses == 1:
             where = str(network.network_address)
-        else:
-            where = str(network)
         if not self.ports:
             return f"{where}:*"
         low, high = self.ports[0]
@@ -235,7 +232,7 @@ class Reach(BaseModel):
     network: tuple[Destination, ...] = ()
     secret_prefix: str | None = None
     secret_folder: str | None = None
-    denied: tuple[str, ...] = Field(default=(), description="Never, confined or not")
+    denied: tuple[str, ...] = ()  # never, confined or not
     # `<home>/tenants` and the tenant's own home under it: every other tenant's home is denied
     tenants_root: str | None = None
     own_home: str | None = None

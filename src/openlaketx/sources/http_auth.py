@@ -72,8 +72,9 @@ class Credentials:
         return dict(self._query)
 
     def renew(self) -> None:
-        """Replace the access token (only renewable credentials have one)."""
-        raise NotImplementedError
+        """Replace the access token: static credentials have none, so nothing changes (the
+        client renews only `renewable` ones)."""
+        return None
 
     def secrets(self) -> tuple[str, ...]:
         """Every secret value a text shown must not carry (and the forms they travel in)."""

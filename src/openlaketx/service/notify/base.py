@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, ClassVar, Generic, TypeVar
@@ -99,13 +100,14 @@ class Sent:
     final: bool = False  # a failure no retry can mend (a 4xx, a refused destination)
 
 
-class Sender(Generic[C]):
+class Sender(ABC, Generic[C]):
     """Sends messages to channels of one kind."""
 
     kind: ClassVar[ChannelKindName]
 
+    @abstractmethod
     def send(self, channel: C, message: Message, reach: Reach) -> Sent:
-        raise NotImplementedError
+        """Deliver `message` to `channel`, within the tenant's reach."""
 
     @staticmethod
     def secret(channel: ChannelKind, name: str, ref: str, reach: Reach) -> str:
