@@ -179,14 +179,14 @@ def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_pa
 def test_a_run_page_keeps_reloading_through_a_passing_read_error_and_not_a_lasting_one(
     site: tuple[TestClient, Tenants, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lakeguard.errors import MetadataStoreError, NotRegisteredError
+    from lakeguard.errors import NotRegisteredError, StoreContended
 
     client, tenants, token = site
     login(client, token)
     reader = tenants.get("default").reader
 
     def passing(run_id: str) -> None:
-        raise MetadataStoreError("run_events could not be read", transient=True)
+        raise StoreContended("run_events could not be read")
 
     monkeypatch.setattr(reader, "job_run", passing)
     answer = client.get("/runs/" + "a" * 32)

@@ -156,9 +156,7 @@ def test_a_guide_holds_no_dated_entry(doc: Path) -> None:
         for n, line in enumerate(doc.read_text().splitlines(), 1)
         if DATE.search(line)
     ]
-    assert not dated, "a date in a guide (measurements go in bench/results/):\n" + "\n".join(
-        dated
-    )
+    assert not dated, "a date in a guide (measurements go in bench/results/):\n" + "\n".join(dated)
 
 
 def test_the_benchmarks_page_stays_short() -> None:

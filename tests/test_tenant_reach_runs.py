@@ -207,6 +207,8 @@ datasets:
   - {{id: bronze_orders, layer: bronze}}
 """,
     )
-    message = _failed_and_clean(lh, "bronze_orders", "credential_ref", "outside the tenant's secrets")
+    message = _failed_and_clean(
+        lh, "bronze_orders", "credential_ref", "outside the tenant's secrets"
+    )
     assert ALPHA_SECRET not in message
     assert allowed.routes.log == []

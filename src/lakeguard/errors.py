@@ -9,16 +9,37 @@ from __future__ import annotations
 
 import os
 import re
+from enum import IntEnum
 from typing import Any
 
 from lakeguard.shapes import JsonObject
 
 
+class ExitCode(IntEnum):
+    """The documented exit codes of `laketx` (README.md lists them): one per error family."""
+
+    OK = 0
+    FAILED = 1  # a failed run, or an unexpected error
+    CONFIG = 2  # configuration or a missing prerequisite
+    INVALID = 3  # invalid metadata, or a definition out of the tenant's reach
+    NOT_REGISTERED = 4
+    STORE = 5  # the metadata store
+    SOURCE = 6
+    DRIFT = 7  # a schema drift the profile blocks
+    BLOCKED = 8  # the gate said no
+    CONFLICT = 9  # a concurrent write won
+    AUDIT = 10  # `verify` found a broken invariant, or `replay` a mismatch
+    REFUSED_KEY = 11
+    UNAVAILABLE = 12  # storage that does not answer, or a service that is stopping
+    TIME_LIMIT = 13
+
+
 class LakeTxError(Exception):
-    """Root of every error the project raises on purpose."""
+    """Root of every error the project raises on purpose. Whether a retry may help is the
+    class's (`transient`), never the raise site's: a transient failure is its own subclass."""
 
     transient: bool = False
-    exit_code: int = 1
+    exit_code: ExitCode = ExitCode.FAILED
 
     def __init__(
         self,
@@ -27,14 +48,11 @@ class LakeTxError(Exception):
         where: str | None = None,
         fix: str | None = None,
         details: JsonObject | None = None,
-        transient: bool | None = None,
     ) -> None:
         self.what = what
         self.where = where
         self.fix = fix
         self.details = details or {}
-        if transient is not None:
-            self.transient = transient
         super().__init__(self.message)
 
     @property
@@ -124,13 +142,20 @@ def describe(exc: BaseException) -> str:
 class ConfigError(LakeTxError):
     """Bad settings or a missing prerequisite (Java, Python, a credential)."""
 
-    exit_code = 2
+    exit_code = ExitCode.CONFIG
+
+
+class EngineUnavailable(ConfigError):
+    """Spark could not start or be reached for now (its jars being resolved, a Spark Connect
+    server down, the class archive's build): a retry may succeed."""
+
+    transient = True
 
 
 class ValidationError(LakeTxError):
     """A metadata document or definition is invalid; `details['errors']` lists every problem."""
 
-    exit_code = 3
+    exit_code = ExitCode.INVALID
 
     def __init__(self, what: str, *, errors: list[dict[str, str]], **kw: Any) -> None:
         details = dict(kw.pop("details", None) or {})
@@ -154,13 +179,20 @@ class InvalidDefinition(ValidationError):
 class NotRegisteredError(LakeTxError):
     """A dataset, job or source that the registry does not know (invariant 1)."""
 
-    exit_code = 4
+    exit_code = ExitCode.NOT_REGISTERED
 
 
 class MetadataStoreError(LakeTxError):
     """The metadata store refused an operation or found its tables inconsistent."""
 
-    exit_code = 5
+    exit_code = ExitCode.STORE
+
+
+class StoreContended(MetadataStoreError):
+    """A metadata table kept changing under a compare-and-set append: too many writers at
+    once, a retry later may succeed."""
+
+    transient = True
 
 
 class AppendOnlyViolation(MetadataStoreError):
@@ -170,32 +202,40 @@ class AppendOnlyViolation(MetadataStoreError):
 class SourceError(LakeTxError):
     """A source could not be read: missing file, corrupt content, unreachable system."""
 
-    exit_code = 6
+    exit_code = ExitCode.SOURCE
+
+
+class SourceUnavailable(SourceError):
+    """A source that could not be reached or read for now (a host that does not resolve, a
+    database or server down, a body cut off, a file that vanished between listing and
+    reading): a retry may succeed. Nothing was loaded."""
+
+    transient = True
 
 
 class SchemaDriftError(LakeTxError):
     """The live schema differs from the approved one in a way the profile blocks."""
 
-    exit_code = 7
+    exit_code = ExitCode.DRIFT
 
 
 class PromotionBlocked(LakeTxError):
     """The gate said no: a FAIL rule or a BLOCK policy stopped the write (not a crash)."""
 
-    exit_code = 8
+    exit_code = ExitCode.BLOCKED
 
 
 class WriteConflict(LakeTxError):
     """A concurrent Delta commit won the race; the write can be retried."""
 
     transient = True
-    exit_code = 9
+    exit_code = ExitCode.CONFLICT
 
 
 class AuditFailed(LakeTxError):
     """`verify` found the store breaking an invariant; `details['violations']` lists each."""
 
-    exit_code = 10
+    exit_code = ExitCode.AUDIT
 
 
 class OutOfReach(LakeTxError):
@@ -203,7 +243,7 @@ class OutOfReach(LakeTxError):
     allow it (`lakeguard.reach`), found where it takes effect: a run, a connection, a file
     opened. Terminal: nothing was read, moved or sent."""
 
-    exit_code = 3
+    exit_code = ExitCode.INVALID
 
 
 class UnsafeExpressionError(ValidationError):
@@ -213,13 +253,13 @@ class UnsafeExpressionError(ValidationError):
 class AuthError(LakeTxError):
     """A request without a usable API key (HTTP 401); it never names the key it was sent."""
 
-    exit_code = 11
+    exit_code = ExitCode.REFUSED_KEY
 
 
 class ForbiddenError(LakeTxError):
     """A usable key without the scope the request needs (HTTP 403)."""
 
-    exit_code = 11
+    exit_code = ExitCode.REFUSED_KEY
 
 
 class StorageError(LakeTxError):
@@ -227,7 +267,7 @@ class StorageError(LakeTxError):
     store that refuses or does not answer); a retry may succeed."""
 
     transient = True
-    exit_code = 12
+    exit_code = ExitCode.UNAVAILABLE
 
 
 class TimeLimitExceeded(LakeTxError):
@@ -235,4 +275,4 @@ class TimeLimitExceeded(LakeTxError):
     cancelled and it stopped before publishing anything more. Terminal: the same run would
     take as long again."""
 
-    exit_code = 13
+    exit_code = ExitCode.TIME_LIMIT

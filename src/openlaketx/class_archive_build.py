@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lakeguard.errors import ConfigError
+from lakeguard.errors import ConfigError, EngineUnavailable
 from openlaketx.class_archive import ENV_SWITCH, QUIET, archive_path, enabled, java_binary
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import get_or_create_session, warm_up
@@ -53,12 +53,11 @@ def build(jar_cache: Path, *, timeout: float = 900) -> Path:
             timeout=60,
         )
         if dumped.returncode != 0 or check.returncode != 0 or not partial.is_file():
-            raise ConfigError(
+            raise EngineUnavailable(
                 "the JVM class archive was not built: the driver that dumps it failed, or its "
                 "archive does not load",
                 where=str(final),
                 fix=f"run `python -m {MODULE}` again, or set {ENV_SWITCH}=off",
-                transient=True,
             )
         os.replace(partial, final)
     finally:

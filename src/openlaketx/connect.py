@@ -26,7 +26,7 @@ from openlaketx.spark import (
     DRIVER_JAVA_OPTIONS,
     cached_jars,
     check_java,
-    is_remote,
+    is_connect_client,
     session_conf,
     spark_packages,
 )
@@ -81,7 +81,7 @@ def serve(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> NoReturn:
 
 def refuse_through_connect(spark: SparkSession, part: str, why: str, *, where: str) -> None:
     """Refuse `part` (of the definition at `where`) on a Connect client: `why` it cannot."""
-    if is_remote(spark):
+    if is_connect_client(spark):
         raise ConfigError(f"{part} cannot run through Spark Connect: {why}", where=where, fix=FIX)
 
 

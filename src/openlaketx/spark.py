@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import ConfigError, first_line
+from lakeguard.errors import ConfigError, EngineUnavailable, first_line
 from lakeguard.hashing import digest
 from lakeguard.store.objectstore import ObjectStoreSettings
 from openlaketx import class_archive
@@ -207,11 +207,12 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     try:
         spark = builder.getOrCreate()
     except Exception as exc:
-        raise ConfigError(
+        # resolving the jars needs the network: that may work on a retry, a bad conf not
+        failure = EngineUnavailable if resolving else ConfigError
+        raise failure(
             f"Spark could not start: {first_line(exc)}",
             where=f"master {cfg.master}",
             fix="check Java, access to Maven Central on the first start, and --conf values",
-            transient=resolving,
         ) from exc
     if cfg.quiet:
         spark.sparkContext.setLogLevel("ERROR")
@@ -251,11 +252,10 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
         spark = builder.getOrCreate()
         extensions = spark.conf.get("spark.sql.extensions", "") or ""
     except Exception as exc:
-        raise ConfigError(
+        raise EngineUnavailable(
             f"Spark Connect server unreachable: {first_line(exc)}",
             where=f"remote {remote}",
             fix="start one with `laketx connect-server --port P`, or check host and port",
-            transient=True,
         ) from exc
     if DELTA_EXTENSION not in extensions:
         raise ConfigError(
@@ -267,7 +267,7 @@ def _remote_session(remote: str, conf: dict[str, str]) -> SparkSession:
     return spark
 
 
-def is_remote(spark: SparkSession) -> bool:
+def is_connect_client(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect client (no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
@@ -281,7 +281,7 @@ def run_scope(spark: SparkSession, *, tag: str, pool: str | None) -> Iterator[Ca
     session) run them in the FAIR scheduler pool `pool`; yields what cancels them, callable
     from any thread. Both are per thread: the service runs each run on a worker thread of
     its own, and the thread's next run must not inherit them."""
-    if is_remote(spark):
+    if is_connect_client(spark):
         # Spark Connect: the client keeps tags per thread and the server interrupts every
         # operation carrying the tag, whichever thread asks. A Connect session has no local
         # properties, so no pool: the server's own scheduler settings apply.

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from lakeguard.errors import AuditFailed
+from lakeguard.errors import ExitCode
 from openlaketx import render
 from openlaketx.cli.shared import JsonFlag, app, out, print_json, with_lakehouse
 
@@ -26,7 +26,7 @@ def verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     else:
         out.print("[green]every invariant holds[/]")
     if rows:
-        raise typer.Exit(AuditFailed.exit_code)
+        raise typer.Exit(ExitCode.AUDIT)
 
 
 @app.command()
@@ -48,7 +48,7 @@ def replay(
     else:
         out.print(render.replay_table(report))
     if not report.matches:
-        raise typer.Exit(AuditFailed.exit_code)
+        raise typer.Exit(ExitCode.AUDIT)
 
 
 @app.command()

@@ -11,7 +11,7 @@ import typer
 
 from lakeguard.catalog.loader import load_file
 from lakeguard.catalog.models import MetadataDocument
-from lakeguard.errors import ValidationError
+from lakeguard.errors import ExitCode
 from openlaketx import render
 from openlaketx.cli.shared import (
     JsonFlag,
@@ -91,7 +91,7 @@ def _plan_command(ctx: typer.Context, file: Path, as_json: bool, do_apply: bool)
     if plan.conflicts:
         for c in plan.conflicts:
             err.print(f"[red]conflict[/] {c['path']}: {c['message']}")
-        raise typer.Exit(ValidationError.exit_code)
+        raise typer.Exit(ExitCode.INVALID)
 
 
 @app.command()

@@ -14,7 +14,7 @@ import typer
 
 from lakeguard.catalog.changes import parse_since
 from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ValidationError
+from lakeguard.errors import ExitCode, ValidationError
 from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import migrate as run_migrations
 from lakeguard.store.migrations import pending
@@ -218,4 +218,4 @@ def check(ctx: typer.Context, as_json: JsonFlag = False) -> None:
             err.print(f"  blocks: {blocks}", highlight=False, markup=False)
             err.print(f"  fix: {problem['fix']}", highlight=False, markup=False)
     if found:
-        raise typer.Exit(ValidationError.exit_code)
+        raise typer.Exit(ExitCode.INVALID)

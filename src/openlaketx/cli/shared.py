@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lakeguard.errors import LakeTxError, first_line
+from lakeguard.errors import ExitCode, LakeTxError, first_line
 from openlaketx.config import LakehouseConfig, parse_conf_flags
 
 app = typer.Typer(
@@ -81,7 +81,8 @@ def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
     else:
         first = first_line(exc)
         payload = {"error": type(exc).__name__, "what": first}
-        text, code = f"{type(exc).__name__}: {first} (run with --debug for the traceback)", 1
+        text = f"{type(exc).__name__}: {first} (run with --debug for the traceback)"
+        code = ExitCode.FAILED
     if as_json:
         out.print_json(json.dumps(payload, default=str))
     else:

@@ -10,9 +10,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from lakeguard.errors import (
+    ExitCode,
     LakeTxError,
     NotRegisteredError,
-    PromotionBlocked,
     TimeLimitExceeded,
     WriteConflict,
     describe,
@@ -48,12 +48,13 @@ class JobResult:
     stopped: LakeTxError | None = None
 
     @property
-    def exit_code(self) -> int:
-        """0 completed, 8 blocked, else the code of the first failure (9: a write conflict)."""
+    def exit_code(self) -> ExitCode:
+        """OK completed, BLOCKED blocked, else the code of the last failure (CONFLICT: a
+        write conflict)."""
         if self.status == JobStatus.COMPLETED:
-            return 0
+            return ExitCode.OK
         if self.status == JobStatus.BLOCKED:
-            return PromotionBlocked.exit_code
+            return ExitCode.BLOCKED
         if self.refused is not None:
             return self.refused.exit_code
         if self.stopped is not None:
@@ -62,7 +63,7 @@ class JobResult:
         if failed:
             return failed[-1].exit_code
         # a FAILED job without a failed step was aborted by a blocked batch (fail_behavior)
-        return PromotionBlocked.exit_code if any(s.aborts_job for s in self.steps) else 1
+        return ExitCode.BLOCKED if any(s.aborts_job for s in self.steps) else ExitCode.FAILED
 
 
 @dataclass(frozen=True, kw_only=True)

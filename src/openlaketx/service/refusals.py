@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from lakeguard.errors import LakeTxError
+from lakeguard.errors import ExitCode, LakeTxError
 
 
 class ServiceStopping(LakeTxError):
     """The service is draining: it accepts no new run (HTTP 503)."""
 
     transient = True
-    exit_code = 12
+    exit_code = ExitCode.UNAVAILABLE
 
 
 class BadRequest(LakeTxError):

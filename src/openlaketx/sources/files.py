@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import OutOfReach, SourceError, first_line, root_cause
+from lakeguard.errors import OutOfReach, SourceError, SourceUnavailable, first_line, root_cause
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
 from lakeguard.progress import Rejection, SourceProgress
@@ -43,7 +43,6 @@ from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
 
 
 # The files of a source object still rejected: each as it was put aside, and why.
@@ -138,11 +137,10 @@ def spark_refusal(spark: SparkSession, obj: SourceObjectDef, location: str) -> s
 
 
 def _vanished(pattern: str, where: str, exc: BaseException) -> SourceError:
-    return SourceError(
+    return SourceUnavailable(
         f"a file of {pattern} vanished between listing and reading: {first_line(exc)}",
         where=where,
         fix="run again: the files are listed afresh",
-        transient=True,
     )
 
 
@@ -160,11 +158,10 @@ def _checked(
         except FileNotFoundError as exc:
             raise _vanished(pattern, where, exc) from exc
         except OSError as exc:  # not the content: access, the store; the run says so
-            raise SourceError(
+            raise SourceUnavailable(
                 f"cannot open {f.path}: {first_line(exc)}",
                 where=where,
                 fix="check access to the file system",
-                transient=True,
             ) from exc
         if why is None:
             good.append(f)
@@ -215,11 +212,10 @@ def read_files(
     try:
         listed = list_files(pattern, content_hash=file_options(obj).content_hash)
     except Exception as exc:
-        raise SourceError(
+        raise SourceUnavailable(
             f"cannot list {pattern}: {first_line(exc)}",
             where=where,
             fix="check the system root, the locator and access to the file system",
-            transient=True,
         ) from exc
     if not listed and not seen:
         raise SourceError(
@@ -397,10 +393,9 @@ class FileSource(SourceEngine):
         self, message: str, system: SourceSystemDef, obj: SourceObjectDef
     ) -> SourceError | None:
         if "FileNotFoundException" in message or "FILE_NOT_EXIST" in message:
-            return SourceError(
+            return SourceUnavailable(
                 f"a source file vanished between listing and reading: {message}",
                 where=f"source_objects[{obj.source_object_id}]",
                 fix="run again: the files are listed afresh; nothing was promoted",
-                transient=True,
             )
         return None

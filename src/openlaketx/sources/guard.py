@@ -18,7 +18,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from lakeguard.errors import OutOfReach, SourceError
+from lakeguard.errors import OutOfReach, SourceUnavailable
 from lakeguard.reach import Address, Reach, literal_address, resolved_refusal
 from lakeguard.source_kinds.jdbc import url_destinations
 
@@ -47,11 +47,10 @@ def _addresses(host: str, port: int, where: str) -> list[Address]:
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise SourceError(
+        raise SourceUnavailable(
             f"cannot resolve {host}: {exc}",
             where=where,
             fix="check the host name and this machine's DNS; the run can be retried",
-            transient=True,
         ) from None
     unique: dict[str, Address] = {}
     for *_, sockaddr in found:

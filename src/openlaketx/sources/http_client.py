@@ -36,7 +36,7 @@ from urllib.parse import urlencode
 
 import httpx
 
-from lakeguard.errors import OutOfReach, SourceError
+from lakeguard.errors import OutOfReach, SourceError, SourceUnavailable
 from lakeguard.reach import Reach
 from lakeguard.source_kinds.http import (
     FetchedFile,
@@ -227,13 +227,12 @@ class HttpClient:
         """Sleep before retry `attempt` (1-based); a server asking too much fails the read."""
         asked = _retry_after(response.headers.get("Retry-After")) if response is not None else None
         if asked is not None and asked > self.options.max_wait_seconds:
-            raise SourceError(
+            raise SourceUnavailable(
                 f"{shown} answered {response.status_code if response else '?'} and asks to "
                 f"wait {asked:.0f} s, longer than max_wait_seconds "
                 f"({self.options.max_wait_seconds:.0f} s)",
                 where=self.where,
                 fix="run again later, or raise the system's max_wait_seconds",
-                transient=True,
             )
         backoff = min(self.options.backoff_seconds * 2 ** (attempt - 1), 60.0)
         time.sleep(asked if asked is not None else backoff)
@@ -300,11 +299,10 @@ class HttpClient:
                 failure = refused(response, shown)
             attempt += 1
             if attempt > self.retries:
-                raise SourceError(
+                raise SourceUnavailable(
                     f"{failure} (after {self.retries} retries)" if self.retries else failure,
                     where=self.where,
                     fix="check that the server is up and reachable; the run can be retried",
-                    transient=True,
                 )
             self._wait(attempt, response, shown)
 
@@ -463,11 +461,10 @@ class HttpClient:
         except zlib.error as exc:
             raise self._broken(shown, f"is not valid gzip ({exc})", sha.hexdigest(), size) from None
         except httpx.HTTPError as exc:
-            raise SourceError(
+            raise SourceUnavailable(
                 f"the body of {shown} was cut off: {self._say(str(exc))}",
                 where=self.where,
                 fix="run again: nothing was loaded",
-                transient=True,
             ) from None
         if gunzip is not None and not gunzip.complete:
             raise self._broken(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, SourceError, root_cause
+from lakeguard.errors import LakeTxError, SourceError, SourceUnavailable, root_cause
 from lakeguard.hashing import digest
 from lakeguard.progress import SourceProgress, WatermarkMark
 from lakeguard.reach import Reach
@@ -59,16 +59,14 @@ def classify_failure(
             where=where,
             fix=f"check the user in the system's options and the secret that {ref} holds",
             details={"credential_ref": ref},
-            transient=False,
         )
     if any(s in lowered for s in _UNREACHABLE):
-        return SourceError(
+        return SourceUnavailable(
             f"cannot reach the database of {system.source_system_id}: {text}",
             where=where,
             fix="check that the database is up and reachable from this host; the run can be "
             "retried",
             details={"credential_ref": ref},
-            transient=True,
         )
     if "does not exist" in lowered or "not found" in lowered:
         return SourceError(
@@ -203,9 +201,8 @@ class JdbcSource(SourceEngine):
             assert isinstance(refused, SourceError)
             return refused
         # the database went away mid-read (a network, a restart): worth a retry
-        return SourceError(
+        return SourceUnavailable(
             f"reading the source failed: {message}",
             where=f"source_systems[{system.source_system_id}]",
             fix="check that the database is up and reachable; the run can be retried",
-            transient=True,
         )

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from lakeguard.errors import MetadataStoreError
+from lakeguard.errors import MetadataStoreError, StoreContended
 from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
@@ -130,9 +130,8 @@ class Appends(StoreBase):
             except deltars.CasLost:
                 continue
             return rows
-        raise MetadataStoreError(
+        raise StoreContended(
             f"{table} changed under {CAS_ATTEMPTS} attempts in a row",
             where=location,
             fix="too many concurrent writers; retry later",
-            transient=True,
         )
