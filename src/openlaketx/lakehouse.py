@@ -201,21 +201,22 @@ class Lakehouse:
         job_plan = job_runner.plan(registry, target)  # an unknown target fails before Spark
         for problem in registry.unattached:  # blocks nothing, but nobody should think it runs
             progress(f"{problem.where}: {problem.message}")
+        request = job_runner.RunRequest(
+            trigger_type=trigger_type,
+            triggered_by=triggered_by,
+            run_id=run_id,
+            lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
+            lease_wait=timedelta(seconds=wait),
+            retries=retries,
+            time_limit=self.config.run_time_limit_seconds,
+            pool=self.config.tenant,
+        )
         with ThreadPoolExecutor(max_workers=1) as pool:
             reaping = pool.submit(reap, self.store)
             try:
                 notes = nothing_new(self.reader, registry, job_plan.datasets, self.warehouse)
                 if notes is not None:  # decided from metadata and listings: no JVM needed
-                    return job_runner.run_nothing_new(
-                        self.store,
-                        target,
-                        notes,
-                        trigger_type=trigger_type,
-                        triggered_by=triggered_by,
-                        lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
-                        lease_wait=timedelta(seconds=wait),
-                        run_id=run_id,
-                    )
+                    return job_runner.run_nothing_new(self.store, target, notes, request)
 
                 def spark() -> SparkSession:
                     # said only when it happens: a run with nothing new, or refused its
@@ -229,16 +230,9 @@ class Lakehouse:
                     self.store,
                     self.warehouse,
                     target,
-                    trigger_type=trigger_type,
-                    triggered_by=triggered_by,
+                    request,
                     progress=progress,
-                    lease_ttl=timedelta(seconds=self.config.lease_ttl_seconds),
-                    lease_wait=timedelta(seconds=wait),
-                    run_id=run_id,
-                    retries=retries,
                     observer=observer or lineage_observer(self.config.tenant),
-                    time_limit=self.config.run_time_limit_seconds,
-                    pool=self.config.tenant,
                 )
             finally:
                 if (failure := reaping.exception()) is not None:

@@ -120,47 +120,50 @@ def plan(registry: Registry, target: str) -> JobPlan:
     return JobPlan(pipeline_id=target, tasks=[PlannedTask(task_id=target, dataset_id=target)])
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunRequest:
+    """How a run was asked for and what it may take, from `Lakehouse.run` down to the run's
+    rows: who triggered it, under which run id, its leases, its retries, its time and its
+    Spark pool."""
+
+    trigger_type: str = "manual"
+    triggered_by: str = "cli"
+    # the id the run was accepted under (the service answers with it before it starts)
+    run_id: str | None = None
+    lease_ttl: timedelta = timedelta(minutes=10)
+    # how long to wait for another run holding one of its datasets
+    lease_wait: timedelta = timedelta(0)
+    # False: the caller retries failed runs itself (the service: a new run, later)
+    retries: bool = True
+    # seconds the run may work once it holds its datasets (runner/deadline.py)
+    time_limit: float | None = None
+    # the FAIR scheduler pool its Spark jobs run in (the tenant's)
+    pool: str | None = None
+
+
 def run(
     spark: Callable[[], SparkSession],
     store: MetadataStore,
     warehouse: str,
     target: str,
+    request: RunRequest,
     *,
-    trigger_type: str = "manual",
-    triggered_by: str = "cli",
     progress: Callable[[str], None] = lambda _: None,
-    lease_ttl: timedelta = timedelta(minutes=10),
-    lease_wait: timedelta = timedelta(0),
-    run_id: str | None = None,
-    retries: bool = True,
     observer: StepObserver | None = None,
-    time_limit: float | None = None,
-    pool: str | None = None,
 ) -> JobResult:
-    """Run `target` (as job run `run_id` when it was accepted under one); every attempt
-    leaves its terminal rows whatever happens. `spark` gives the session once the run holds
-    its datasets: a run refused its leases never starts a JVM. `time_limit`: seconds the run
-    may work from then on (runner/deadline.py); `pool`: the FAIR scheduler pool its Spark
-    jobs run in (the tenant's)."""
-    begun = _begin(
-        store,
-        target,
-        trigger_type=trigger_type,
-        triggered_by=triggered_by,
-        run_id=run_id,
-        lease_ttl=lease_ttl,
-        lease_wait=lease_wait,
-        retries=retries,
-    )
+    """Run `target` as `request` says; every attempt leaves its terminal rows whatever
+    happens. `spark` gives the session once the run holds its datasets: a run refused its
+    leases never starts a JVM."""
+    begun = _begin(store, target, request)
     if begun.hold is None:
         return begun.result
-    deadline = RunDeadline(time_limit)
+    deadline = RunDeadline(request.time_limit)
     with begun.hold, ExitStack() as scope:
         try:
             session = spark()
             # the run's own tag: a timer that fires late cancels nothing of a later run
             cancel = scope.enter_context(
-                run_scope(session, tag=f"laketx-run-{begun.job.run_id}", pool=pool)
+                run_scope(session, tag=f"laketx-run-{begun.job.run_id}", pool=request.pool)
             )
         except BaseException as exc:  # no JVM: the announced run still ends, FAILED
             begun.job.finish(JobStatus.FAILED, describe(exc))
@@ -201,37 +204,29 @@ class _Begun:
     hold: LeaseHold | None
 
 
-def _begin(
-    store: MetadataStore,
-    target: str,
-    *,
-    trigger_type: str,
-    triggered_by: str,
-    run_id: str | None,
-    lease_ttl: timedelta,
-    lease_wait: timedelta,
-    retries: bool = True,
-) -> _Begun:
+def _begin(store: MetadataStore, target: str, request: RunRequest) -> _Begun:
     registry = StoreReader(store).registry()
     job_plan = plan(registry, target)
-    if not retries:  # the caller retries failed runs itself (the service: a new run, later)
+    if not request.retries:
         job_plan = replace(job_plan, max_retries=0)
     writer = RunWriter(store)
     job = JobRun(
         writer,
         job_plan.pipeline_id,
-        trigger_type=trigger_type,
-        triggered_by=triggered_by,
+        trigger_type=request.trigger_type,
+        triggered_by=request.triggered_by,
         parameters=job_plan.parameters,
         config_version=registry.config_version,
-        run_id=run_id,
+        run_id=request.run_id,
     )
     job.start()
     result = JobResult(
         run_id=job.run_id, pipeline_id=job_plan.pipeline_id, status=JobStatus.COMPLETED
     )
     # Every dataset the run writes is its own from before the first write to the end.
-    hold = LeaseHold(writer, job_plan.datasets, job.run_id, ttl=lease_ttl, wait=lease_wait)
+    hold = LeaseHold(
+        writer, job_plan.datasets, job.run_id, ttl=request.lease_ttl, wait=request.lease_wait
+    )
     try:
         hold.take()
     except WriteConflict as exc:
@@ -338,28 +333,12 @@ def _with_retries(
 
 
 def run_nothing_new(
-    store: MetadataStore,
-    target: str,
-    notes: dict[str, str],
-    *,
-    trigger_type: str = "manual",
-    triggered_by: str = "cli",
-    lease_ttl: timedelta = timedelta(minutes=10),
-    lease_wait: timedelta = timedelta(0),
-    run_id: str | None = None,
+    store: MetadataStore, target: str, notes: dict[str, str], request: RunRequest
 ) -> JobResult:
     """A run that knows, from metadata and listings alone, that none of its datasets has
     anything new (runner/news.py): the same rows as a run that read nothing, without Spark.
     It still holds the job's leases while it records them."""
-    begun = _begin(
-        store,
-        target,
-        trigger_type=trigger_type,
-        triggered_by=triggered_by,
-        run_id=run_id,
-        lease_ttl=lease_ttl,
-        lease_wait=lease_wait,
-    )
+    begun = _begin(store, target, request)
     if begun.hold is None:
         return begun.result
     job, result = begun.job, begun.result
