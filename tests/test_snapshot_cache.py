@@ -239,7 +239,7 @@ def test_ensure_opens_each_table_once_and_the_reads_start_from_it(
     """A process opens each metadata table once (its first `ensure`); ensuring again, reading
     and appending bring that snapshot up to date instead of opening the table again."""
     import lakeguard.store.deltars as deltars_module
-    import lakeguard.store.snapshots as snapshots_module
+    import lakeguard.store.kept as kept_module
 
     opened: list[str] = []
 
@@ -249,7 +249,7 @@ def test_ensure_opens_each_table_once_and_the_reads_start_from_it(
                 opened.append(Path(location).name)
             super().__init__(location, *args, **kwargs)
 
-    monkeypatch.setattr(snapshots_module, "DeltaTable", Counted)
+    monkeypatch.setattr(kept_module, "DeltaTable", Counted)
     monkeypatch.setattr(deltars_module, "DeltaTable", Counted)
     shutil.copytree(empty_store_template, tmp_path / "meta")
     store = MetadataStore("lg", str(tmp_path / "meta"), "default")

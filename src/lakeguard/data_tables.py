@@ -5,18 +5,18 @@ to read what a table has published (`commits.py`). Opening afresh reads the log 
 checkpoint (up to a hundred commits: 10 ms at a dozen here), so the newest state of a local
 table is kept per thread and brought up to date from the commits since (~2 ms). A kept table
 whose last commit file changed or went (the folder deleted, a table made anew there) is opened
-afresh. Each thread keeps its own: a DeltaTable is not shared between threads.
+afresh: the same check as the metadata tables' (`store.kept.KeptTable`). Each thread keeps
+its own: a DeltaTable is not shared between threads.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
-from typing import NamedTuple
 
 from deltalake import DeltaTable
 
+from lakeguard.store.kept import KeptTable
 from lakeguard.store.objectstore import is_remote, storage_options
 
 KEPT_TABLES = 32  # newest data tables each thread keeps open
@@ -33,40 +33,13 @@ def delta_table(location: str, version: int | None = None) -> DeltaTable:
     Versions asked for, and tables on an object store, are opened afresh."""
     if version is not None or is_remote(location):
         return DeltaTable(location, version=version, storage_options=storage_options(location))
-    kept: OrderedDict[str, _Kept] | None = getattr(_KEPT, "tables", None)
+    kept: OrderedDict[str, KeptTable] | None = getattr(_KEPT, "tables", None)
     if kept is None:
         kept = _KEPT.tables = OrderedDict()
-    found = kept.pop(location, None)
-    if (
-        found is not None
-        and found.stamp >= 0
-        and _commit_stamp(location, found.version) == found.stamp
-    ):
-        found.table.update_incremental()
-        version = found.table.version()
-        if version != found.version:
-            found = _Kept(found.table, version, _commit_stamp(location, version))
-    else:
-        table = DeltaTable(location)
-        version = table.version()
-        found = _Kept(table, version, _commit_stamp(location, version))
+    found = kept.pop(location, None) or KeptTable(location)
     kept[location] = found
     while len(kept) > KEPT_TABLES:
         kept.popitem(last=False)  # the least recently used goes first
-    return found.table
-
-
-class _Kept(NamedTuple):
-    """A kept table, the version it was kept at and when that commit was written."""
-
-    table: DeltaTable
-    version: int
-    stamp: int
-
-
-def _commit_stamp(location: str, version: int) -> int:
-    """When commit `version` of a local table was written (-1: its file is gone)."""
-    try:
-        return os.stat(os.path.join(location, "_delta_log", f"{version:020d}.json")).st_mtime_ns
-    except FileNotFoundError:
-        return -1
+    # the metadata cache's check: the kept commit file is the same file, and no next one
+    with found.lock:  # this thread's own: never contended, kept for the class's contract
+        return found.newest()

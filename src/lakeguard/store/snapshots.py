@@ -5,10 +5,8 @@ long as v is the table's newest version. A long-lived process (`laketx serve`) a
 questions over and over; this cache answers them again without opening the table or running
 DataFusion, after one cheap check that nothing was committed since.
 
-The check on a local table is two `stat` calls: the commit file of the cached version is still
-the same file (a table deleted and created again is not mistaken for the old one) and the next
-commit file does not exist yet. Delta commits are atomic, sequential files, so this sees every
-commit of any process. A table elsewhere (a URI) is brought up to date through delta-rs.
+The check is `store.kept.KeptTable`'s, the one every kept table takes: on a local table two
+`stat` calls (the kept commit file is the same file, no next one yet).
 
 Answers are rows (plain dicts); each caller gets its own copies of them (lists included). The
 cache holds at most `max_bytes` of answers (as Arrow sizes them) and `max_tables` open tables,
@@ -24,14 +22,12 @@ every decision and write path uses, always checks.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import pyarrow as pa
@@ -41,7 +37,7 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 from lakeguard.errors import LakeTxError
 from lakeguard.shapes import StoredRow
 from lakeguard.store.arrow import to_rows
-from lakeguard.store.objectstore import storage_options
+from lakeguard.store.kept import Identity, KeptTable, commit_identity, local_path
 
 T = TypeVar("T")
 
@@ -49,64 +45,11 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_TABLES = 256
 MAX_MEMOS = 256
 WINDOW = 0.25  # seconds a memo may trust a table's last check
-# a commit file's inode, modification time and size: a file written again in place within one
-# clock tick keeps the first two
-Identity = tuple[int, int, int]
 Stamp = tuple[tuple[int, Identity | None], ...]
-
-
-def _local_path(location: str) -> str | None:
-    if location.startswith("file://"):
-        return location[len("file://") :]
-    return None if "://" in location else location
-
-
-def _commit_file(path: str, version: int) -> str:
-    return os.path.join(path, "_delta_log", f"{version:020d}.json")
-
-
-def _identity(path: str, version: int) -> Identity | None:
-    try:
-        found = os.stat(_commit_file(path, version))
-    except OSError:
-        return None
-    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 def _copy(row: StoredRow) -> StoredRow:
     return {k: list(v) if isinstance(v, list) else v for k, v in row.items()}
-
-
-@dataclass
-class _Table:
-    """One table's newest snapshot as this process last saw it."""
-
-    location: str
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    snapshot: DeltaTable | None = None
-    version: int = -1
-    identity: Identity | None = None
-    checked_at: float = -math.inf  # monotonic time of the last check that found it newest
-
-    def newest(self) -> DeltaTable:
-        """The table at its newest version (call with `lock` held)."""
-        path = _local_path(self.location)
-        if self.snapshot is not None and path is not None:
-            if _identity(path, self.version) != self.identity:
-                self.snapshot = None  # deleted, or deleted and created again: not the same table
-            elif not os.path.exists(_commit_file(path, self.version + 1)):
-                self.checked_at = time.monotonic()
-                return self.snapshot
-        if self.snapshot is None:
-            self.snapshot = DeltaTable(
-                self.location, storage_options=storage_options(self.location)
-            )
-        else:
-            self.snapshot.update_incremental()
-        self.version = int(self.snapshot.version())
-        self.identity = _identity(path, self.version) if path is not None else None
-        self.checked_at = time.monotonic()
-        return self.snapshot
 
 
 class Snapshots:
@@ -114,7 +57,7 @@ class Snapshots:
 
     def __init__(self, max_bytes: int = MAX_BYTES, max_tables: int = MAX_TABLES) -> None:
         self.max_bytes, self.max_tables = max_bytes, max_tables
-        self._tables: OrderedDict[str, _Table] = OrderedDict()
+        self._tables: OrderedDict[str, KeptTable] = OrderedDict()
         self._answers: OrderedDict[Hashable, tuple[int, list[StoredRow]]] = OrderedDict()
         self._bytes = 0
         self._memos: OrderedDict[Hashable, tuple[Stamp, object]] = OrderedDict()
@@ -122,14 +65,14 @@ class Snapshots:
         self._latest: dict[Hashable, tuple[float, object]] = {}  # last computed, when it began
         self._lock = threading.Lock()
 
-    def _table(self, location: str) -> _Table:
+    def _table(self, location: str) -> KeptTable:
         found = self._tables.get(location)
         if found is not None:
             return found
         with self._lock:
             found = self._tables.get(location)
             if found is None:
-                found = self._tables[location] = _Table(location)
+                found = self._tables[location] = KeptTable(location)
                 while len(self._tables) > self.max_tables:
                     self._tables.popitem(last=False)  # the oldest opened goes first
             return found
@@ -198,8 +141,8 @@ class Snapshots:
             else:  # it holds the commit now: the file's identity is the one just written
                 if snapshot is not None:
                     table.version = int(snapshot.version())
-                    path = _local_path(location)
-                    table.identity = _identity(path, table.version) if path is not None else None
+                    path = local_path(location)
+                    table.identity = None if path is None else commit_identity(path, table.version)
             finally:
                 table.checked_at = -math.inf  # the next use checks for others' commits
 
