@@ -21,6 +21,35 @@ import pytest
 if TYPE_CHECKING:
     from lakeguard.store import MetadataStore
 
+# A developer's own settings (a home, a warehouse, a master, a tenant, a settings file, an S3
+# endpoint or profile, a secret) would steer the suite's lakehouses and children: the suite
+# starts from none of them, only from the switches docs/testing.md lists and the machine's
+# caches. Done at import, before any fixture or server reads the environment.
+SUITE_SWITCHES = (
+    "LAKETX_TEST_",
+    "LAKETX_PROPERTY_EXAMPLES",
+    "LAKETX_PROPERTY_SEED",
+    "LAKETX_KILL_SEED",
+    "LAKETX_CLASS_ARCHIVE",
+    "LAKETX_SPARK_CONF",
+    "LAKETX_CHROMIUM",
+    "LAKETX_CACHE",
+    "LAKETX_JAR_CACHE",
+)
+ISOLATED = ("LAKETX_", "AWS_")
+
+
+def isolate_environment(environ: os._Environ[str] | dict[str, str]) -> list[str]:
+    """Remove every `LAKETX_*` and `AWS_*` variable but the suite's own switches; the names
+    removed."""
+    gone = [n for n in environ if n.startswith(ISOLATED) and not n.startswith(SUITE_SWITCHES)]
+    for name in gone:
+        del environ[name]
+    return gone
+
+
+isolate_environment(os.environ)
+
 # The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
 # they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
 # and the serial collector spares a busy 2-core machine the parallel GC threads.
