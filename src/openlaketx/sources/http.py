@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.hashing import digest
-from lakeguard.progress import Rejection, SourceProgress, WatermarkMark
+from lakeguard.progress import Rejection, SourceProgress
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import Change, diff
 from lakeguard.source_kinds import options_as
@@ -40,10 +40,19 @@ from openlaketx.sources.credentials import resolve, scrub
 from openlaketx.sources.files import spark_refusal
 from openlaketx.sources.http_body import BadBody, write_lines
 from openlaketx.sources.http_client import HttpClient
+from openlaketx.sources.http_marks import (
+    approved_watermark,
+    declaration,
+    file_baselines,
+    no_records,
+    same,
+    unchanged,
+    watermark_param,
+)
 from openlaketx.sources.json_records import live_columns, record_fields
 from openlaketx.sources.layouts import declared_columns, live_layouts, read_layout
 from openlaketx.sources.reads import SourceRead
-from openlaketx.sources.watermarks import Above, above
+from openlaketx.sources.watermarks import Above
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,82 +80,6 @@ def _client(
         retries=retries,
         system_where=where,
     )
-
-
-def _watermark_param(
-    obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
-) -> tuple[dict[str, str], Above | None]:
-    """The query parameter that asks for records above the last watermark (less the
-    lookback, in the parameter's format), and where the read starts; before the first
-    approved batch, `watermark_start` if the source names one (and no bound)."""
-    if options.watermark_param is None or obj.watermark_column is None:
-        return {}, None
-    last = progress.last(obj.source_object_id, WatermarkMark)
-    if last is None:
-        start = options.watermark_start
-        return ({options.watermark_param: start} if start is not None else {}), None
-    declared = {c.column_name: c.data_type for c in obj.columns}
-    found = above(
-        last.watermark, declared[obj.watermark_column], obj.lookback, options.watermark_format
-    )
-    return {options.watermark_param: found.sent}, found
-
-
-def declaration(obj: SourceObjectDef) -> str:
-    """A digest of how a source object is declared (format, options, columns, malformed
-    budget): a rejection holds only while it is unchanged, since another declaration may read
-    the same content well."""
-    return digest(
-        json.dumps(
-            {
-                "format": obj.format,
-                "read_options": obj.read_options,
-                "options": obj.options.model_dump(mode="json"),
-                "columns": [(c.column_name, c.data_type) for c in obj.columns],
-                "max_malformed_ratio": obj.max_malformed_ratio,
-            },
-            sort_keys=True,
-        )
-    )
-
-
-def _approved_watermark(obj: SourceObjectDef, progress: SourceProgress) -> str:
-    last = progress.last(obj.source_object_id, WatermarkMark)
-    return last.watermark if last is not None else ""
-
-
-def _file_baselines(
-    obj: SourceObjectDef, progress: SourceProgress, shown: str
-) -> tuple[FetchedFile | None, RejectedFetch | None]:
-    """The file as last approved, and as a blocked batch read it since (if that still holds)."""
-    last = progress.of(obj.source_object_id, FetchedFile).get(shown)
-    rejected = progress.of(obj.source_object_id, RejectedFetch).get(shown)
-    after = last.content_hash if last is not None else ""
-    if rejected is None or not rejected.holds(declaration(obj), after):
-        return last, None
-    return last, rejected
-
-
-def _same(rejected: RejectedFetch, now: RejectedFetch) -> bool:
-    """Whether a read finds what a blocked batch read, under the same declaration."""
-    return rejected.holds(now.declared, now.after) and rejected.content_hash == now.content_hash
-
-
-def _unchanged(shown: str, rejected: RejectedFetch | None) -> str:
-    if rejected is None:
-        return f"{shown} has not changed since it was read"
-    return (
-        f"{shown} has not changed since its batch was blocked as malformed (run "
-        f"{rejected.run_id}); nothing new until the source or its declaration changes"
-    )
-
-
-def _no_records(bound: Above | None, shown: str) -> str:
-    if bound is None:
-        return f"no records at {shown}"
-    if bound.inclusive:
-        return f"no records from {bound.lower} on at {shown}"
-    return f"no records above {bound.lower} at {shown}"
 
 
 class HttpSource(SourceEngine):
@@ -190,7 +123,7 @@ class HttpSource(SourceEngine):
         run_id: str,
     ) -> SourceRead:
         shown = client.display(obj.locator, options.params)
-        last, blocked = _file_baselines(obj, progress, shown)
+        last, blocked = file_baselines(obj, progress, shown)
         aside = progress.rejected_of(obj.source_object_id, FetchedFile).get(shown)
         # the newest body known (put aside as unreadable, read by a batch blocked as wholly
         # malformed, or approved): its validators are sent back, so an unchanged one is
@@ -221,10 +154,10 @@ class HttpSource(SourceEngine):
             return put_aside(exc.mark, scrub(exc.reason, client.token))
         if fetched is None:
             if aside is None and blocked is not None:
-                return nothing(_unchanged(shown, blocked))
+                return nothing(unchanged(shown, blocked))
             return nothing(f"{shown} has not changed since it was {said}")
         if blocked is not None and blocked.content_hash == fetched.mark.content_hash:
-            return nothing(_unchanged(shown, blocked))  # no validators: fetched again
+            return nothing(unchanged(shown, blocked))  # no validators: fetched again
         # what the format check cannot see: binary, not UTF-8
         why = bad_files.unreadable(str(fetched.path), obj.format, obj.read_options)
         if why is not None:
@@ -278,7 +211,7 @@ class HttpSource(SourceEngine):
         landing: Path,
         run_id: str,
     ) -> SourceRead:
-        extra, bound = _watermark_param(obj, options, progress)
+        extra, bound = watermark_param(obj, options, progress)
         landing.mkdir(parents=True, exist_ok=True)
         pages, count, fields = [], 0, {}
         content = hashlib.sha256()
@@ -296,16 +229,16 @@ class HttpSource(SourceEngine):
             url=key,
             content_hash=content.hexdigest(),
             declared=declaration(obj),
-            after=_approved_watermark(obj, progress),
+            after=approved_watermark(obj, progress),
             run_id=run_id,
         )
         rejected = progress.of(obj.source_object_id, RejectedFetch).get(key)
-        if pages and rejected is not None and _same(rejected, rejection):
+        if pages and rejected is not None and same(rejected, rejection):
             return SourceRead(
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=_unchanged(shown, rejected),
+                note=unchanged(shown, rejected),
             )
         incremental = obj.load_type == SourceLoad.INCREMENTAL
         if not pages:
@@ -313,7 +246,7 @@ class HttpSource(SourceEngine):
                 source_object_id=obj.source_object_id,
                 frame=None,
                 fingerprint="none",
-                note=_no_records(bound, shown),
+                note=no_records(bound, shown),
                 watermark_column=obj.watermark_column if incremental else None,
             )
         live = live_columns(obj, fields)
@@ -368,10 +301,10 @@ class HttpSource(SourceEngine):
         try:
             with _client(system, obj, reach, retries=0) as client:
                 if options.records is None:
-                    return _file_unchanged(client, obj, options, progress)
+                    return _fileunchanged(client, obj, options, progress)
                 if obj.load_type != SourceLoad.INCREMENTAL:
                     return None  # a snapshot: only a read can tell
-                extra, bound = _watermark_param(obj, options, progress)
+                extra, bound = watermark_param(obj, options, progress)
                 if bound is None:
                     return None
                 # a coarse parameter's first page holds the rows of its granule the dataset
@@ -379,16 +312,16 @@ class HttpSource(SourceEngine):
                 first = next(client.pages(obj.locator, options, extra), [])
                 if first:
                     return None
-                return _no_records(bound, client.display(obj.locator, options.params))
+                return no_records(bound, client.display(obj.locator, options.params))
         except Exception:  # the run reads the source and says what is wrong
             return None
 
 
-def _file_unchanged(
+def _fileunchanged(
     client: HttpClient, obj: SourceObjectDef, options: HttpObjectOptions, progress: SourceProgress
 ) -> str | None:
     shown = client.display(obj.locator, options.params)
-    approved, blocked = _file_baselines(obj, progress, shown)
+    approved, blocked = file_baselines(obj, progress, shown)
     aside = progress.rejected_of(obj.source_object_id, FetchedFile).get(shown)
     # put aside or read by a blocked batch since it was approved: unchanged means still that
     last = aside[0] if aside is not None else None
@@ -403,7 +336,7 @@ def _file_unchanged(
     if response.status_code != 304:
         return None
     if aside is None:
-        return _unchanged(shown, blocked)
+        return unchanged(shown, blocked)
     return f"{shown} has not changed since it was rejected"
 
 
