@@ -1,5 +1,6 @@
 """What the dashboard shows beyond the run and dataset records, as typed answers the API gives
-too: each rule's failing share over a dataset's last batches (with its threshold), the schema
+too: each rule's failing share over a dataset's last batches (each with the rule's severity,
+threshold and expression as it judged that batch, never today's), the schema
 change log, freshness against the SLA, and the quarantine's size with a sample.
 
 All of it is read by delta-rs from the metadata tables (and the quarantine table): no Spark.
@@ -7,7 +8,6 @@ All of it is read by delta-rs from the metadata tables (and the quarantine table
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pyarrow as pa
@@ -15,10 +15,9 @@ from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
 from lakeguard.decision_diff import DecisionDiff, diff_decisions
-from lakeguard.errors import LakeTxError
+from lakeguard.judged import JudgedAs, changed
 from lakeguard.quality.evaluate import FAILED_RULES
-from lakeguard.quality.kinds import stored_rule
-from lakeguard.store.records import DecisionRecord, RuleDef
+from lakeguard.store.records import DecisionRecord
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
 from openlaketx import storage
@@ -33,19 +32,27 @@ class _Model(BaseModel):
 
 
 class TrendPoint(_Model):
+    """One batch a rule judged, with the rule as it was then (lakeguard.judged)."""
+
     run_id: str
     evaluated_at: datetime
     failed_rows: int
     rows_evaluated: int
     failed_share: float
     outcome: str
+    severity: str
+    threshold: float | None  # the failing share it tolerated then (None: unknown)
+    asks: str | None
+    expression: str | None
+    known: str  # recorded (with the judgment), history (the rule's, at the time) or unknown
+    changed: list[str]  # how its definition differs from the batch before ("threshold 10% → 50%")
 
 
 class RuleTrend(_Model):
     rule_id: str
     rule_type: str
-    severity: str
-    threshold: float | None  # the failing share the rule tolerates (None: rule gone)
+    severity: str  # as it judged the newest batch
+    threshold: float | None  # as it judged the newest batch (None: unknown)
     asks: str | None
     points: list[TrendPoint]
 
@@ -89,39 +96,54 @@ class QuarantineSample(_Model):
 
 
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
-    """Each rule's failing share on the dataset's last `batches` judged batches, oldest first."""
+    """Each rule's failing share on the dataset's last `batches` judged batches, oldest first,
+    each with the rule as it judged that batch."""
     lh.dataset(dataset_id)  # NotRegisteredError (404) when it is not this tenant's
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two independent scans
-        defined_f = pool.submit(_rule_defs, lh, dataset_id)
-        decisions = recent_decisions(lh, dataset_id, batches)
-        defined = defined_f.result()
+    decisions = recent_decisions(lh, dataset_id, batches)
+    return RuleTrends(dataset_id=dataset_id, batches=batches, rules=trends_of(decisions))
+
+
+def trends_of(decisions: list[DecisionRecord]) -> list[RuleTrend]:
+    """Each rule's points over `decisions` (oldest first), each point with the definition it
+    was judged under, and where that definition changed from the point before."""
     trends: dict[str, RuleTrend] = {}
+    last: dict[str, JudgedAs] = {}
     for decision in decisions:
         for result in decision.rules:
-            trend = trends.get(result.rule_id)
-            if trend is None:
-                threshold, asks = defined.get(result.rule_id, (None, None))
-                trend = RuleTrend(
+            judged = result.judged
+            trend = trends.setdefault(
+                result.rule_id,
+                RuleTrend(
                     rule_id=result.rule_id,
                     rule_type=result.rule_type,
                     severity=str(result.severity),
-                    threshold=threshold,
-                    asks=asks,
+                    threshold=None,
+                    asks=None,
                     points=[],
-                )
-                trends[result.rule_id] = trend
-            evaluated = result.rows_evaluated
+                ),
+            )
+            before = last.get(result.rule_id)
             trend.points.append(
                 TrendPoint(
                     run_id=decision.run_id,
                     evaluated_at=decision.evaluated_at,
                     failed_rows=result.failed_rows,
-                    rows_evaluated=evaluated,
-                    failed_share=result.failed_rows / evaluated if evaluated else 0.0,
+                    rows_evaluated=result.rows_evaluated,
+                    failed_share=result.failed_share,
                     outcome=str(result.outcome),
+                    severity=str(result.severity),
+                    threshold=judged.threshold,
+                    asks=judged.asks,
+                    expression=judged.expression,
+                    known=str(judged.known),
+                    changed=[] if before is None else [c.text() for c in changed(before, judged)],
                 )
             )
-    return RuleTrends(dataset_id=dataset_id, batches=batches, rules=list(trends.values()))
+            # the caption says the rule as it judged the newest batch
+            trend.severity, trend.threshold = str(result.severity), judged.threshold
+            trend.asks, trend.rule_type = judged.asks, result.rule_type
+            last[result.rule_id] = judged
+    return list(trends.values())
 
 
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
@@ -145,18 +167,6 @@ def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
     promoted this time."""
     record = lh.explain(dataset_id, run_id)
     return diff_decisions(record, last_promoted_before(lh, record))
-
-
-def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
-    rows = lh.store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
-    found = {}
-    for row in rows:
-        try:
-            rule = stored_rule(RuleDef.from_row(row))
-        except LakeTxError:  # a rule that no longer parses is reported where it compiles
-            continue
-        found[rule.id] = (float(rule.threshold), rule.explain())
-    return found
 
 
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:

@@ -62,6 +62,12 @@ class RuleResultRow(RuntimeRow):
     )
     outcome: Annotated[Outcome, Comment("PASS, WARN, FAIL")]
     executed_at: datetime
+    # the rule as it judged (lakeguard.judged); null in rows recorded before it was kept
+    threshold: Annotated[float | None, Comment("Failing share the rule tolerated then")] = None
+    rule_expression: Annotated[
+        str | None, Comment("The rule's parameters then, threshold aside (JSON)")
+    ] = None
+    asks: Annotated[str | None, Comment("What the rule asked then, in words")] = None
 
 
 @dataclass(frozen=True, kw_only=True)

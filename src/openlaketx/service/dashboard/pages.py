@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from lakeguard.decision_diff import diff_decisions
 from lakeguard.errors import AuthError, ForbiddenError, LakeTxError, NotRegisteredError
+from lakeguard.judged import share_text
 from lakeguard.keys import ApiKey, Scope, key_id_of
 from lakeguard.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
@@ -86,6 +87,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["outcome_of"] = insights.last_outcome
+    env.globals["share_text"] = share_text
     return env
 
 
