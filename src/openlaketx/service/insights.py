@@ -14,7 +14,7 @@ import pyarrow as pa
 from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.decision_diff import DecisionDiff, diff_decisions
+from lakeguard.decision_diff import DecisionDiff, compared_with, diff_decisions
 from lakeguard.judged import JudgedAs, changed
 from lakeguard.quality.evaluate import FAILED_RULES
 from lakeguard.store.records import DecisionRecord
@@ -151,22 +151,19 @@ def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[Decisio
     return lh.reader.decisions(dataset_id=dataset_id, last=count)
 
 
-def last_promoted_before(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
-    """The dataset's last promoted decision before `record`, as `explain` gives it (with its
-    schema changes and the version it made); None when none promoted before it."""
-    earlier = [
-        d
-        for d in lh.reader.decisions(dataset_id=record.dataset_id)
-        if d.allowed and d.evaluated_at < record.evaluated_at
-    ]
-    return lh.explain(record.dataset_id, earlier[-1].run_id) if earlier else None
+def counterpart(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
+    """The decision `record` is compared with (`decision_diff.compared_with`: the hold a
+    promotion follows, else the last promoted one before it), as `explain` gives it (with its
+    schema changes and the version it made); None when there is none."""
+    found = compared_with(record, lh.reader.decisions(dataset_id=record.dataset_id))
+    return lh.explain(record.dataset_id, found.run_id) if found is not None else None
 
 
 def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
-    """Attempt `run_id`'s decision against the dataset's last promoted one before it: why not
-    promoted this time."""
+    """Attempt `run_id`'s decision against the one it is compared with: why not promoted this
+    time, or why promoted now."""
     record = lh.explain(dataset_id, run_id)
-    return diff_decisions(record, last_promoted_before(lh, record))
+    return diff_decisions(record, counterpart(lh, record))
 
 
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:

@@ -312,13 +312,12 @@ def install_dashboard(
             lh = v.lakehouse
             lh.dataset(dataset_id)
             record = lh.explain(dataset_id, run_id)
-            promoted = insights.last_promoted_before(lh, record)
             return page(
                 "decision.html",
                 viewer=v,
                 d=record,
                 evidence=record.evidence,
-                diff=diff_decisions(record, promoted),
+                diff=diff_decisions(record, insights.counterpart(lh, record)),
             )
         except LakeTxError as exc:
             return failure(request, exc)
