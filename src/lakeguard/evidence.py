@@ -2,10 +2,10 @@
 
 `promotion_status.evidence` stores it as JSON in the shape decisions have always had: rule
 outcomes by id, check results and details by name, the rules whose failing rows were dropped,
-the fail behaviour, the upstream versions used, the batch judged; plus `check_kinds`, each
-check's kind, and `check_blocking`, whether failing it blocked (a policy's enforcement).
-Renderers, `explain`, replay and stuck detection read the record by field, never by key or by
-parsing the reason text.
+the fail behaviour, the upstream versions used, the batch judged and what it read piece by
+piece (`read`); plus `check_kinds`, each check's kind, and `check_blocking`, whether failing
+it blocked (a policy's enforcement). Renderers, `explain`, replay and stuck detection read
+the record by field, never by key or by parsing the reason text.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ class Evidence:
     dropped_rows: int | None = None
     upstream: Mapping[str, int] = field(default_factory=dict)  # parent -> version used
     input: str | None = None  # the batch's fingerprint (what a stuck dataset reads again)
+    # what the batch read, piece by piece (lakeguard.quarantine: a later batch that read every
+    # piece of a held one holds it again, or promotes it)
+    read: tuple[str, ...] = ()
 
     def check(self, name: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -90,6 +93,7 @@ class Evidence:
         upstream: Mapping[str, int],
         batch: str,
         dropped_rows: int | None = None,
+        read: tuple[str, ...] = (),
     ) -> Evidence:
         """The same evidence with what the engine knows about the batch it judged."""
         return replace(
@@ -98,6 +102,7 @@ class Evidence:
             upstream=dict(upstream),
             input=batch,
             dropped_rows=dropped_rows,
+            read=read,
         )
 
     def to_json(self) -> JsonObject:
@@ -118,6 +123,8 @@ class Evidence:
             shape["upstream"] = dict(self.upstream)
         if self.input is not None:
             shape["input"] = self.input
+        if self.read:
+            shape["read"] = list(self.read)
         return shape
 
     @classmethod
@@ -151,6 +158,7 @@ class Evidence:
             dropped_rows=value.get("dropped_rows"),
             upstream={str(k): int(v) for k, v in (value.get("upstream") or {}).items()},
             input=value.get("input"),
+            read=tuple(str(p) for p in value.get("read") or ()),
         )
 
 

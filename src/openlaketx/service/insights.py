@@ -1,30 +1,24 @@
 """What the dashboard shows beyond the run and dataset records, as typed answers the API gives
 too: each rule's failing share over a dataset's last batches (each with the rule's severity,
 threshold and expression as it judged that batch, never today's), the schema
-change log, freshness against the SLA, and the quarantine's size with a sample.
+change log, freshness against the SLA, and a decision's diff. (The quarantine's view is
+`quarantine_view.py`.)
 
-All of it is read by delta-rs from the metadata tables (and the quarantine table): no Spark.
+All of it is read by delta-rs from the metadata tables: no Spark.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-import pyarrow as pa
-from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
 from lakeguard.decision_diff import DecisionDiff, compared_with, diff_decisions
 from lakeguard.judged import JudgedAs, changed
-from lakeguard.quality.evaluate import FAILED_RULES
 from lakeguard.store.records import DecisionRecord
 from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
-from openlaketx import storage
+from lakeguard.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.tables import dataset_location, quarantine_name
-
-QUARANTINE_SAMPLE = 20
 
 
 class _Model(BaseModel):
@@ -79,20 +73,6 @@ class Freshness(_Model):
     age_hours: float | None  # since the latest approved version (None: never promoted)
     sla_hours: float
     fresh: bool
-
-
-class QuarantinedRow(_Model):
-    """One quarantined row: the rules it broke, and its own columns (the engine's left out;
-    an unparseable line keeps its text in `_corrupt_record`)."""
-
-    broken_rules: list[str]
-    values: dict[str, object]
-
-
-class QuarantineSample(_Model):
-    dataset_id: str
-    rows: int
-    sample: list[QuarantinedRow]
 
 
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
@@ -209,39 +189,9 @@ def freshness(lh: Lakehouse) -> list[Freshness]:
     return found
 
 
-def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -> QuarantineSample:
-    """How many rows the dataset's quarantine holds, and the newest `limit` of them."""
-    lh.dataset(dataset_id)
-    location = dataset_location(lh.warehouse, quarantine_name(dataset_id))
-    if not storage.is_delta_table(location):
-        return QuarantineSample(dataset_id=dataset_id, rows=0, sample=[])
-    table = storage.delta_table(location)
-    files = pa.table(table.get_add_actions(flatten=True))
-    rows = sum(int(n or 0) for n in files.column("num_records").to_pylist())
-    query = QueryBuilder().register("q", table)
-    sample = pa.table(query.execute(f"SELECT * FROM q LIMIT {int(limit)}").read_all())
-    return QuarantineSample(
-        dataset_id=dataset_id,
-        rows=rows,
-        sample=[
-            QuarantinedRow(
-                broken_rules=[str(r) for r in row.get(FAILED_RULES) or []],
-                values={k: _text(v) for k, v in row.items() if not k.startswith(ENGINE_PREFIX)},
-            )
-            for row in sample.to_pylist()
-        ],
-    )
-
-
 def last_outcome(status: AttemptStatus | str | None) -> str | None:
     """The dashboard's word for an attempt's end: PROMOTED, HELD (the gate blocked it; the
     data is safe) or FAILED (an error)."""
     return {"SUCCESS": "PROMOTED", "COMPLETED": "PROMOTED", "BLOCKED": "HELD"}.get(
         str(status), None if status is None else str(status)
     )
-
-
-def _text(value: object) -> object:
-    if value is None or isinstance(value, int | float | str | bool):
-        return value
-    return str(value)

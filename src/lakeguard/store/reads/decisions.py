@@ -18,6 +18,7 @@ from lakeguard.judged import (
     in_force,
 )
 from lakeguard.quality.kinds import stored_rule
+from lakeguard.quarantine import Judged
 from lakeguard.store import deltars
 from lakeguard.store.reads.status import StatusReads
 from lakeguard.store.reads.versions import VersionReads
@@ -101,6 +102,21 @@ class DecisionReads(VersionReads, StatusReads):
             rows = rows[-last:] if last > 0 else []
         results = self.rule_results([r.run_id for r in rows])
         return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in rows]
+
+    def judgments(self, dataset_id: str, held: Sequence[str]) -> list[Judged]:
+        """The dataset's decisions its quarantine's plan needs (lakeguard.quarantine): those
+        from the oldest of the `held` attempts (whose batches its table holds) on."""
+        if not held:
+            return []
+        rows = self._store.read(DecisionRow, filters=[("run_id", "in", list(held))])
+        if not rows:
+            return []
+        since = min(r.evaluated_at for r in rows)
+        later = self._store.read(
+            DecisionRow,
+            filters=[("dataset_id", "=", dataset_id), ("evaluated_at", ">=", since)],
+        )
+        return [Judged.from_row(r) for r in later]
 
     def latest_decision(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord | None:
         """A dataset's latest decision (or the one of attempt `run_id`), with everything that

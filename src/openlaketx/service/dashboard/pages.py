@@ -28,7 +28,7 @@ from lakeguard.judged import share_text
 from lakeguard.keys import ApiKey, Scope, key_id_of
 from lakeguard.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.service import alerts, history, insights
+from openlaketx.service import alerts, history, insights, quarantine_view
 from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
@@ -284,7 +284,7 @@ def install_dashboard(
                 profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
                 trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
                 changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
-                quarantine_f = pool.submit(insights.quarantine, lh, dataset_id)
+                quarantine_f = pool.submit(quarantine_view.quarantine, lh, dataset_id)
                 trends, versions = trends_f.result(), versions_f.result()
             (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
             return page(
