@@ -74,25 +74,28 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     counted = state.counted()
     runs = sorted({p.run_id for p in state.parts})
     decisions = {d.run_id: d for d in lh.reader.decisions(run_ids=runs)}
+    settled = _settled(location, {p.run_id for p in state.parts})
+    replaced = {b.run_id: b.by for b in settled if b.state == HoldState.SUPERSEDED}
     batches = []
     for part in state.parts:
         hold = state.holds.get(part.run_id) if part.part == BATCH else None
         decision = decisions.get(part.run_id)
-        left = part not in counted
+        runs = list(hold.runs) if hold else [part.run_id]
         batches.append(
             QuarantinedBatch(
                 run_id=part.run_id,
                 part=part.part,
                 rows=part.rows,
                 state=str(hold.state) if hold else ("held" if part.part == BATCH else "set aside"),
-                counted=not left,
-                held_by=list(hold.runs) if hold else [part.run_id],
+                counted=part in counted,
+                # the attempts that held it before and left the table already, then the rest
+                held_by=[*_before(runs[0], replaced), *runs],
                 by=hold.by if hold else None,
                 evaluated_at=decision.evaluated_at if decision else None,
                 decision=decision.reason if decision else None,
             )
         )
-    batches += _settled(location, {p.run_id for p in state.parts})
+    batches += settled
     reasons = {r: d.reason for r, d in decisions.items()}
     return QuarantineSample(
         dataset_id=dataset_id,
@@ -100,6 +103,19 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
         batches=batches,
         sample=_sample(location, sorted({p.run_id for p in counted}), reasons, limit),
     )
+
+
+def _before(run_id: str, replaced: dict[str, str | None]) -> list[str]:
+    """The attempts that held a batch before `run_id` did, oldest first, as the table's
+    commits name them (each one replaced by the next)."""
+    found: list[str] = []
+    current = run_id
+    while True:
+        earlier = sorted(r for r, by in replaced.items() if by == current and r not in found)
+        if not earlier:
+            return found
+        found = [earlier[0], *found]
+        current = earlier[0]
 
 
 def _settled(location: str, still: set[str]) -> list[QuarantinedBatch]:
