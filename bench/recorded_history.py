@@ -213,6 +213,10 @@ class History:
                     sample_values=["999.0"] if failing else [],
                     outcome=outcome,
                     executed_at=end,
+                    # the rule as it judged, as the engine records it (lakeguard.judged)
+                    threshold=0.0,
+                    rule_expression='{"column":"lat"}',
+                    asks=f"{kind} on lat",
                 )
             )
         rows += results

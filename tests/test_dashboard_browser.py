@@ -193,10 +193,24 @@ def test_a_dataset_page_plots_each_rule_against_its_threshold_and_opens_a_decisi
 ) -> None:
     page.click(f"a[href='/datasets/bronze_cells{S}']")
     assert page.locator("[data-testid=dataset]").inner_text() == f"bronze_cells{S}"
-    plot = page.locator(f"figure[data-rule=lat_range{S}] svg")
-    assert plot.locator("line.threshold").count() == 1
+    figure = page.locator(f"figure[data-rule=lat_range{S}]")
+    plot = figure.locator("svg")
+    assert plot.locator("path.threshold").count() == 1  # a step line through each batch's own
     assert plot.locator("circle").count() == 2  # two batches judged: the good, the bad
     assert plot.locator("circle.dot-fail").count() == 1
+    # the caption and each dot say the rule as it judged, as the API does
+    with dashboard.served.client(dashboard.token) as http:
+        trends = http.get(f"/api/v1/datasets/{dashboard.project.bronze}/rules").json()
+    judged = next(r for r in trends["rules"] if r["rule_id"] == f"lat_range{S}")
+    assert figure.locator("[data-testid=rule-severity]").inner_text() == judged["severity"]
+    assert judged["severity"] == "FAIL"  # as it blocked the held batch
+    assert figure.locator("[data-testid=rule-threshold]").inner_text() == "0%"
+    assert [d.get_attribute("data-threshold") for d in plot.locator("circle").all()] == [
+        "0%" if p["threshold"] == 0.0 else "unknown" for p in judged["points"]
+    ]
+    assert figure.locator("line.definition-change").count() == 0  # never redefined
+    formula = page.locator("[data-testid=trust-formula]")
+    assert formula.locator("tr[data-component]").count() == 4
     assert int(page.locator("[data-testid=quarantine-rows]").inner_text()) > 0
     broke = page.locator("[data-testid=broken-rules]").all_inner_texts()
     assert any(f"lat_range{S}" in text for text in broke), broke
@@ -227,6 +241,8 @@ def test_a_dataset_page_plots_each_rule_against_its_threshold_and_opens_a_decisi
     page.click(f"tr[data-decision='{_attempt(dashboard, 'held')}'] a")
     assert "HELD" in page.locator("[data-testid=decision-outcome]").inner_text()
     assert "FAIL" in page.locator(f"tr[data-rule=lat_range{S}]").inner_text()
+    judged_at = page.locator(f"tr[data-rule=lat_range{S}] [data-testid=judged-threshold]")
+    assert judged_at.inner_text() == "0%"
     diff = page.locator("[data-testid=diff]")
     lat_range = diff.locator(f"tr[data-diff=rule][data-name=lat_range{S}]").inner_text()
     assert "PASS 0.00%" in lat_range and "FAIL 50.00%" in lat_range  # 1 of 2 rows out of range
@@ -289,6 +305,8 @@ def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_ten
     assert [p["outcome"] for p in lat["points"][:2]] == ["PASS", "FAIL"]
     assert lat["points"][1]["failed_share"] == 0.5  # one of the two rows delivered
     assert quarantined["rows"] == 2 and len(quarantined["sample"]) == 2
+    (counted,) = [b for b in quarantined["batches"] if b["counted"]]  # held once, however often
+    assert _attempt(dashboard, "held") in counted["held_by"]
     # each row says which rules it broke; the engine's own columns are left out
     assert any(f"lat_range{S}" in row["broken_rules"] for row in quarantined["sample"])
     assert all(

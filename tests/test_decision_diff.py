@@ -1,13 +1,15 @@
-"""The diff of a decision against the dataset's last promoted one (lakeguard.decision_diff),
-pure: two typed records in, only what differs out, over rules, checks, policies, schema changes
-and upstream versions."""
+"""The diff of a decision against the one it is compared with (lakeguard.decision_diff), pure:
+two typed records in, only what differs out, over the definitions judged under (first), rules,
+checks, policies, schema changes and upstream versions."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import asdict, replace
+from datetime import UTC, datetime, timedelta
 
-from lakeguard.decision_diff import diff_decisions
+from lakeguard.decision_diff import compared_with, diff_decisions
 from lakeguard.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.judged import Known
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.store.records import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.vocabulary import Outcome, Severity
@@ -15,19 +17,37 @@ from lakeguard.vocabulary import Outcome, Severity
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-def rule(rule_id: str, failed: int, outcome: Outcome, rows: int = 100) -> RuleResult:
+def rule(
+    rule_id: str,
+    failed: int,
+    outcome: Outcome,
+    rows: int = 100,
+    threshold: float | None = 0.0,
+    severity: Severity = Severity.FAIL,
+) -> RuleResult:
     return RuleResult(
         rule_id=rule_id,
         rule_type="RANGE",
-        severity=Severity.FAIL,
+        severity=severity,
         failed_rows=failed,
         rows_evaluated=rows,
         outcome=outcome,
+        threshold=threshold,
+        expression='{"column":"lat","min":0}',
+        known=Known.RECORDED if threshold is not None else Known.UNKNOWN,
     )
 
 
-def check(name: str, kind: CheckKind, result: CheckResult, detail: str = "") -> CheckRecord:
-    return CheckRecord(name=name, kind=kind, result=result, detail=detail or name)
+def check(
+    name: str,
+    kind: CheckKind,
+    result: CheckResult,
+    detail: str = "",
+    blocking: bool | None = None,
+) -> CheckRecord:
+    return CheckRecord(
+        name=name, kind=kind, result=result, detail=detail or name, blocking=blocking
+    )
 
 
 def decision(
@@ -161,3 +181,75 @@ def test_two_decisions_that_record_the_same_things_are_the_same() -> None:
     then = decision("a", True, rules, checks, {"p": 1})
     now = decision("b", False, rules, checks, {"p": 1})
     assert diff_decisions(now, then).same
+
+
+def test_a_promotion_after_holds_is_compared_with_the_hold_and_the_loosened_rule_comes_first() -> (
+    None
+):
+    """The defect: the promotion of a batch held twice listed "failing share moved" lines, but
+    not that its rule's tolerance went from 10 % to 50 %."""
+    first = decision("a", True, (rule("lat", 20, Outcome.WARN, threshold=0.5),), version=1)
+    held = [
+        replace(
+            decision(run, False, (rule("lat", 36, Outcome.FAIL, threshold=0.1),)),
+            evaluated_at=T0 + timedelta(hours=n),
+        )
+        for n, run in ((1, "b"), (2, "c"))
+    ]
+    promoted = replace(
+        decision("d", True, (rule("lat", 36, Outcome.WARN, threshold=0.5),), version=2),
+        evaluated_at=T0 + timedelta(hours=3),
+    )
+    history = [first, *held, promoted]
+    assert compared_with(promoted, history) == held[-1]  # why promoted now: the hold it ends
+    assert compared_with(held[-1], history) == first  # why held: the last promoted
+    assert compared_with(first, history) is None
+    found = diff_decisions(promoted, held[-1])
+    assert found.against == "c" and found.against_allowed is False
+    assert [d.text() for d in found.definitions] == ["rule lat: threshold 10% → 50%"]
+    assert [(r.rule_id, r.then_outcome, r.now_outcome) for r in found.rules] == [
+        ("lat", "FAIL", "WARN")
+    ]
+    listed = list(asdict(found))  # what the API answers, in this order; the page lists alike
+    assert listed.index("definitions") < listed.index("rules") < listed.index("checks")
+    # the batch is the same: against the earlier promotion, only the share moved
+    assert diff_decisions(promoted, first).definitions == ()
+
+
+def test_severity_expression_active_and_policy_enforcement_changes_are_definitions() -> None:
+    then = decision(
+        "a",
+        True,
+        (
+            rule("lat", 5, Outcome.WARN, severity=Severity.WARN),
+            rule("gone", 0, Outcome.PASS),
+            replace(rule("_malformed_rows", 0, Outcome.PASS), expression=None),
+        ),
+        (check("pii", CheckKind.POLICY, CheckResult.PASS, blocking=False),),
+    )
+    now = decision(
+        "b",
+        False,
+        (
+            rule("lat", 5, Outcome.FAIL, severity=Severity.FAIL),
+            replace(rule("new", 0, Outcome.PASS), expression='{"column":"lon"}'),
+        ),
+        (check("pii", CheckKind.POLICY, CheckResult.BLOCK, blocking=True),),
+    )
+    found = diff_decisions(now, then)
+    assert [(d.kind, d.name, d.field, d.then, d.now) for d in found.definitions] == [
+        ("rule", "lat", "severity", "WARN", "FAIL"),
+        ("rule", "new", "active", "no", "yes"),
+        ("rule", "gone", "active", "yes", "no"),  # the engine's own rule is not listed
+        ("policy", "pii", "enforcement", "ALERT", "BLOCK"),
+    ]
+    moved = replace(now, rules=(replace(now.rules[0], expression='{"column":"lat","min":1}'),))
+    assert [
+        d.field for d in diff_decisions(moved, replace(then, rules=then.rules[:1])).definitions
+    ][:2] == ["severity", "expression"]
+
+
+def test_a_definition_not_known_on_one_side_claims_no_change() -> None:
+    old = decision("a", True, (rule("lat", 5, Outcome.WARN, threshold=None),))
+    now = decision("b", False, (rule("lat", 50, Outcome.FAIL, threshold=0.1),))
+    assert diff_decisions(now, old).definitions == ()

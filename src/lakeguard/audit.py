@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.commits import Commit
 from lakeguard.progress import key_of, same_file, still_rejected
+from lakeguard.quarantine import BATCH, HeldPart, HoldState, Judged, plan, unwanted
 from lakeguard.source_kinds import MARKS
 from lakeguard.vocabulary import EventStatus
 
@@ -60,6 +61,9 @@ class AuditData:
     rejected: list[RejectedFileRow] = field(default_factory=list)  # rejected_files, every row
     # dataset id -> its approved marks (the newest of each key), for datasets with rejections
     taken: dict[str, list[SourceProgressRow]] = field(default_factory=dict)
+    # dataset id -> each attempt's part of its quarantine table (read by the engine's side:
+    # the table is a data table; lakeguard.quarantine)
+    quarantine: dict[str, list[HeldPart]] = field(default_factory=dict)
 
 
 def only(data: AuditData, datasets: set[str]) -> AuditData:
@@ -75,6 +79,7 @@ def only(data: AuditData, datasets: set[str]) -> AuditData:
         commits={d: c for d, c in data.commits.items() if d in datasets},
         rejected=[r for r in data.rejected if r.dataset_id in datasets],
         taken={d: m for d, m in data.taken.items() if d in datasets},
+        quarantine={d: p for d, p in data.quarantine.items() if d in datasets},
     )
 
 
@@ -86,6 +91,7 @@ def audit(data: AuditData, is_dead: Callable[[str | None], bool]) -> list[Violat
         *_commits(data),
         *_append_only(data),
         *_rejected_files(data),
+        *_quarantine_once(data),
     ]
 
 
@@ -333,4 +339,31 @@ def _rejected_files(data: AuditData) -> list[Violation]:
                         "not, deliver it again under a new name",
                     )
                 )
+    return found
+
+
+def _quarantine_once(data: AuditData) -> list[Violation]:
+    """Invariant 6: a quarantine holds each held batch once, and no batch promoted since
+    (lakeguard.quarantine): one held again by a later attempt, or promoted by one, has left."""
+    found: list[Violation] = []
+    by_dataset: dict[str, list[DecisionRow]] = defaultdict(list)
+    for decision in data.decisions:
+        by_dataset[decision.dataset_id].append(decision)
+    for dataset_id, parts in data.quarantine.items():
+        present = {p.run_id for p in parts if p.part == BATCH}
+        holds = plan((Judged.from_row(d) for d in by_dataset.get(dataset_id, [])), present)
+        for part in unwanted(parts, holds):
+            hold = holds[part.run_id]
+            how = "held again" if hold.state == HoldState.SUPERSEDED else "promoted"
+            found.append(
+                Violation(
+                    6,
+                    "quarantine_once",
+                    f"quarantine.{dataset_id}[run {part.run_id}]",
+                    f"the batch held by run {part.run_id} ({part.rows} rows) is still in "
+                    f"quarantine, though run {hold.by} {how} it since: its rows count twice",
+                    "run `laketx migrate` (or the dataset again): it removes the batches held "
+                    "again or promoted since from quarantine",
+                )
+            )
     return found

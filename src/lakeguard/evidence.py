@@ -2,9 +2,10 @@
 
 `promotion_status.evidence` stores it as JSON in the shape decisions have always had: rule
 outcomes by id, check results and details by name, the rules whose failing rows were dropped,
-the fail behaviour, the upstream versions used, the batch judged; plus `check_kinds`, each
-check's kind. Renderers, `explain`, replay and stuck detection read the record by field,
-never by key or by parsing the reason text.
+the fail behaviour, the upstream versions used, the batch judged and what it read piece by
+piece (`read`); plus `check_kinds`, each check's kind, and `check_blocking`, whether failing
+it blocked (a policy's enforcement). Renderers, `explain`, replay and stuck detection read
+the record by field, never by key or by parsing the reason text.
 """
 
 from __future__ import annotations
@@ -56,12 +57,14 @@ class Check:
 
 @dataclass(frozen=True, kw_only=True)
 class CheckRecord:
-    """A check as the decision recorded it."""
+    """A check as the decision recorded it; `blocking`: whether failing it blocked then (a
+    policy's enforcement, BLOCK or ALERT), None where an older decision did not say."""
 
     name: str
     kind: CheckKind
     result: CheckResult
     detail: str
+    blocking: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +76,9 @@ class Evidence:
     dropped_rows: int | None = None
     upstream: Mapping[str, int] = field(default_factory=dict)  # parent -> version used
     input: str | None = None  # the batch's fingerprint (what a stuck dataset reads again)
+    # what the batch read, piece by piece (lakeguard.quarantine: a later batch that read every
+    # piece of a held one holds it again, or promotes it)
+    read: tuple[str, ...] = ()
 
     def check(self, name: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -87,6 +93,7 @@ class Evidence:
         upstream: Mapping[str, int],
         batch: str,
         dropped_rows: int | None = None,
+        read: tuple[str, ...] = (),
     ) -> Evidence:
         """The same evidence with what the engine knows about the batch it judged."""
         return replace(
@@ -95,6 +102,7 @@ class Evidence:
             upstream=dict(upstream),
             input=batch,
             dropped_rows=dropped_rows,
+            read=read,
         )
 
     def to_json(self) -> JsonObject:
@@ -104,6 +112,7 @@ class Evidence:
             "checks": {c.name: str(c.result) for c in self.checks},
             "check_details": {c.name: c.detail for c in self.checks},
             "check_kinds": {c.name: str(c.kind) for c in self.checks},
+            "check_blocking": {c.name: c.blocking for c in self.checks if c.blocking is not None},
             "dropped_rules": list(self.dropped_rules),
         }
         if self.fail_behavior is not None:
@@ -114,6 +123,8 @@ class Evidence:
             shape["upstream"] = dict(self.upstream)
         if self.input is not None:
             shape["input"] = self.input
+        if self.read:
+            shape["read"] = list(self.read)
         return shape
 
     @classmethod
@@ -129,6 +140,7 @@ class Evidence:
         results = dict(value.get("checks") or {})
         details = dict(value.get("check_details") or {})
         kinds = dict(value.get("check_kinds") or {})
+        blocking = dict(value.get("check_blocking") or {})
         return cls(
             rules={str(k): Outcome(v) for k, v in (value.get("rules") or {}).items()},
             checks=tuple(
@@ -137,6 +149,7 @@ class Evidence:
                     kind=CheckKind(kinds[name]) if name in kinds else _legacy_kind(name),
                     result=CheckResult(result),
                     detail=str(details.get(name, "")),
+                    blocking=_blocking(blocking.get(name), CheckResult(result)),
                 )
                 for name, result in results.items()
             ),
@@ -145,6 +158,7 @@ class Evidence:
             dropped_rows=value.get("dropped_rows"),
             upstream={str(k): int(v) for k, v in (value.get("upstream") or {}).items()},
             input=value.get("input"),
+            read=tuple(str(p) for p in value.get("read") or ()),
         )
 
 
@@ -153,3 +167,11 @@ def _legacy_kind(name: str) -> CheckKind:
     with it); the one place a name is read for its kind."""
     head = name.split(":", 1)[0]
     return CheckKind(head) if head in set(CheckKind) else CheckKind.OTHER
+
+
+def _blocking(recorded: object, result: CheckResult) -> bool | None:
+    """Whether a check blocked when failing, as recorded, or as its result says in a decision
+    recorded before it was kept (a passed check's, then, is not known)."""
+    if isinstance(recorded, bool):
+        return recorded
+    return {CheckResult.BLOCK: True, CheckResult.ALERT: False}.get(result)

@@ -55,7 +55,10 @@ def decide(
     evidence = Evidence(
         rules={o.rule_id: o.outcome for o in outcomes},
         checks=tuple(
-            CheckRecord(name=c.name, kind=c.kind, result=c.result, detail=c.detail) for c in checks
+            CheckRecord(
+                name=c.name, kind=c.kind, result=c.result, detail=c.detail, blocking=c.blocking
+            )
+            for c in checks
         ),
         dropped_rules=tuple(o.rule_id for o in dropped),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
 from openlaketx.loads.version_read import read_version
 from openlaketx.runner import job as job_runner
+from openlaketx.runner import quarantine
 from openlaketx.runner.context import StepObserver
 from openlaketx.runner.news import nothing_new
 from openlaketx.runner.reaper import reap
@@ -247,7 +249,19 @@ class Lakehouse:
         Reads metadata and Delta logs only: no Spark.
         """
         data = self.reader.audit_data(lambda table: dataset_location(self.warehouse, table))
-        return audit(only(data, datasets) if datasets is not None else data, known_dead)
+        if datasets is not None:
+            data = only(data, datasets)
+        # each quarantine table's parts: a data table, read here (lakeguard never opens them)
+        held = {
+            d: quarantine.held_parts(dataset_location(self.warehouse, quarantine_name(d)))
+            for d in data.datasets
+        }
+        return audit(replace(data, quarantine={d: p for d, p in held.items() if p}), known_dead)
+
+    def settle_quarantines(self, *, apply: bool = True) -> dict[str, list[str]]:
+        """Every dataset's quarantine with each held batch once and none promoted since
+        (`quarantine.settle_all`: what `laketx migrate` does for tables written before)."""
+        return quarantine.settle_all(self.reader, self.warehouse, apply=apply)
 
     def replay(self, dataset_id: str, version: int) -> ReplayReport:
         """Rebuild approved `version` of a dataset and compare its content hashes with the

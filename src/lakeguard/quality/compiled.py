@@ -26,6 +26,10 @@ class CompiledRule:
     row_bounds: tuple[int | None, int | None] | None = None
     aggregate_sql: str | None = None
     reference: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
+    # what the rule was when compiled, recorded with each of its judgments (lakeguard.judged):
+    # its parameters but the threshold, and what it asks in words (None: a built-in rule)
+    expression: str | None = None
+    asks: str | None = None
 
     @property
     def row_level(self) -> bool:

@@ -23,6 +23,9 @@ class RuleOutcome:
     failed_rows: int
     threshold: float
     samples: tuple[str, ...] = field(default=())
+    # the rule as it judged (lakeguard.judged): recorded with the outcome
+    expression: str | None = None
+    asks: str | None = None
 
     @property
     def failed_ratio(self) -> float:
@@ -83,6 +86,8 @@ def outcome_for(
         failed_rows=failed,
         threshold=rule.threshold,
         samples=tuple(s for s in dict.fromkeys(samples) if s is not None)[:5],
+        expression=rule.expression,
+        asks=rule.asks,
     )
 
 

@@ -15,7 +15,7 @@ import typer
 from lakeguard.catalog.changes import parse_since
 from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ExitCode, ValidationError
-from lakeguard.store import MetadataStore
+from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.migrations import migrate as run_migrations
 from lakeguard.store.migrations import pending
 from openlaketx.cli.shared import (
@@ -158,8 +158,10 @@ def migrate(
     as_json: JsonFlag = False,
 ) -> None:
     """Bring the metadata stores of the home (every tenant's) to this laketx's version, each
-    numbered migration in order, keeping every row. No JVM."""
+    numbered migration in order, keeping every row; then each quarantine to each held batch
+    once, none promoted since. No JVM."""
     # start-up time: the service's modules load only for the commands that use them
+    from openlaketx.runner.quarantine import settle_all
     from openlaketx.service.tenants import known_tenants
 
     base = config_of(ctx)
@@ -170,13 +172,19 @@ def migrate(
             cfg = base.for_tenant(tenant)
             store = MetadataStore(cfg.namespace, cfg.metadata_location, cfg.tenant)
             if plan_only:
+                steps = pending(store)
                 report[tenant] = [
                     f"{s.migration.version} {s.migration.name} ({s.migration.why}): "
                     f"{len(s.tables)} table(s)"
-                    for s in pending(store)
+                    for s in steps
                 ]
+                if steps:  # the quarantines are read once the store opens
+                    continue
             else:
                 report[tenant] = run_migrations(store)
+            # a quarantine written before each held batch was kept once (lakeguard.quarantine)
+            settled = settle_all(StoreReader(store), cfg.warehouse, apply=not plan_only)
+            report[tenant] += [f"{t}: {line}" for t, lines in settled.items() for line in lines]
         return report
 
     report = guard(ctx, as_json, work)

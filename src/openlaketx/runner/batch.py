@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from lakeguard.evidence import Check
 from lakeguard.progress import Rejection
 from lakeguard.quality.compiled import CompiledRule
+from lakeguard.quarantine import derived_pieces, exact_piece, mark_piece
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.loads.merge_plan import ROW_HASH
 from openlaketx.sources.reads import SourceRead
@@ -55,6 +56,23 @@ class InputBatch:
     unique_on: tuple[str, ...] = ()
     # (source object, file) of each file the read put aside as unreadable
     rejected: list[tuple[str, Rejection]] = field(default_factory=list)
+
+    def pieces(self) -> tuple[str, ...]:
+        """What the batch read, piece by piece (lakeguard.quarantine): each thing a source
+        takes that a later read takes again as it was (a file), else the source's whole
+        fingerprint (a watermark, a version range: only the same read covers it); a derived
+        batch's parent version ranges."""
+        if not self.sources:
+            return derived_pieces(self.fingerprint)
+        found: list[str] = []
+        for source in self.sources:
+            keyed = [m for m in source.progress if m.key()]
+            found += [
+                mark_piece(source.source_object_id, m.KIND, m.key(), m.state()) for m in keyed
+            ]
+            if len(keyed) < len(source.progress) or not keyed:
+                found.append(exact_piece(source.source_object_id, source.fingerprint))
+        return tuple(sorted(set(found)))
 
     @property
     def empty_is_nothing_new(self) -> bool:

@@ -5,9 +5,9 @@ once (lazily), files that cannot be read put aside → decide its schema drift �
 a folder no reader sees, each row with the rules it breaks (a file Spark fails on mid-read is
 put aside and the batch read again without it) → nothing new? stop → gate: evaluate the
 rules, check policies, LakeGuard decides and records → promote (one tagged, idempotent commit,
-then the version) or hold it back in quarantine → one terminal run_history row, whatever
-happens. Each part is a module of its own (recovery, stage, gating, promotion); they share only
-what they return.
+then the version) or hold it back in quarantine → the held batches it read again leave
+quarantine → one terminal run_history row, whatever happens. Each part is a module of its own
+(recovery, stage, gating, promotion, quarantine); they share only what they return.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from lakeguard.store.runtime_rows import RejectedFileRow, TrustScoreRow
 from lakeguard.vocabulary import AttemptStatus, Layer
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
-from openlaketx.runner import drift
+from openlaketx.runner import drift, quarantine
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.context import RunContext, StepResult, Target
 from openlaketx.runner.gating import gate, last_profiles_ahead
@@ -71,6 +71,7 @@ def run_dataset(ctx: RunContext, dataset_id: str) -> StepResult:
     finally:
         ctx.deadline.end_publishing()  # the gate began it (gating.py): a decision is carried out
         staging.drop_landing(target.path, attempt.run_id)
+    _settle_quarantine(ctx, target, result)
     trust = _trust_row(ctx, attempt)
     attempt.finish(
         result.status,
@@ -280,6 +281,25 @@ def _nothing_new(
         data_version=last.data_version,
         reason=f"recovered commit {last.commit_version} of run {last.run_id}; {note}",
     )
+
+
+def _settle_quarantine(ctx: RunContext, target: Target, result: StepResult) -> None:
+    """After a batch was held or promoted: the held batches it read again leave quarantine,
+    so each is there once and none that a version holds (lakeguard.quarantine). Best effort:
+    the attempt's outcome stands either way, and the next judged attempt (or `laketx migrate`)
+    settles what is left."""
+    if result.status != AttemptStatus.BLOCKED and result.data_version is None:
+        return
+    dataset_id = target.dataset_id
+    try:
+        state = quarantine.settle(
+            target.quarantine_path, lambda held: ctx.gate.reader.judgments(dataset_id, held)
+        )
+    except Exception as exc:
+        ctx.progress(f"{dataset_id}: quarantine not settled: {describe(exc)}")
+        return
+    for line in state.said():
+        ctx.progress(f"{dataset_id}: quarantine: {line}")
 
 
 def _trust_row(ctx: RunContext, attempt: DatasetAttempt) -> TrustScoreRow | None:

@@ -77,6 +77,9 @@ def rows(
             sample_values=list(o.samples),
             outcome=o.outcome,
             executed_at=now,
+            threshold=o.threshold,
+            rule_expression=o.expression,
+            asks=o.asks,
         )
         for o in outcomes
     ]

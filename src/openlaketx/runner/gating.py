@@ -163,6 +163,7 @@ def gate(
                 upstream=batch.upstream_refs,
                 batch=batch.fingerprint,  # tells a stuck dataset apart
                 dropped_rows=dropped_rows if to_drop else None,
+                read=batch.pieces(),  # a later batch that reads them all holds this one again
             ),
         )
         decision_row = ctx.gate.decision_row(target.dataset_id, attempt.run_id, decision)

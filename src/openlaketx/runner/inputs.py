@@ -110,6 +110,7 @@ def bronze_input(
                 columns=(),
                 violation_sql=f"({quote(CORRUPT_COLUMN)} IS NOT NULL)",
                 sample_sql=f"substring({quote(CORRUPT_COLUMN)}, 1, 200)",
+                asks="every row parses",
             )
         )
     return InputBatch(
@@ -190,6 +191,7 @@ def derived_input(
                 + ", ".join(f"coalesce(CAST({quote(k)} AS STRING), 'NULL')" for k in keys)
                 + ")",
                 unique_keys=tuple(keys),
+                asks=f"({', '.join(keys)}) unique",
             )
         )
     if len(new) == 1:

@@ -1,7 +1,7 @@
 """The API's read routes behind the dashboard's pages: rule trends, profile drift, trust over
-time, the schema change log, freshness against the SLA, the quarantine
-(openlaketx.service.insights, openlaketx.service.history) and a decision's diff against the
-last promoted one. Each reads the caller's tenant only, by delta-rs."""
+time, the schema change log, freshness against the SLA, the quarantine by batch and run
+(openlaketx.service: insights, history, quarantine_view) and a decision's diff against the one
+it is compared with. Each reads the caller's tenant only, by delta-rs."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations.
 
@@ -13,7 +13,7 @@ from fastapi.encoders import jsonable_encoder
 
 from lakeguard.keys import ApiKey, Scope
 from lakeguard.shapes import JsonObject
-from openlaketx.service import history, insights
+from openlaketx.service import history, insights, quarantine_view
 from openlaketx.service.auth import Authenticator
 from openlaketx.service.tenants import Tenants
 
@@ -46,14 +46,15 @@ def install_insight_routes(
         return insights.schema_changes(tenants.get(key.tenant_id), dataset_id)
 
     @app.get(
-        f"{prefix}/datasets/{{dataset_id}}/quarantine", response_model=insights.QuarantineSample
+        f"{prefix}/datasets/{{dataset_id}}/quarantine",
+        response_model=quarantine_view.QuarantineSample,
     )
     def quarantine(
         dataset_id: Annotated[str, dataset_path],
         key: Annotated[ApiKey, reading],
-        limit: Annotated[int, Query(ge=1, le=100)] = insights.QUARANTINE_SAMPLE,
-    ) -> insights.QuarantineSample:
-        return insights.quarantine(tenants.get(key.tenant_id), dataset_id, limit)
+        limit: Annotated[int, Query(ge=1, le=100)] = quarantine_view.QUARANTINE_SAMPLE,
+    ) -> quarantine_view.QuarantineSample:
+        return quarantine_view.quarantine(tenants.get(key.tenant_id), dataset_id, limit)
 
     @app.get(f"{prefix}/datasets/{{dataset_id}}/profiles", response_model=history.ProfileHistory)
     def profiles(

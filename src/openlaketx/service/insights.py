@@ -1,31 +1,24 @@
 """What the dashboard shows beyond the run and dataset records, as typed answers the API gives
-too: each rule's failing share over a dataset's last batches (with its threshold), the schema
-change log, freshness against the SLA, and the quarantine's size with a sample.
+too: each rule's failing share over a dataset's last batches (each with the rule's severity,
+threshold and expression as it judged that batch, never today's), the schema
+change log, freshness against the SLA, and a decision's diff. (The quarantine's view is
+`quarantine_view.py`.)
 
-All of it is read by delta-rs from the metadata tables (and the quarantine table): no Spark.
+All of it is read by delta-rs from the metadata tables: no Spark.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-import pyarrow as pa
-from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.decision_diff import DecisionDiff, diff_decisions
-from lakeguard.errors import LakeTxError
-from lakeguard.quality.evaluate import FAILED_RULES
-from lakeguard.quality.kinds import stored_rule
-from lakeguard.store.records import DecisionRecord, RuleDef
+from lakeguard.decision_diff import DecisionDiff, compared_with, diff_decisions
+from lakeguard.judged import JudgedAs, changed
+from lakeguard.store.records import DecisionRecord
 from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
-from openlaketx import storage
+from lakeguard.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.tables import dataset_location, quarantine_name
-
-QUARANTINE_SAMPLE = 20
 
 
 class _Model(BaseModel):
@@ -33,19 +26,27 @@ class _Model(BaseModel):
 
 
 class TrendPoint(_Model):
+    """One batch a rule judged, with the rule as it was then (lakeguard.judged)."""
+
     run_id: str
     evaluated_at: datetime
     failed_rows: int
     rows_evaluated: int
     failed_share: float
     outcome: str
+    severity: str
+    threshold: float | None  # the failing share it tolerated then (None: unknown)
+    asks: str | None
+    expression: str | None
+    known: str  # recorded (with the judgment), history (the rule's, at the time) or unknown
+    changed: list[str]  # how its definition differs from the batch before ("threshold 10% → 50%")
 
 
 class RuleTrend(_Model):
     rule_id: str
     rule_type: str
-    severity: str
-    threshold: float | None  # the failing share the rule tolerates (None: rule gone)
+    severity: str  # as it judged the newest batch
+    threshold: float | None  # as it judged the newest batch (None: unknown)
     asks: str | None
     points: list[TrendPoint]
 
@@ -74,54 +75,55 @@ class Freshness(_Model):
     fresh: bool
 
 
-class QuarantinedRow(_Model):
-    """One quarantined row: the rules it broke, and its own columns (the engine's left out;
-    an unparseable line keeps its text in `_corrupt_record`)."""
-
-    broken_rules: list[str]
-    values: dict[str, object]
-
-
-class QuarantineSample(_Model):
-    dataset_id: str
-    rows: int
-    sample: list[QuarantinedRow]
-
-
 def rule_trends(lh: Lakehouse, dataset_id: str, batches: int) -> RuleTrends:
-    """Each rule's failing share on the dataset's last `batches` judged batches, oldest first."""
+    """Each rule's failing share on the dataset's last `batches` judged batches, oldest first,
+    each with the rule as it judged that batch."""
     lh.dataset(dataset_id)  # NotRegisteredError (404) when it is not this tenant's
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two independent scans
-        defined_f = pool.submit(_rule_defs, lh, dataset_id)
-        decisions = recent_decisions(lh, dataset_id, batches)
-        defined = defined_f.result()
+    decisions = recent_decisions(lh, dataset_id, batches)
+    return RuleTrends(dataset_id=dataset_id, batches=batches, rules=trends_of(decisions))
+
+
+def trends_of(decisions: list[DecisionRecord]) -> list[RuleTrend]:
+    """Each rule's points over `decisions` (oldest first), each point with the definition it
+    was judged under, and where that definition changed from the point before."""
     trends: dict[str, RuleTrend] = {}
+    last: dict[str, JudgedAs] = {}
     for decision in decisions:
         for result in decision.rules:
-            trend = trends.get(result.rule_id)
-            if trend is None:
-                threshold, asks = defined.get(result.rule_id, (None, None))
-                trend = RuleTrend(
+            judged = result.judged
+            trend = trends.setdefault(
+                result.rule_id,
+                RuleTrend(
                     rule_id=result.rule_id,
                     rule_type=result.rule_type,
                     severity=str(result.severity),
-                    threshold=threshold,
-                    asks=asks,
+                    threshold=None,
+                    asks=None,
                     points=[],
-                )
-                trends[result.rule_id] = trend
-            evaluated = result.rows_evaluated
+                ),
+            )
+            before = last.get(result.rule_id)
             trend.points.append(
                 TrendPoint(
                     run_id=decision.run_id,
                     evaluated_at=decision.evaluated_at,
                     failed_rows=result.failed_rows,
-                    rows_evaluated=evaluated,
-                    failed_share=result.failed_rows / evaluated if evaluated else 0.0,
+                    rows_evaluated=result.rows_evaluated,
+                    failed_share=result.failed_share,
                     outcome=str(result.outcome),
+                    severity=str(result.severity),
+                    threshold=judged.threshold,
+                    asks=judged.asks,
+                    expression=judged.expression,
+                    known=str(judged.known),
+                    changed=[] if before is None else [c.text() for c in changed(before, judged)],
                 )
             )
-    return RuleTrends(dataset_id=dataset_id, batches=batches, rules=list(trends.values()))
+            # the caption says the rule as it judged the newest batch
+            trend.severity, trend.threshold = str(result.severity), judged.threshold
+            trend.asks, trend.rule_type = judged.asks, result.rule_type
+            last[result.rule_id] = judged
+    return list(trends.values())
 
 
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
@@ -129,34 +131,19 @@ def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[Decisio
     return lh.reader.decisions(dataset_id=dataset_id, last=count)
 
 
-def last_promoted_before(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
-    """The dataset's last promoted decision before `record`, as `explain` gives it (with its
-    schema changes and the version it made); None when none promoted before it."""
-    earlier = [
-        d
-        for d in lh.reader.decisions(dataset_id=record.dataset_id)
-        if d.allowed and d.evaluated_at < record.evaluated_at
-    ]
-    return lh.explain(record.dataset_id, earlier[-1].run_id) if earlier else None
+def counterpart(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
+    """The decision `record` is compared with (`decision_diff.compared_with`: the hold a
+    promotion follows, else the last promoted one before it), as `explain` gives it (with its
+    schema changes and the version it made); None when there is none."""
+    found = compared_with(record, lh.reader.decisions(dataset_id=record.dataset_id))
+    return lh.explain(record.dataset_id, found.run_id) if found is not None else None
 
 
 def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
-    """Attempt `run_id`'s decision against the dataset's last promoted one before it: why not
-    promoted this time."""
+    """Attempt `run_id`'s decision against the one it is compared with: why not promoted this
+    time, or why promoted now."""
     record = lh.explain(dataset_id, run_id)
-    return diff_decisions(record, last_promoted_before(lh, record))
-
-
-def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
-    rows = lh.store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
-    found = {}
-    for row in rows:
-        try:
-            rule = stored_rule(RuleDef.from_row(row))
-        except LakeTxError:  # a rule that no longer parses is reported where it compiles
-            continue
-        found[rule.id] = (float(rule.threshold), rule.explain())
-    return found
+    return diff_decisions(record, counterpart(lh, record))
 
 
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:
@@ -202,39 +189,9 @@ def freshness(lh: Lakehouse) -> list[Freshness]:
     return found
 
 
-def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -> QuarantineSample:
-    """How many rows the dataset's quarantine holds, and the newest `limit` of them."""
-    lh.dataset(dataset_id)
-    location = dataset_location(lh.warehouse, quarantine_name(dataset_id))
-    if not storage.is_delta_table(location):
-        return QuarantineSample(dataset_id=dataset_id, rows=0, sample=[])
-    table = storage.delta_table(location)
-    files = pa.table(table.get_add_actions(flatten=True))
-    rows = sum(int(n or 0) for n in files.column("num_records").to_pylist())
-    query = QueryBuilder().register("q", table)
-    sample = pa.table(query.execute(f"SELECT * FROM q LIMIT {int(limit)}").read_all())
-    return QuarantineSample(
-        dataset_id=dataset_id,
-        rows=rows,
-        sample=[
-            QuarantinedRow(
-                broken_rules=[str(r) for r in row.get(FAILED_RULES) or []],
-                values={k: _text(v) for k, v in row.items() if not k.startswith(ENGINE_PREFIX)},
-            )
-            for row in sample.to_pylist()
-        ],
-    )
-
-
 def last_outcome(status: AttemptStatus | str | None) -> str | None:
     """The dashboard's word for an attempt's end: PROMOTED, HELD (the gate blocked it; the
     data is safe) or FAILED (an error)."""
     return {"SUCCESS": "PROMOTED", "COMPLETED": "PROMOTED", "BLOCKED": "HELD"}.get(
         str(status), None if status is None else str(status)
     )
-
-
-def _text(value: object) -> object:
-    if value is None or isinstance(value, int | float | str | bool):
-        return value
-    return str(value)

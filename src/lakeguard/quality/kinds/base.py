@@ -18,6 +18,7 @@ from sqlglot import exp
 from lakeguard.catalog.fields import Identifier, Strict
 from lakeguard.catalog.problems import Problem
 from lakeguard.errors import LakeTxError
+from lakeguard.judged import canonical_expression
 from lakeguard.quality.compiled import CompiledRule
 from lakeguard.shapes import JsonObject
 from lakeguard.sqlsafety import referenced_columns, vet_expression
@@ -87,6 +88,8 @@ class RuleKind(Strict):
             rule_type=self.rule_type,
             severity=self.severity.value,
             threshold=self.threshold,
+            expression=canonical_expression(self.parameters()),
+            asks=self.explain(),
             **fields,
         )
 

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from lakeguard.errors import ValidationError
 from lakeguard.explain import advise
+from lakeguard.judged import (
+    UNKNOWN,
+    JudgedAs,
+    Known,
+    canonical_expression,
+    expression_of,
+    in_force,
+)
 from lakeguard.quality.kinds import stored_rule
+from lakeguard.quarantine import Judged
+from lakeguard.store import deltars
 from lakeguard.store.reads.status import StatusReads
 from lakeguard.store.reads.versions import VersionReads
 from lakeguard.store.records import DecisionRecord, RuleDef, RuleResult, SchemaChange
@@ -24,10 +35,51 @@ class DecisionReads(VersionReads, StatusReads):
         if not run_ids:
             return {}
         rows = self._store.read(RuleResultRow, filters=[("run_id", "in", list(run_ids))])
+        rows.sort(key=lambda r: (r.executed_at, r.rule_id))
+        results = [RuleResult.from_row(row) for row in rows]
+        if any(r.known == Known.UNKNOWN for r in results):
+            history = self._definitions_then([row for row in rows if row.threshold is None])
+            results = [
+                r.judged_from(history[(row.dataset_id, row.rule_id, row.executed_at)])
+                if r.known == Known.UNKNOWN
+                else r
+                for r, row in zip(results, rows, strict=True)
+            ]
         found: dict[str, list[RuleResult]] = {}
-        for row in sorted(rows, key=lambda r: (r.executed_at, r.rule_id)):
-            found.setdefault(row.run_id, []).append(RuleResult.from_row(row))
+        for row, result in zip(rows, results, strict=True):
+            found.setdefault(row.run_id, []).append(result)
         return {k: tuple(v) for k, v in found.items()}
+
+    def _definitions_then(
+        self, rows: Sequence[RuleResultRow]
+    ) -> dict[tuple[str, str, datetime], JudgedAs]:
+        """What each rule of `rows` (results recorded before their rule's definition was) was
+        when it judged: `quality_rules` as it stood then, each version read once. A rule not
+        found then, or a table without that history, is unknown, never today's."""
+        store = self._store
+        location = store.location("quality_rules")
+        commits = [
+            (int(h["version"]), int(h["timestamp"]))
+            for h in deltars.history("quality_rules", location, limit=None)
+            if h.get("timestamp") is not None
+        ]
+        wanted = {(r.dataset_id, r.rule_id, r.executed_at) for r in rows}
+        versions = {key: in_force(commits, key[2]) for key in wanted}
+        read: dict[tuple[int, str], dict[str, RuleDef]] = {}
+        for (dataset_id, _, _), version in versions.items():
+            if version is None or (version, dataset_id) in read:
+                continue
+            found = store.rows(
+                "quality_rules",
+                filters=[("dataset_id", "=", dataset_id), ("active", "=", True)],
+                version=version,
+            )
+            read[(version, dataset_id)] = {d["rule_id"]: RuleDef.from_row(d) for d in found}
+        out = {}
+        for key, version in versions.items():
+            stored = None if version is None else read[(version, key[0])].get(key[1])
+            out[key] = UNKNOWN if stored is None else _as_judged(stored)
+        return out
 
     def decisions(
         self,
@@ -50,6 +102,21 @@ class DecisionReads(VersionReads, StatusReads):
             rows = rows[-last:] if last > 0 else []
         results = self.rule_results([r.run_id for r in rows])
         return [DecisionRecord.from_row(r, results.get(r.run_id, ())) for r in rows]
+
+    def judgments(self, dataset_id: str, held: Sequence[str]) -> list[Judged]:
+        """The dataset's decisions its quarantine's plan needs (lakeguard.quarantine): those
+        from the oldest of the `held` attempts (whose batches its table holds) on."""
+        if not held:
+            return []
+        rows = self._store.read(DecisionRow, filters=[("run_id", "in", list(held))])
+        if not rows:
+            return []
+        since = min(r.evaluated_at for r in rows)
+        later = self._store.read(
+            DecisionRow,
+            filters=[("dataset_id", "=", dataset_id), ("evaluated_at", ">=", since)],
+        )
+        return [Judged.from_row(r) for r in later]
 
     def latest_decision(self, dataset_id: str, run_id: str | None = None) -> DecisionRecord | None:
         """A dataset's latest decision (or the one of attempt `run_id`), with everything that
@@ -83,17 +150,28 @@ class DecisionReads(VersionReads, StatusReads):
             advice=tuple(advice),
             trust=score,
             stuck=blocked.summary() if blocked else None,
-            asks=self._rule_texts(dataset_id),
+            # what each rule asked when it judged this batch, not what it asks today
+            asks={r.rule_id: r.asks for r in decided.rules if r.asks},
         )
 
-    def _rule_texts(self, dataset_id: str) -> dict[str, str]:
-        """What each of the dataset's rules asks, in words (rules that no longer parse say
-        nothing: their definition is reported where it is compiled)."""
-        rows = self._store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
-        texts = {}
-        for row in rows:
-            try:
-                texts[row["rule_id"]] = stored_rule(RuleDef.from_row(row)).explain()
-            except ValidationError:
-                continue
-        return texts
+
+def _as_judged(stored: RuleDef) -> JudgedAs:
+    """A stored rule definition as it judged (from its history); a definition that does not
+    parse says what its row does."""
+    try:
+        rule = stored_rule(stored)
+    except ValidationError:
+        return JudgedAs(
+            severity=stored.severity,
+            threshold=None,
+            expression=expression_of(stored.rule_expression),
+            asks=None,
+            known=Known.HISTORY,
+        )
+    return JudgedAs(
+        severity=str(rule.severity),
+        threshold=float(rule.threshold),
+        expression=canonical_expression(rule.parameters()),
+        asks=rule.explain(),
+        known=Known.HISTORY,
+    )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from lakeguard.evidence import Evidence
 from lakeguard.policy.sla import sla_hours
 from lakeguard.shapes import StoredRow
 from lakeguard.store.reads.definitions import DefinitionReads
@@ -14,13 +15,13 @@ from lakeguard.store.records import DatasetStatus, PolicyDef
 from lakeguard.store.runtime_rows import (
     DataVersionRow,
     DecisionRow,
-    DqResultRow,
+    RuleResultRow,
     RunHistoryRow,
     RuntimeRow,
     SchemaChangeRow,
 )
 from lakeguard.stuck import Blocked, Stuck, stuck
-from lakeguard.trust import RECENT, Lineage, TrustScore, trust_score
+from lakeguard.trust import RECENT, Lineage, PromotedBatch, RuleJudgment, TrustScore, trust_score
 from lakeguard.vocabulary import AttemptStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
@@ -50,7 +51,7 @@ def _trailing_blocked(decisions: list[DecisionRow]) -> dict[str, list[Blocked]]:
     return trailing
 
 
-D = TypeVar("D", DqResultRow, SchemaChangeRow, DataVersionRow, DecisionRow, RunHistoryRow)
+D = TypeVar("D", SchemaChangeRow, DataVersionRow, DecisionRow, RunHistoryRow, RuleResultRow)
 
 
 def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
@@ -62,6 +63,41 @@ def _by_dataset(rows: list[D]) -> dict[str, list[D]]:
 
 def _of(kind: type[D], rows: Sequence[RuntimeRow]) -> list[D]:
     return [r for r in rows if isinstance(r, kind)]
+
+
+def _promoted_batches(
+    decisions: Sequence[DecisionRow], results: Sequence[RuleResultRow]
+) -> list[tuple[str, PromotedBatch]]:
+    """Each promoted decision as trust reads it, (dataset id, batch): its rules as they judged
+    (a threshold unknown when the row predates it), those whose failing rows it dropped."""
+    by_run: dict[str, list[RuleResultRow]] = {}
+    for row in results:
+        by_run.setdefault(row.run_id, []).append(row)
+    found = []
+    for decision in decisions:
+        dropped = set(Evidence.from_json(decision.evidence).dropped_rules)
+        rules = tuple(
+            RuleJudgment(
+                failed_rows=r.failed_rows,
+                rows_evaluated=r.rows_evaluated,
+                severity=r.severity,
+                threshold=r.threshold,
+                dropped=r.rule_id in dropped,
+            )
+            for r in by_run.get(decision.run_id, [])
+        )
+        batch = PromotedBatch(
+            run_id=decision.run_id, evaluated_at=decision.evaluated_at, rules=rules
+        )
+        found.append((decision.dataset_id, batch))
+    return found
+
+
+def _by_dataset_id(pairs: list[tuple[str, PromotedBatch]]) -> dict[str, list[PromotedBatch]]:
+    found: dict[str, list[PromotedBatch]] = {}
+    for dataset_id, batch in pairs:
+        found.setdefault(dataset_id, []).append(batch)
+    return found
 
 
 def _summary(found: Stuck | None) -> str | None:
@@ -179,19 +215,19 @@ class StatusReads(DefinitionReads):
         )
         only: list[tuple[str, str, Any]] = [("dataset_id", "in", ids)]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            dq_f = pool.submit(  # the score looks at the last RECENT batches only
+            promoted_f = pool.submit(  # the score looks at the last RECENT promotions only
                 store.read,
-                DqResultRow,
-                filters=only,
-                newest_first="executed_at",
+                DecisionRow,
+                filters=[*only, ("allowed", "=", True)],
+                newest_first="evaluated_at",
                 limit=RECENT,
                 per="dataset_id",
             )
             changes_f = pool.submit(store.read, SchemaChangeRow, filters=only)
-            attempts_f = pool.submit(  # how many of the last RECENT attempts failed
+            attempts_f = pool.submit(  # how many of the last RECENT attempts not held failed
                 store.rows,
                 "run_history",
-                filters=only,
+                filters=[*only, ("status", "!=", str(AttemptStatus.BLOCKED))],
                 columns=["dataset_id", "status", "end_time"],
                 newest_first="end_time",
                 limit=RECENT,
@@ -203,7 +239,12 @@ class StatusReads(DefinitionReads):
             layers_f = pool.submit(
                 store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
             )
-            dq = _by_dataset([*dq_f.result(), *_of(DqResultRow, pending)])
+            decided = promoted_f.result()
+            runs = [d.run_id for d in decided]
+            results = store.read(RuleResultRow, filters=[("run_id", "in", runs)]) if runs else []
+            promoted = _by_dataset_id(
+                _promoted_batches(decided, [*results, *_of(RuleResultRow, pending)])
+            )
             changes = _by_dataset([*changes_f.result(), *_of(SchemaChangeRow, pending)])
             lineage = {
                 r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
@@ -214,7 +255,11 @@ class StatusReads(DefinitionReads):
             attempts = sorted(
                 [
                     *((r["dataset_id"], r["end_time"], r["status"]) for r in attempts_f.result()),
-                    *((r.dataset_id, r.end_time, r.status) for r in _of(RunHistoryRow, pending)),
+                    *(
+                        (r.dataset_id, r.end_time, r.status)
+                        for r in _of(RunHistoryRow, pending)
+                        if r.status != AttemptStatus.BLOCKED
+                    ),
                 ],
                 key=lambda a: a[1],
                 reverse=True,
@@ -230,7 +275,7 @@ class StatusReads(DefinitionReads):
         return {
             d: trust_score(
                 d,
-                dq=dq.get(d, []),
+                promoted=promoted.get(d, []),
                 changes=changes.get(d, []),
                 lineage=lineage.get(d, Lineage()),
                 now=now,

@@ -3,10 +3,11 @@ was made on, its trust score and advice."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
 from lakeguard.evidence import Evidence
+from lakeguard.judged import JudgedAs, Known
 from lakeguard.schema.drift import ChangeKind, DriftDecision
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records.parsing import str_tuple
@@ -17,15 +18,46 @@ from lakeguard.vocabulary import Outcome, Severity, vocab
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RuleResult:
-    """One row of `data_quality_results`: one rule's outcome on one batch."""
+    """One row of `data_quality_results`: one rule's outcome on one batch, with the rule as
+    it judged (`threshold`, `expression`, `asks`; `known` says where they come from)."""
 
     rule_id: str
     rule_type: str
-    severity: Severity
+    severity: Severity  # always recorded with the judgment
     failed_rows: int
     rows_evaluated: int
     outcome: Outcome
     sample_values: tuple[str, ...] = ()
+    threshold: float | None = None
+    expression: str | None = None
+    asks: str | None = None
+    known: Known = Known.RECORDED
+
+    @property
+    def failed_share(self) -> float:
+        return self.failed_rows / self.rows_evaluated if self.rows_evaluated else 0.0
+
+    @property
+    def judged(self) -> JudgedAs:
+        """The rule's definition when it judged this batch."""
+        return JudgedAs(
+            severity=str(self.severity),
+            threshold=self.threshold,
+            expression=self.expression,
+            asks=self.asks,
+            known=self.known,
+        )
+
+    def judged_from(self, found: JudgedAs) -> RuleResult:
+        """This result with its threshold, expression and words from the rule's history (a
+        result recorded before they were)."""
+        return replace(
+            self,
+            threshold=found.threshold,
+            expression=found.expression,
+            asks=found.asks,
+            known=found.known,
+        )
 
     @classmethod
     def from_row(cls, row: RuleResultRow) -> RuleResult:
@@ -37,6 +69,11 @@ class RuleResult:
             rows_evaluated=row.rows_evaluated,
             outcome=row.outcome,
             sample_values=str_tuple(row.sample_values),
+            threshold=row.threshold,
+            expression=row.rule_expression,
+            asks=row.asks,
+            # a row recorded before thresholds were says nothing of the rule: its history may
+            known=Known.RECORDED if row.threshold is not None else Known.UNKNOWN,
         )
 
 
@@ -82,7 +119,7 @@ class DecisionRecord:
     advice: tuple[str, ...] = ()
     trust: TrustScore | None = None  # the dataset's score and components
     stuck: str | None = None  # blocked again and again on the same input (lakeguard.stuck)
-    asks: dict[str, str] = field(default_factory=dict)  # rule id -> what the rule asks, today
+    asks: dict[str, str] = field(default_factory=dict)  # rule id -> what it asked, as judged
 
     @classmethod
     def from_row(cls, row: DecisionRow, rules: tuple[RuleResult, ...] = ()) -> DecisionRecord:

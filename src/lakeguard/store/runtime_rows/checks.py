@@ -62,6 +62,12 @@ class RuleResultRow(RuntimeRow):
     )
     outcome: Annotated[Outcome, Comment("PASS, WARN, FAIL")]
     executed_at: datetime
+    # the rule as it judged (lakeguard.judged); null in rows recorded before it was kept
+    threshold: Annotated[float | None, Comment("Failing share the rule tolerated then")] = None
+    rule_expression: Annotated[
+        str | None, Comment("The rule's parameters then, threshold aside (JSON)")
+    ] = None
+    asks: Annotated[str | None, Comment("What the rule asked then, in words")] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,12 +147,14 @@ class TrustScoreRow(RuntimeRow):
     dataset_id: str
     run_id: Annotated[str, Comment("The attempt after which it was computed")]
     score: Annotated[Int32, Comment("0..100")]
-    quality: Annotated[float, Comment("Mean share of rules passed, last 10 batches")]
+    quality: Annotated[
+        float, Comment("Rules' failing shares against thresholds, last 10 promoted batches")
+    ]
     freshness: Annotated[
         float, Comment("1 under 24 h since the latest approved version, 0 at 7 days")
     ]
     stability: Annotated[
-        float, Comment("1 / (1 + schema changes not simply allowed, last 10 batches)")
+        float, Comment("1 / (1 + unsettled schema changes + failed attempts), not held ones")
     ]
     lineage: Annotated[
         float, Comment("Share of approved versions with an allowed decision and evidence")

@@ -1,6 +1,6 @@
 """Inline SVG charts, drawn on the server (no chart library, no script): a rule's failing share
-per batch with the share it tolerates drawn across, and line charts of values over batches
-(profile drift, trust and its components)."""
+per batch with the share it tolerated at each batch drawn as a step line, and line charts of
+values over batches (profile drift, trust and its components)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from lakeguard.judged import share_text
 from openlaketx.service.insights import RuleTrend
 
 WIDTH, HEIGHT, PAD = 420, 140, 28
@@ -19,6 +20,15 @@ class Dot:
     y: float
     outcome: str  # PASS, WARN or FAIL: the dot's class
     label: str  # its tooltip
+    threshold: str  # the threshold it was judged against ("unknown" when not known)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Where a rule's definition changed: between the batch before and this one."""
+
+    x: float
+    label: str  # what changed ("threshold 10% → 50%")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +38,11 @@ class TrendChart:
     height: int
     line: str  # the polyline's points
     dots: tuple[Dot, ...]
-    threshold_y: float | None  # None: the rule is no longer defined
+    threshold_path: str  # the step line of the thresholds judged against ("": none known)
+    threshold_y: float | None  # the newest judged threshold's height (None: unknown)
+    threshold_text: str  # the newest judged threshold ("unknown" when not known)
     threshold_label: str
+    changes: tuple[Change, ...]
     top_label: str  # the share at the top of the plot
     bottom_y: float
     left_x: float
@@ -37,39 +50,80 @@ class TrendChart:
 
 
 def trend_chart(trend: RuleTrend) -> TrendChart:
-    """The plot of one rule: x = batches oldest to newest, y = failing share, scaled so the
-    threshold and every point fit (at least 0..1%)."""
-    shares = [p.failed_share for p in trend.points]
-    top = max([*shares, trend.threshold or 0.0, 0.01]) * 1.15
+    """The plot of one rule: x = batches oldest to newest, y = failing share, scaled so every
+    threshold judged against and every point fit (at least 0..1%). The threshold is a step
+    line through time: each batch's own, broken where it is unknown; each change of the rule's
+    definition is marked between the two batches it falls between."""
+    points = trend.points
+    shares = [p.failed_share for p in points]
+    known = [p.threshold for p in points if p.threshold is not None]
+    top = max([*shares, *known, 0.01]) * 1.15
     inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
     step = inner_w / max(len(shares) - 1, 1)
 
     def y_of(share: float) -> float:
         return round(PAD + inner_h * (1 - share / top), 1)
 
+    xs = [round(PAD + i * step, 1) for i in range(len(points))]
     dots = tuple(
         Dot(
-            x=round(PAD + i * step, 1),
+            x=x,
             y=y_of(p.failed_share),
             outcome=p.outcome,
             label=f"{p.evaluated_at:%Y-%m-%d %H:%M:%S} {p.failed_rows}/{p.rows_evaluated} "
-            f"failing ({p.failed_share:.1%}) {p.outcome}",
+            f"failing ({p.failed_share:.1%}) {p.outcome}, judged as {p.severity} with "
+            f"threshold {share_text(p.threshold) or 'unknown'}",
+            threshold=share_text(p.threshold) or "unknown",
         )
-        for i, p in enumerate(trend.points)
+        for x, p in zip(xs, points, strict=True)
     )
+    newest = points[-1].threshold if points else None
     return TrendChart(
         rule_id=trend.rule_id,
         width=WIDTH,
         height=HEIGHT,
         line=" ".join(f"{d.x},{d.y}" for d in dots),
         dots=dots,
-        threshold_y=None if trend.threshold is None else y_of(trend.threshold),
-        threshold_label="" if trend.threshold is None else f"threshold {trend.threshold:.1%}",
+        threshold_path=step_path(
+            [
+                (x, None if p.threshold is None else y_of(p.threshold))
+                for x, p in zip(xs, points, strict=True)
+            ],
+            step / 2 if len(points) > 1 else inner_w / 2,
+            (PAD, WIDTH - PAD),
+        ),
+        threshold_y=None if newest is None else y_of(newest),
+        threshold_text=share_text(newest) or "unknown",
+        threshold_label=f"threshold {share_text(newest) or 'unknown'}",
+        changes=tuple(
+            Change(x=round(x - step / 2, 1), label="; ".join(p.changed))
+            for x, p in zip(xs, points, strict=True)
+            if p.changed
+        ),
         top_label=f"{top:.1%}",
         bottom_y=PAD + inner_h,
         left_x=PAD,
         right_x=WIDTH - PAD,
     )
+
+
+def step_path(
+    steps: Sequence[tuple[float, float | None]], half: float, bounds: tuple[float, float]
+) -> str:
+    """An SVG path through `steps` (x, y; y None: unknown): level at each step's y for `half`
+    either side of its x (within `bounds`), rising or falling midway to the next; broken
+    around the unknown ones."""
+    parts: list[str] = []
+    previous: float | None = None
+    for x, y in steps:
+        if y is None:
+            previous = None
+            continue
+        left, right = max(bounds[0], round(x - half, 1)), min(bounds[1], round(x + half, 1))
+        parts.append(f"M{left},{y}" if previous is None else f"V{y}")
+        parts.append(f"H{right}")
+        previous = y
+    return " ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)

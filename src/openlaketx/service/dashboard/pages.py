@@ -24,10 +24,11 @@ from starlette.staticfiles import StaticFiles
 
 from lakeguard.decision_diff import diff_decisions
 from lakeguard.errors import AuthError, ForbiddenError, LakeTxError, NotRegisteredError
+from lakeguard.judged import share_text
 from lakeguard.keys import ApiKey, Scope, key_id_of
 from lakeguard.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.service import alerts, history, insights
+from openlaketx.service import alerts, history, insights, quarantine_view
 from openlaketx.service.auth import FailureBrake, client_address
 from openlaketx.service.dashboard.charts import trend_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
@@ -86,6 +87,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["outcome_of"] = insights.last_outcome
+    env.globals["share_text"] = share_text
     return env
 
 
@@ -282,7 +284,7 @@ def install_dashboard(
                 profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
                 trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
                 changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
-                quarantine_f = pool.submit(insights.quarantine, lh, dataset_id)
+                quarantine_f = pool.submit(quarantine_view.quarantine, lh, dataset_id)
                 trends, versions = trends_f.result(), versions_f.result()
             (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
             return page(
@@ -310,13 +312,12 @@ def install_dashboard(
             lh = v.lakehouse
             lh.dataset(dataset_id)
             record = lh.explain(dataset_id, run_id)
-            promoted = insights.last_promoted_before(lh, record)
             return page(
                 "decision.html",
                 viewer=v,
                 d=record,
                 evidence=record.evidence,
-                diff=diff_decisions(record, promoted),
+                diff=diff_decisions(record, insights.counterpart(lh, record)),
             )
         except LakeTxError as exc:
             return failure(request, exc)
