@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 if TYPE_CHECKING:
     from lakeguard.store import MetadataStore
@@ -49,6 +50,11 @@ def isolate_environment(environ: os._Environ[str] | dict[str, str]) -> list[str]
 
 
 isolate_environment(os.environ)
+
+# No timing thresholds in tests: hypothesis's per-example deadline (200 ms) fails a pure test
+# whose example waited on a busy 2-core machine, not one that is wrong.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 # The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
 # they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
