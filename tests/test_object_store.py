@@ -188,12 +188,21 @@ def test_spark_gets_s3a_only_for_an_object_store_and_never_the_keys(
     s3_server: Any, on_s3: str, tmp_path: Path
 ) -> None:
     from openlaketx.s3a import S3A_PACKAGE
-    from openlaketx.spark import session_conf, spark_packages
+    from openlaketx.spark import exclude_packages, session_conf, spark_packages
 
     # the engine's own conf: without the suite's JVM options (LAKETX_SPARK_CONF)
     on_store = LakehouseConfig.from_env().model_copy(update={"spark_conf": {}})
     local = LakehouseConfig(home=tmp_path / "local")
     assert S3A_PACKAGE in spark_packages(on_store) and S3A_PACKAGE not in spark_packages(local)
+    # the SDK's modules s3a uses instead of its 642 MB bundle; a user's exclusions stay
+    assert "software.amazon.awssdk:s3:2.29.52" in spark_packages(on_store)
+    resolving = {"spark.jars.excludes": "com.example:mine"}
+    exclude_packages(resolving, spark_packages(on_store))
+    excluded = resolving["spark.jars.excludes"].split(",")
+    assert excluded[0] == "software.amazon.awssdk:bundle" and excluded[-1] == "com.example:mine"
+    untouched: dict[str, str] = {}
+    exclude_packages(untouched, spark_packages(local))
+    assert untouched == {}
     conf = session_conf(on_store)
     assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_server.endpoint
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
