@@ -282,6 +282,9 @@ def test_spark_reads_the_metadata_and_writes_a_delta_table_on_the_object_store(
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    # s3a's jars bring no logging of their own: the AWS SDK's bundle had a shaded SLF4J 1.7
+    # that found no binding and said so, in three lines, in every process that used s3a
+    assert "SLF4J" not in done.stdout + done.stderr, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["registry"] == 5
     # the running session's conf holds the credentials file by reference, never a key from it
