@@ -27,7 +27,7 @@ lakehouse:
   warehouse: s3://lake/prod/warehouse
   master: spark://10.0.0.5:7077
   lease_ttl_seconds: 120
-  spark_conf: {spark.executor.memory: 4g, spark.sql.shuffle.partitions: "16"}
+  spark_conf: {spark.executor.memory: 4g, spark.sql.shuffle.partitions: 16, spark.ui.enabled: false}
 object_store:
   endpoint: http://127.0.0.1:8333
   region: eu-west-3
@@ -76,7 +76,11 @@ def test_the_settings_file_configures_the_lakehouse_and_the_variables_win(
         "s3://lake/prod/warehouse",
     )
     assert cfg.master == "spark://10.0.0.5:7077" and cfg.lease_ttl_seconds == 120
-    assert cfg.spark_conf == {"spark.executor.memory": "4g", "spark.sql.shuffle.partitions": "16"}
+    assert cfg.spark_conf == {
+        "spark.executor.memory": "4g",
+        "spark.sql.shuffle.partitions": "16",  # YAML's number and boolean, as Spark's text
+        "spark.ui.enabled": "false",
+    }
     store = ObjectStoreSettings.from_env()
     assert store == ObjectStoreSettings(
         endpoint="http://127.0.0.1:8333",

@@ -31,6 +31,12 @@ from lakeguard.store.objectstore import SETTINGS_VARIABLE, ObjectStoreSection
 SECRET_CONF = re.compile(r"(secret|password|passwd|session\.token|access\.key|account\.key)", re.I)
 
 
+def _spark_text(value: object) -> object:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value) if isinstance(value, int | float) else value
+
+
 class LakehouseSettings(BaseModel):
     """Where the lakehouse lives and how Spark runs: what `LAKETX_HOME`, `LAKETX_METADATA_HOME`,
     `LAKETX_WAREHOUSE`, `LAKETX_NAMESPACE`, `LAKETX_MASTER`, `LAKETX_REMOTE`, `LAKETX_JAR_CACHE`,
@@ -49,6 +55,15 @@ class LakehouseSettings(BaseModel):
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description="Spark settings, under LAKETX_SPARK_CONF and --conf"
     )
+
+    @field_validator("spark_conf", mode="before")
+    @classmethod
+    def _as_text(cls, conf: object) -> object:
+        # YAML reads `spark.executor.cores: 2` as a number and `true` as a boolean; Spark
+        # takes text, booleans in lower case
+        if not isinstance(conf, dict):
+            return conf
+        return {key: _spark_text(value) for key, value in conf.items()}
 
     @field_validator("spark_conf")
     @classmethod
