@@ -22,6 +22,7 @@ import pytest
 
 from openlaketx.tables import dataset_location
 from tests import scenario
+from tests.test_no_jvm import BIN, no_java_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
 
@@ -75,7 +76,7 @@ def test_runs_on_the_object_store_killed_at_each_step_equal_an_uninterrupted_loc
     (files copied, the staged ones not yet deleted) and before their version is recorded; the
     next run recovers each time. The end state equals the local run of the same deliveries:
     versions with their rows and content hashes, quarantine, gold, the drift's new column,
-    `verify` and a replay."""
+    `verify` and a replay. A last run, with nothing new, decides so without a JVM."""
     feed = f"{on_s3}/feed"
     runs = child(
         feed, "apply", "deliver:0", "run", "deliver:1", "arm:before_publish", "run", dies=True
@@ -139,6 +140,22 @@ def test_runs_on_the_object_store_killed_at_each_step_equal_an_uninterrupted_loc
     delivered = scenario.feed_at(feed)
     assert delivered.names("incoming") == []
     assert delivered.names("archive") == ["d1.csv", "d2.csv", "d4.csv"]
+
+    # nothing new delivered: the next run decides so from a listing of the feed's prefix and
+    # the metadata, both on the server, with no Java to start (as for a local feed)
+    noop = subprocess.run(
+        [str(BIN / "laketx"), "run", scenario.JOB, "--json"],
+        env=no_java_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert noop.returncode == 0, noop.stderr[-3000:]
+    assert "starting Spark" not in noop.stderr and "Java" not in noop.stderr
+    reasons = {s["dataset_id"]: s["reason"] for s in json.loads(noop.stdout)["steps"]}
+    assert reasons["bronze_ref"] == f"no new file at {feed}/incoming/*.csv"
+    assert reasons["silver_ref"] == "no new approved version of bronze_ref"
 
 
 def test_the_warehouse_location_names_every_table_on_the_object_store(on_s3: str) -> None:

@@ -246,10 +246,12 @@ class LakehouseConfig(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> LakehouseConfig:
-        """Defaults, then `LAKETX_*` environment variables (the tenant's reach from the settings
-        file `LAKETX_SETTINGS` names), then explicit overrides."""
+        """Defaults, then the settings file `LAKETX_SETTINGS` names (its `lakehouse` section,
+        and the tenant's reach), then `LAKETX_*` environment variables, then explicit
+        overrides."""
         env = os.environ
-        values: dict[str, object] = {}
+        settings = env_settings()
+        values: dict[str, object] = settings.lakehouse.config_values() if settings else {}
         mapping = {
             "LAKETX_HOME": "home",
             "LAKETX_METADATA_HOME": "metadata_home",
@@ -265,14 +267,14 @@ class LakehouseConfig(BaseModel):
         for var, field in mapping.items():
             if env.get(var):
                 values[field] = env[var]
-        conf = _parse_conf_pairs(env.get("LAKETX_SPARK_CONF", ""), "LAKETX_SPARK_CONF")
+        conf = dict(settings.lakehouse.spark_conf) if settings else {}
+        conf.update(_parse_conf_pairs(env.get("LAKETX_SPARK_CONF", ""), "LAKETX_SPARK_CONF"))
         extra_conf = overrides.pop("spark_conf", None)
         if isinstance(extra_conf, dict):
             conf.update(extra_conf)
         values["spark_conf"] = conf
         values.update({k: v for k, v in overrides.items() if v is not None})
         small_merge_rows()  # refused here, before anything runs, if it is not a number
-        settings = env_settings()
         if settings is not None:
             limits = settings.limits_of(str(values.get("tenant") or DEFAULT_TENANT))
             values.setdefault("reach", limits.reach)
@@ -281,7 +283,8 @@ class LakehouseConfig(BaseModel):
             return cls.model_validate(values)
         except Exception as exc:
             raise ConfigError(
-                f"invalid lakehouse settings: {exc}", fix="check LAKETX_* values"
+                f"invalid lakehouse settings: {exc}",
+                fix="check the LAKETX_* values and the settings file's `lakehouse` section",
             ) from exc
 
 

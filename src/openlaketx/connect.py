@@ -26,6 +26,7 @@ from openlaketx.spark import (
     DRIVER_JAVA_OPTIONS,
     cached_jars,
     check_java,
+    exclude_packages,
     is_connect_client,
     session_conf,
     spark_packages,
@@ -63,6 +64,7 @@ def server_command(cfg: LakehouseConfig, port: int, host: str = "127.0.0.1") -> 
     if jars is None:  # first start: Ivy resolves them into the jar cache
         wanted = [*packages, *filter(None, [conf.pop("spark.jars.packages", None)])]
         conf["spark.jars.packages"] = ",".join(wanted)
+        exclude_packages(conf, packages)
     else:  # as a driver here: the cached files, no network request
         conf["spark.jars"] = ",".join([*jars, *filter(None, [conf.get("spark.jars")])])
     flags = [item for key, value in conf.items() for item in ("--conf", f"{key}={value}")]

@@ -1,9 +1,10 @@
 """Spark's way to the object store: Hadoop's `s3a` file system, only when the lakehouse uses one.
 
-`hadoop-aws` must match the Hadoop that pyspark ships (hadoop-client 3.4.2 for pyspark 4.1.1);
-it pulls the AWS SDK v2 bundle. It is resolved and cached with Delta's jars, and only for a
-lakehouse whose metadata is on an object store. The `s3://` scheme the store writes is mapped
-to `s3a`, so Spark and delta-rs name a table by the same URI.
+`hadoop-aws` must match the Hadoop that pyspark ships (hadoop-client 3.4.2 for pyspark 4.1.1).
+It depends on the AWS SDK v2 `bundle` (642 MB: every AWS service's client), which the engine
+replaces by the SDK modules s3a uses (`S3A_PACKAGES`, `S3A_EXCLUDES`). They are resolved and
+cached with Delta's jars, and only for a lakehouse or a source on an object store. The `s3://`
+scheme the store writes is mapped to `s3a`, so Spark and delta-rs name a table by the same URI.
 
 Credentials stay references here too: with a credentials file, the driver's and the executors'
 JVMs are told the file's path and section (`aws.sharedCredentialsFile`, `aws.profile`), never
@@ -17,6 +18,33 @@ from lakeguard.store.objectstore import ObjectStoreSettings
 
 # the Hadoop version pyspark 4.1.1 ships (jars/hadoop-client-api-3.4.2.jar)
 S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.4.2"
+# The SDK version hadoop-aws 3.4.2 is built against (the version of the bundle it depends on).
+# Of the SDK, S3AFileSystem uses the S3 client (with its Apache HTTP client and the SDK's
+# core, auth and regions), the transfer manager with the Netty async client (a copy, so a
+# rename, of an object past `fs.s3a.multipart.threshold`; smaller ones are copied by the S3
+# client) and STS (a profile's role, web identity); nothing else on our paths. The bundle holds
+# besides every other service and shaded copies of its dependencies. hadoop-aws names two
+# classes of the shaded HttpClient: its socket factory, through reflection that tolerates its
+# absence (NetworkBinding: `fs.s3a.ssl.channel.mode` is ignored, the JVM's TLS used), and its
+# URIBuilder, when s3a's own AssumedRoleCredentialProvider is given an STS endpoint (it then
+# fails: NoClassDefFoundError). Client-side encryption needs the KMS and S3 encryption
+# clients. docs/object-store.md says how to add what is left out.
+AWS_SDK_VERSION = "2.29.52"
+S3A_PACKAGES = (
+    S3A_PACKAGE,
+    *(
+        f"software.amazon.awssdk:{m}:{AWS_SDK_VERSION}"
+        for m in ("s3", "s3-transfer-manager", "sts")
+    ),
+)
+# The bundle, and what the SDK's modules pull that Spark already ships (loaded from Spark's
+# jars anyway: a driver and an executor look in their parent class loader first).
+S3A_EXCLUDES = (
+    "software.amazon.awssdk:bundle",
+    "io.netty:*",
+    "org.apache.httpcomponents:*",
+    "commons-codec:*",
+)
 PROFILE_PROVIDER = "software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider"
 
 

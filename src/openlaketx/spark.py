@@ -23,7 +23,7 @@ from lakeguard.hashing import digest
 from lakeguard.store.objectstore import ObjectStoreSettings
 from openlaketx import class_archive
 from openlaketx.config import SPARK_PACKAGES, LakehouseConfig
-from openlaketx.s3a import S3A_PACKAGE, s3a_conf, s3a_java_options
+from openlaketx.s3a import S3A_EXCLUDES, S3A_PACKAGES, s3a_conf, s3a_java_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -72,12 +72,20 @@ def check_java() -> None:
 
 def spark_packages(cfg: LakehouseConfig) -> tuple[str, ...]:
     """The packages Spark resolves: Delta's and the JDBC drivers, and s3a's only when the
-    lakehouse is on an object store (its AWS SDK bundle is large)."""
-    return (*SPARK_PACKAGES, S3A_PACKAGE) if cfg.uses_object_store else SPARK_PACKAGES
+    lakehouse is on an object store (hadoop-aws and the AWS SDK's modules it uses)."""
+    return (*SPARK_PACKAGES, *S3A_PACKAGES) if cfg.uses_object_store else SPARK_PACKAGES
+
+
+def package_excludes(packages: tuple[str, ...]) -> tuple[str, ...]:
+    """What the resolution of `packages` leaves out (`spark.jars.excludes`): with s3a, the
+    SDK's 642 MB bundle hadoop-aws depends on, and what Spark ships already."""
+    return S3A_EXCLUDES if S3A_PACKAGES[0] in packages else ()
 
 
 def _manifest_path(cache: Path, packages: tuple[str, ...]) -> Path:
-    safe = f"{packages[0].replace(':', '_')}-{digest(','.join(packages), 8)}"
+    # the exclusions are part of the set: a change of them is another set of jars
+    key = ",".join([*packages, *(f"-{e}" for e in package_excludes(packages))])
+    safe = f"{packages[0].replace(':', '_')}-{digest(key, 8)}"
     return cache / f"{safe}.jars"
 
 
@@ -174,6 +182,13 @@ def merge_java_options(
         conf.pop(key, None)
 
 
+def exclude_packages(conf: dict[str, str], packages: tuple[str, ...]) -> None:
+    """Add the exclusions of `packages` to `conf`'s `spark.jars.excludes` (a user's stay)."""
+    excludes = [*package_excludes(packages), *filter(None, [conf.get("spark.jars.excludes")])]
+    if excludes:
+        conf["spark.jars.excludes"] = ",".join(excludes)
+
+
 def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
     """A Delta-enabled SparkSession for `cfg` (reuses the active one in this process): a
     driver here, or a Spark Connect client when `cfg.remote` is set."""
@@ -200,6 +215,7 @@ def get_or_create_session(cfg: LakehouseConfig) -> SparkSession:
         wanted = [*packages, *filter(None, [conf.get("spark.jars.packages")])]
         conf["spark.jars.packages"] = ",".join(wanted)
         conf["spark.jars.ivy"] = str(cfg.jar_cache)
+        exclude_packages(conf, packages)
 
     builder = SparkSession.builder.master(cfg.master).appName(cfg.app_name)
     for key, value in conf.items():

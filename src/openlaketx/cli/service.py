@@ -3,6 +3,7 @@ the rest of the CLI)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict
 from datetime import datetime, timedelta
@@ -169,7 +170,8 @@ def serve(
     settings: Path | None = typer.Option(
         None,
         help="A YAML file of settings: trusted proxies, limits and reach per tenant, the "
-        "webhook window (docs/service.md; default $LAKETX_SETTINGS).",
+        "webhook window, the lakehouse and its object store (docs/service.md; default "
+        "$LAKETX_SETTINGS).",
     ),
     warm_spark: bool = typer.Option(
         True, help="Start Spark now, in the background, so that the first run finds it warm."
@@ -179,8 +181,12 @@ def serve(
     session."""
     # start-up time (see _tenants)
     from openlaketx.service.serve import serve as run_server
-    from openlaketx.settings import ServiceSettings, env_settings, load_settings
+    from openlaketx.settings import SETTINGS_VARIABLE, ServiceSettings, env_settings
 
+    if settings is not None:
+        # the process's settings file, as LAKETX_SETTINGS names one: its lakehouse and object
+        # store sections are read where they are used, this process's runs included
+        os.environ[SETTINGS_VARIABLE] = str(settings.expanduser().resolve())
     guard(
         ctx,
         False,
@@ -195,7 +201,7 @@ def serve(
             drain_timeout=drain_timeout,
             watch=watch,
             watch_deactivate_missing=watch_deactivate_missing,
-            settings=load_settings(settings) if settings else env_settings() or ServiceSettings(),
+            settings=env_settings() or ServiceSettings(),
             warm_spark=warm_spark,
             announce=lambda m: err.print(m, highlight=False, markup=False),
         ),

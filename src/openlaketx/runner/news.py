@@ -1,10 +1,10 @@
 """Whether a run would find anything new, decided from metadata and listings, without Spark.
 
 A bronze dataset is up to date when the engine of each of its sources' kinds says so without a
-JVM (files: a local listing; Delta: delta-rs; http: a conditional request); a derived one when
-its parents have no approved version it has not consumed. A dataset with a published but
-unrecorded commit (a crash to recover), or a source that only Spark can answer for (JDBC, a
-remote file system), may have something: the run starts Spark as usual.
+JVM (files: a listing of the local disk or the object store; Delta: delta-rs; http: a
+conditional request); a derived one when its parents have no approved version it has not
+consumed. A dataset with a published but unrecorded commit (a crash to recover), or a source
+that only Spark can answer for (JDBC, HDFS), may have something: the run starts Spark as usual.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakeguard import errors
 from lakeguard.errors import OutOfReach, SourceError, SourceUnavailable, first_line, root_cause
 from lakeguard.evidence import Check, CheckKind
 from lakeguard.hashing import digest
@@ -32,13 +32,12 @@ from lakeguard.source_kinds.file import FileObjectOptions, SeenFile
 from lakeguard.store.records import SourceObjectDef, SourceSystemDef
 from lakeguard.store.runtime_rows import SourceProgressRow
 from lakeguard.vocabulary import SourceKindName, SourceLoad
-from openlaketx import storage
 from openlaketx.sources import bad_files
 from openlaketx.sources.archive import archive_files, archive_moves
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.guard import check_files, check_path
 from openlaketx.sources.layouts import declared_columns, live_layouts, read_layout
-from openlaketx.sources.listing import local_files
+from openlaketx.sources.listing import local_files, store_files
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:
@@ -96,26 +95,20 @@ def list_files(pattern: str, *, content_hash: bool) -> list[SeenFile]:
     local = local_files(pattern, content_hash=content_hash)
     if local is not None:
         return local
-    return [
-        SeenFile(
-            path=f.location,
-            size=f.size,
-            modification_time=datetime.fromtimestamp(f.mtime_ms / 1000, UTC).replace(tzinfo=None),
-            content_hash=storage.sha256(f.location) if content_hash else None,
-        )
-        for f in storage.glob_files(pattern)
-    ]
+    return store_files(pattern, content_hash=content_hash) or []
 
 
 def listed_files(
     system: SourceSystemDef, obj: SourceObjectDef, reach: Reach, *, content_hash: bool
 ) -> list[SeenFile] | None:
-    """The local files of `obj` (None: not on the local file system), each one the tenant
-    may read, its symlinks resolved."""
+    """The files of `obj` on the local disk or an object store (None: another file system,
+    which only Spark lists), each one the tenant may read, its symlinks resolved."""
     pattern = source_path(system, obj.locator)
     where = f"source_objects[{obj.source_object_id}].locator"
     check_path(reach, pattern, where)
     listed = local_files(pattern, content_hash=content_hash)
+    if listed is None:
+        listed = store_files(pattern, content_hash=content_hash)
     if listed is not None:
         check_files(reach, [f.path for f in listed], where)
     return listed
@@ -325,16 +318,17 @@ class FileSource(SourceEngine):
         content_hash: bool,
         reach: Reach,
     ) -> tuple[Selection, dict[str, SeenFile]] | None:
-        """The local listing split by what was taken (None: a snapshot, not local, or out of
-        the tenant's reach: the run says why)."""
+        """The listing split by what was taken (None: a snapshot, a file system only Spark
+        lists, out of the tenant's reach or not listable now: the run says why)."""
         if obj.load_type != SourceLoad.APPEND:
             return None  # a snapshot: only a read can tell whether it changed
         try:
             listed = listed_files(system, obj, reach, content_hash=content_hash)
-        except OutOfReach:
+        except (OutOfReach, errors.StorageError, OSError):
+            # the run lists again and records the failure; a scheduler pass tries next time
             return None
         if listed is None:
-            return None  # not on the local file system: Spark lists it
+            return None  # neither local nor on an object store: Spark lists it
         seen = progress.of(obj.source_object_id, SeenFile)
         rejected = progress.rejected_of(obj.source_object_id, SeenFile)
         return select_files(listed, seen, rejected), seen

@@ -1,9 +1,10 @@
-"""Files of a local source, listed without Spark (file arrival, and knowing that a run has
-nothing new before starting a JVM).
+"""Files of a source, listed without Spark (file arrival, and knowing that a run has nothing
+new before starting a JVM): on the local disk, or on an object store through
+`openlaketx.storage`.
 
 Paths and times come out as Spark's Hadoop listing gives them (`file:/abs/path`, modification
-time to the millisecond), so they compare with what `source_progress` recorded. Object stores
-are not listed here: None says "not a local path" (`openlaketx.storage` lists those).
+time to the millisecond), so they compare with what `source_progress` recorded; an object's
+location is its `s3://` URI. Other file systems (HDFS) are not listed here: Spark lists them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from datetime import UTC, datetime
 
 from lakeguard.source_kinds.file import SeenFile
+from openlaketx import storage
 
 
 def listing_path(pattern: str) -> str | None:
@@ -59,6 +61,22 @@ def local_files(pattern: str, *, content_hash: bool = False) -> list[SeenFile] |
                 continue
             found.append(_seen(child, content_hash))
     return sorted(found, key=lambda f: f.path)
+
+
+def store_files(pattern: str, *, content_hash: bool = False) -> list[SeenFile] | None:
+    """The data files `pattern` names on an object store, as `list_files` would list them;
+    None when it is not on one."""
+    if not storage.is_remote(pattern):
+        return None
+    return [
+        SeenFile(
+            path=f.location,
+            size=f.size,
+            modification_time=datetime.fromtimestamp(f.mtime_ms / 1000, UTC).replace(tzinfo=None),
+            content_hash=storage.sha256(f.location) if content_hash else None,
+        )
+        for f in storage.glob_files(pattern)
+    ]
 
 
 def plain_location(location: str) -> str:
