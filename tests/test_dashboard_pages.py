@@ -115,7 +115,7 @@ def test_failed_logins_are_braked_with_a_page_that_says_how_long_to_wait(
 
 
 def test_every_template_compiles() -> None:
-    from openlaketx.service.dashboard.pages import _environment
+    from openlaketx.service.dashboard.state import _environment
 
     env = _environment()
     names = env.list_templates()
