@@ -18,6 +18,7 @@ from lakeguard.decision_diff import DecisionDiff, diff_decisions
 from lakeguard.errors import LakeTxError
 from lakeguard.quality.evaluate import FAILED_RULES
 from lakeguard.quality.kinds import stored_rule
+from lakeguard.store.definition_rows import QualityRuleRow
 from lakeguard.store.records import DecisionRecord, RuleDef
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
@@ -148,7 +149,7 @@ def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
 
 
 def _rule_defs(lh: Lakehouse, dataset_id: str) -> dict[str, tuple[float, str]]:
-    rows = lh.store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
+    rows = lh.store.definitions(QualityRuleRow, [("dataset_id", "=", dataset_id)])
     found = {}
     for row in rows:
         try:

@@ -11,7 +11,7 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars, joins
 from lakeguard.store.arrow import to_rows
 from lakeguard.store.definitions import table_def
-from lakeguard.store.metastore.base import Filter, R, StoreBase
+from lakeguard.store.metastore.base import D, Filter, R, StoreBase
 from lakeguard.store.snapshots import SNAPSHOTS
 
 
@@ -121,5 +121,20 @@ class TableReads(StoreBase):
     def active_definitions(
         self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None
     ) -> list[StoredRow]:
-        """This tenant's active definition rows (as they were at time `as_of`)."""
+        """This tenant's active definition rows (as they were at time `as_of`), plain."""
         return self.rows(table, filters=[*filters, ("active", "=", True)], as_of=as_of)
+
+    def definitions(
+        self,
+        row_type: type[D],
+        filters: Sequence[Filter] = (),
+        *,
+        as_of: datetime | None = None,
+        active_only: bool = True,
+    ) -> list[D]:
+        """This tenant's definition rows of a table, as its row class (only the active ones
+        unless `active_only` is false; as they were at time `as_of`)."""
+        where = [*filters, ("active", "=", True)] if active_only else list(filters)
+        return [
+            row_type.from_row(r) for r in self.rows(row_type.TABLE.name, filters=where, as_of=as_of)
+        ]

@@ -9,6 +9,7 @@ from typing import Any
 from lakeguard.errors import ValidationError
 from lakeguard.explain import advise
 from lakeguard.quality.kinds import stored_rule
+from lakeguard.store.definition_rows import QualityRuleRow
 from lakeguard.store.reads.status import StatusReads
 from lakeguard.store.reads.versions import VersionReads
 from lakeguard.store.records import DecisionRecord, RuleDef, RuleResult, SchemaChange
@@ -89,11 +90,11 @@ class DecisionReads(VersionReads, StatusReads):
     def _rule_texts(self, dataset_id: str) -> dict[str, str]:
         """What each of the dataset's rules asks, in words (rules that no longer parse say
         nothing: their definition is reported where it is compiled)."""
-        rows = self._store.active_definitions("quality_rules", [("dataset_id", "=", dataset_id)])
+        rows = self._store.definitions(QualityRuleRow, [("dataset_id", "=", dataset_id)])
         texts = {}
         for row in rows:
             try:
-                texts[row["rule_id"]] = stored_rule(RuleDef.from_row(row)).explain()
+                texts[row.rule_id] = stored_rule(RuleDef.from_row(row)).explain()
             except ValidationError:
                 continue
         return texts
