@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lakeguard.store import StoreReader
+from lakeguard.store.definition_rows import SourceColumnRow
 from openlaketx.runner.news import nothing_new
 from tests.conftest import assert_sound, write
 from tests.http_server import TOKEN, Server
@@ -376,10 +377,8 @@ def test_fields_a_document_does_not_declare_are_drift_for_the_profile(
         ("meta", "column_added", "ALLOW"),
         ("note", "column_added", "ALLOW"),
     ]
-    declared = lh.store.active_definitions(
-        "source_object_columns", [("source_object_id", "=", f"loose{s}")]
-    )
-    assert sorted(c["column_name"] for c in declared) == ["amount", "id", "meta", "note"]
+    declared = lh.store.definitions(SourceColumnRow, [("source_object_id", "=", f"loose{s}")])
+    assert sorted(c.column_name for c in declared) == ["amount", "id", "meta", "note"]
 
     tight = lh.run(f"bronze_tight{s}")  # strict: blocked, nothing promoted
     step = tight.steps[0]

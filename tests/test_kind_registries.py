@@ -25,13 +25,16 @@ def test_every_source_kind_has_its_engine_and_its_vocabulary_word() -> None:
 def test_each_kind_classifies_the_failures_spark_raises_reading_it() -> None:
     """A database that went away mid-read is worth a retry, refused credentials are not; a
     file that vanished is worth a retry; a failure a kind does not recognise stays terminal."""
+    from lakeguard.store.definition_rows import SourceSystemRow
     from lakeguard.store.records import SourceObjectDef, SourceSystemDef
     from openlaketx.sources.kinds import engine
 
     db = SourceSystemDef.from_row(
-        {"source_system_id": "db", "kind": "jdbc", "connection_options": '{"url": "jdbc:x"}'}
+        SourceSystemRow(
+            source_system_id="db", kind="jdbc", enabled=True, connection_options='{"url": "jdbc:x"}'
+        )
     )
-    fs = SourceSystemDef.from_row({"source_system_id": "fs", "kind": "file"})
+    fs = SourceSystemDef.from_row(SourceSystemRow(source_system_id="fs", kind="file", enabled=True))
     obj = SourceObjectDef(
         source_object_id="o", source_system_id="db", locator="t", format="jdbc", dataset_id="b"
     )

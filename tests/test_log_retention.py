@@ -15,6 +15,7 @@ import pytest
 
 from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
+from lakeguard.store.definition_rows import SourceSystemRow
 from lakeguard.store.migrations import m0004_log_retention, migrate
 from lakeguard.store.snapshots import SNAPSHOTS
 from tests.conftest import copied_store
@@ -101,7 +102,9 @@ def test_commits_inside_the_retention_stay(store: MetadataStore) -> None:
 def test_a_definition_table_keeps_every_commit(store: MetadataStore) -> None:
     location = store.location("source_systems")
     for i in range(3):
-        row = {"source_system_id": "s", "kind": "file", "enabled": True, "definition_hash": f"h{i}"}
+        row = SourceSystemRow(
+            source_system_id="s", kind="file", enabled=True, definition_hash=f"h{i}"
+        )
         store.upsert("source_systems", [row])
     versions = commits(location)
     age_log(location)

@@ -22,6 +22,7 @@ from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.catalog.loader import validate_text
 from lakeguard.errors import ConfigError
 from lakeguard.store import MetadataStore, StoreReader
+from lakeguard.store.definition_rows import DefinitionSet, JobRow, JobTaskRow, SourceColumnRow
 from lakeguard.store.sameness import same_definition
 from openlaketx.cli import app
 from tests.conftest import cells_yaml, copied_store, write
@@ -160,17 +161,23 @@ def test_changes_name_each_definition_and_field_from_the_delta_history(
 
 
 def test_changes_merge_members_into_their_parent_and_say_reactivated() -> None:
-    job = {"job_id": "j", "schedule": None, "active": True, "definition_hash": "a"}
-    task = {"job_id": "j", "task_id": "t", "dataset_id": "d", "depends_on": [], "active": True}
-    before = {"jobs": [{**job, "active": False}], "job_tasks": [task]}
-    after = {"jobs": [{**job, "schedule": "0 * * * *"}], "job_tasks": [{**task, "dataset_id": "e"}]}
+    job = JobRow(job_id="j", definition_hash="a")
+    task = JobTaskRow(
+        job_id="j", task_id="t", task_type="ingest", execution_order=0, dataset_id="d"
+    )
+    before = DefinitionSet(jobs=(job.replaced(active=False),), job_tasks=(task,))
+    after = DefinitionSet(
+        jobs=(job.replaced(schedule="0 * * * *"),), job_tasks=(task.replaced(dataset_id="e"),)
+    )
     (change,) = diff(before, after)
     assert (change.kind, change.id, change.action) == ("job", "j", "reactivated")
     assert change.fields == {"tasks[t].dataset_id": ("d", "e")}
-    cols = {"source_object_id": "o", "column_name": "c", "data_type": "int", "active": True}
+    cols = SourceColumnRow(
+        source_object_id="o", column_name="c", data_type="int", nullable=True, ordinal=0
+    )
     (widened,) = diff(
-        {"source_object_columns": [cols]},
-        {"source_object_columns": [{**cols, "data_type": "bigint"}]},
+        DefinitionSet(source_object_columns=(cols,)),
+        DefinitionSet(source_object_columns=(cols.replaced(data_type="bigint"),)),
     )
     assert widened.fields == {"columns[c].data_type": ("int", "bigint")}
 

@@ -17,6 +17,7 @@ import pytest
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
 from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
 from lakeguard.store.arrow import delta_schema_json
+from lakeguard.store.definition_rows import SourceSystemRow
 from lakeguard.store.definitions import TableKind
 from lakeguard.store.migrations import migrate
 from lakeguard.store.store import utcnow
@@ -152,12 +153,12 @@ def test_bad_rows_are_refused_before_anything_is_written(store: MetadataStore) -
 
 
 def test_upsert_changes_only_changed_definitions(store: MetadataStore) -> None:
-    row = {"source_system_id": "s", "kind": "file", "enabled": True, "definition_hash": "h1"}
+    row = SourceSystemRow(source_system_id="s", kind="file", enabled=True, definition_hash="h1")
     assert store.upsert("source_systems", [row]) == 1
     version = _version(store, "source_systems")
     assert store.upsert("source_systems", [row]) == 0
     assert _version(store, "source_systems") == version  # not even an empty commit
-    assert store.upsert("source_systems", [{**row, "definition_hash": "h2", "name": "n"}]) == 1
+    assert store.upsert("source_systems", [row.replaced(definition_hash="h2", name="n")]) == 1
     (stored,) = store.rows("source_systems")
     assert stored["name"] == "n" and stored["created_at"] < stored["updated_at"]
 

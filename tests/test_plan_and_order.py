@@ -8,6 +8,7 @@ from lakeguard.catalog.loader import validate_text
 from lakeguard.catalog.plan import plan_changes
 from lakeguard.catalog.to_rows import document_rows
 from lakeguard.planning import CycleError, order_tasks
+from lakeguard.store.definition_rows import DefinitionSet
 from tests.conftest import cells_yaml
 
 CELLS_YAML = cells_yaml()
@@ -21,8 +22,8 @@ def test_tasks_run_after_their_dependencies_in_declaration_order() -> None:
 
 def test_plan_detects_create_update_unchanged_and_immutable_fields() -> None:
     rows = document_rows(validate_text(CELLS_YAML))
-    first = plan_changes(rows, {})
-    assert first.count("create") == sum(len(r) for r in rows.values())
+    first = plan_changes(rows, DefinitionSet())
+    assert first.count("create") == sum(len(r) for _, r in rows.tables())
     same = plan_changes(rows, rows)
     assert not same.has_changes and not same.conflicts
 

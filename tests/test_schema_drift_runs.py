@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+from lakeguard.store.definition_rows import SourceColumnRow
 from openlaketx.tables import dataset_location
 from tests.conftest import assert_sound, write
 
@@ -155,16 +156,14 @@ def test_drift_kind_under_profile(
     else:
         assert columns == before
     if expected != "BLOCK":  # the approved schema evolved with the promotion
-        declared = lh.store.active_definitions(
-            "source_object_columns", [("source_object_id", "=", f"obj{s}")]
-        )
-        names = {c["column_name"] for c in declared}
+        declared = lh.store.definitions(SourceColumnRow, [("source_object_id", "=", f"obj{s}")])
+        names = {c.column_name for c in declared}
         if kind == "column_added":
             assert "city" in names
         if kind == "column_dropped":
             assert "amount" not in names
         if kind == "type_widened":
-            assert {c["column_name"]: c["data_type"] for c in declared}["amount"] == "bigint"
+            assert {c.column_name: c.data_type for c in declared}["amount"] == "bigint"
     assert_sound(lh, f"bronze_drift{s}")
 
 

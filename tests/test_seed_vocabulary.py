@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from lakeguard.errors import MetadataStoreError
 from lakeguard.sqlsafety import tables_named
 from lakeguard.store import RunWriter, load_table_defs
+from lakeguard.store.definition_rows import SourceSystemRow
 from lakeguard.store.runtime_rows import RunEventRow, new_id
 from lakeguard.store.viewdefs import (
     ViewDef,
@@ -292,18 +293,18 @@ def test_every_view_answers_with_the_run_and_the_metadata_behind_it(
         ]
     )
     # a direct edit puts a password among a source's options: the view still never shows it
-    system = lh.store.rows("source_systems", filters=[("source_system_id", "=", f"feed{s}")])[0]
-    options = json.loads(system["connection_options"])
+    (system,) = lh.store.definitions(SourceSystemRow, [("source_system_id", "=", f"feed{s}")])
+    options = json.loads(system.connection_options or "{}")
     lh.store.upsert(
         "source_systems",
         [
-            {
-                **{k: v for k, v in system.items() if k not in ("created_at", "updated_at")},
-                "connection_options": json.dumps(
+            system.replaced(
+                connection_options=json.dumps(
                     {**options, "password": "hunter2", "url": "jdbc:x://h/db?password=hunter2"}
                 ),
-                "definition_hash": "edited",
-            }
+                definition_hash="edited",
+                updated_at=None,
+            )
         ],
     )
 

@@ -69,8 +69,8 @@ def test_a_model_names_its_parents_and_every_error_is_located(tmp_path: Path) ->
     from lakeguard.catalog.to_rows import document_rows
 
     doc = load_file(write(tmp_path / "ok.yaml", document("_v")))
-    rows = {r["dataset_id"]: r for r in document_rows(doc)["dataset_registry"]}
-    assert rows["gold_radios_v"]["parents"] == ["silver_cells_v", "silver_radios_v"]
+    rows = {r.dataset_id: r for r in document_rows(doc).dataset_registry}
+    assert rows["gold_radios_v"].parents == ["silver_cells_v", "silver_radios_v"]
     bad_models = {
         "SELECT * FROM nowhere_v": "unknown dataset 'nowhere_v'",
         "SELECT radio FROM silver_cells_v; DROP TABLE x": "exactly one statement",

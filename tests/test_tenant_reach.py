@@ -24,6 +24,7 @@ from lakeguard.catalog.to_rows import document_rows
 from lakeguard.errors import OutOfReach, ValidationError
 from lakeguard.keys import Scope
 from lakeguard.reach import Destination, Reach, ReachSettings, normalized, within
+from lakeguard.store.definition_rows import DefinitionRow
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.settings import ServiceSettings, TenantLimits
@@ -413,10 +414,10 @@ def test_rows_written_directly_are_refused_when_a_run_loads_them(
     """Rows written past apply (`laketx sql UPDATE ...`, or before the tenant was confined):
     the registry a run loads names each field, and blocks the dataset (or the job)."""
     cases = attempts(home)
-    written: dict[str, list[dict[str, object]]] = {}
+    written: dict[str, list[DefinitionRow]] = {}
     for n, attempt in enumerate(cases):
         doc = validate_text(document(attempt, f"_{n}"), "direct edit")  # what SQL can write
-        for table, rows in document_rows(doc, base_dir=beta.config.tenant_home).items():
+        for table, rows in document_rows(doc, base_dir=beta.config.tenant_home).tables():
             written.setdefault(table, []).extend(rows)
     for table, rows in written.items():
         if rows:

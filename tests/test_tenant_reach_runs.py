@@ -63,7 +63,7 @@ def homes(
 def _write_directly(lh: Lakehouse, text: str) -> None:
     """Definition rows written past apply and its checks (what `laketx sql` can do)."""
     doc = validate_text(text, "direct edit")
-    for table, rows in document_rows(doc, base_dir=lh.config.tenant_home).items():
+    for table, rows in document_rows(doc, base_dir=lh.config.tenant_home).tables():
         if rows:
             lh.store.upsert(table, rows)
 

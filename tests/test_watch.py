@@ -17,6 +17,7 @@ import pytest
 
 from lakeguard.catalog.watch import FolderWatcher
 from lakeguard.store import MetadataStore
+from lakeguard.store.definition_rows import DOCUMENT_TABLES
 from lakeguard.vocabulary import SyncOutcome
 from tests.conftest import cells_yaml, write
 
@@ -31,8 +32,7 @@ def store(tmp_path: Path) -> Iterator[MetadataStore]:
 
 
 def active(store: MetadataStore, table: str) -> set[str]:
-    key = {"dataset_registry": "dataset_id", "quality_rules": "rule_id", "jobs": "job_id"}[table]
-    return {r[key] for r in store.active_definitions(table)}
+    return {str(r.key()[0]) for r in store.definitions(DOCUMENT_TABLES[table])}
 
 
 def outcomes(store: MetadataStore) -> list[tuple[str, str]]:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import MetadataStoreError, WriteConflict
 from lakeguard.evidence import Check, CheckRecord, Evidence
-from lakeguard.hashing import fingerprint, to_json
+from lakeguard.hashing import to_json
 from lakeguard.quality.outcome import RuleOutcome
 from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.store.definition_rows import SourceColumnRow
 from lakeguard.store.reader import StoreReader
 from lakeguard.store.records import ApprovedVersion
 from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow
@@ -120,33 +121,32 @@ class Gate:
         column definitions changed. (Re-applying an older document reverts it: keep the
         document up to date.)"""
         stored = {
-            r["column_name"].lower(): r
-            for r in self.store.active_definitions(
-                "source_object_columns", [("source_object_id", "=", source_object_id)]
+            r.column_name.lower(): r
+            for r in self.store.definitions(
+                SourceColumnRow, [("source_object_id", "=", source_object_id)]
             )
         }
-        keep = ("dq_rule_set", "dq_severity", "is_pii", "pii_tags", "description")
         rows = []
         for ordinal, col in enumerate(live):
-            before = stored.pop(col.name.lower(), {})
-            row = {
-                "source_object_id": source_object_id,
-                "column_name": before.get("column_name", col.name),
-                "data_type": col.type,
-                "nullable": col.nullable,
-                "ordinal": ordinal,
-                **{k: before.get(k) for k in keep},
-            }
-            row["is_pii"] = bool(row["is_pii"])
-            row["pii_tags"] = row["pii_tags"] or []
-            rows.append({**row, "definition_hash": fingerprint(row)})
-        for gone in stored.values():
-            row = {
-                k: v for k, v in gone.items() if k not in ("tenant_id", "created_at", "updated_at")
-            }
-            rows.append(
-                {**row, "active": False, "definition_hash": fingerprint({**row, "active": False})}
+            before = stored.pop(col.name.lower(), None)
+            row = SourceColumnRow(
+                source_object_id=source_object_id,
+                column_name=col.name if before is None else before.column_name,
+                data_type=col.type,
+                nullable=col.nullable,
+                ordinal=ordinal,
             )
+            if before is not None:  # what the document said of the column stays
+                row = row.replaced(
+                    dq_rule_set=before.dq_rule_set,
+                    dq_severity=before.dq_severity,
+                    is_pii=before.is_pii,
+                    pii_tags=before.pii_tags,
+                    description=before.description,
+                )
+            rows.append(row.hashed())
+        for gone in stored.values():
+            rows.append(gone.replaced(active=False, created_at=None, updated_at=None).hashed())
         return self.store.upsert("source_object_columns", rows)
 
     def record_version(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.hashing import fingerprint
-from lakeguard.shapes import StoredRow
+from lakeguard.store.definition_rows import ApiKeyRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 PREFIX = "ltx"
-TABLE = "api_keys"
+TABLE = ApiKeyRow.TABLE.name
 # `last_used_at` is written at most this often per key: each write is a commit.
 TOUCH_EVERY = timedelta(minutes=5)
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -104,24 +104,19 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _when(value: object) -> datetime | None:
-    return value if isinstance(value, datetime) else None
-
-
-def _record(row: StoredRow) -> ApiKey:
-    created = _when(row.get("created_at"))
-    assert created is not None
+def _record(row: ApiKeyRow) -> ApiKey:
+    assert row.tenant_id is not None and row.created_at is not None  # a stored key has both
     return ApiKey(
-        api_key_id=str(row["api_key_id"]),
-        tenant_id=str(row["tenant_id"]),
-        scopes=tuple(Scope(s) for s in (row.get("scopes") or ()) if s in set(Scope)),
-        created_at=created,
-        created_by=row.get("created_by"),
-        expires_at=_when(row.get("expires_at")),
-        revoked_at=_when(row.get("revoked_at")),
-        last_used_at=_when(row.get("last_used_at")),
-        description=row.get("description"),
-        is_active=bool(row.get("is_active")),
+        api_key_id=row.api_key_id,
+        tenant_id=row.tenant_id,
+        scopes=tuple(Scope(s) for s in (row.scopes or ()) if s in set(Scope)),
+        created_at=row.created_at,
+        created_by=row.created_by,
+        expires_at=row.expires_at,
+        revoked_at=row.revoked_at,
+        last_used_at=row.last_used_at,
+        description=row.description,
+        is_active=row.is_active,
     )
 
 
@@ -133,15 +128,16 @@ class KeyStore:
         self._touched: dict[str, datetime] = {}
         self._lock = threading.Lock()
 
-    def _rows(self, **where: str) -> list[StoredRow]:
+    def _rows(self, **where: str) -> list[ApiKeyRow]:
         filters = [(k, "=", v) for k, v in where.items()]
-        return self._store.rows(TABLE, filters=filters, all_tenants=True)
+        rows = self._store.rows(TABLE, filters=filters, all_tenants=True)
+        return [ApiKeyRow.from_row(r) for r in rows]
 
-    def _write(self, row: StoredRow) -> None:
-        row = {k: v for k, v in row.items() if k not in ("definition_hash", "updated_at")}
-        content = {k: v for k, v in row.items() if k not in ("created_at", "last_used_at")}
-        stored = {**row, "definition_hash": fingerprint(content)}
-        self._store.as_tenant(str(row["tenant_id"])).upsert(TABLE, [stored])
+    def _write(self, row: ApiKeyRow) -> None:
+        assert row.tenant_id is not None  # every key is some tenant's
+        content = {k: v for k, v in row.said().items() if k != "last_used_at"}
+        stored = row.replaced(definition_hash=fingerprint(content), updated_at=None)
+        self._store.as_tenant(row.tenant_id).upsert(TABLE, [stored])
 
     def create(
         self,
@@ -155,19 +151,17 @@ class KeyStore:
         """A new key of `tenant`: (its record, its token, shown this once)."""
         now = self._store.now()
         key_id, token = new_token()
-        row: StoredRow = {
-            "tenant_id": tenant,
-            "api_key_id": key_id,
-            "api_key_hash": token_hash(token),
-            "scopes": sorted(str(s) for s in scopes),
-            "created_by": created_by,
-            "created_at": now,
-            "expires_at": now + expires_in if expires_in else None,
-            "revoked_at": None,
-            "is_active": True,
-            "last_used_at": None,
-            "description": description,
-        }
+        row = ApiKeyRow(
+            tenant_id=tenant,
+            api_key_id=key_id,
+            api_key_hash=token_hash(token),
+            scopes=sorted(str(s) for s in scopes),
+            created_by=created_by,
+            created_at=now,
+            expires_at=now + expires_in if expires_in else None,
+            is_active=True,
+            description=description,
+        )
         self._write(row)
         return _record(row), token
 
@@ -175,9 +169,9 @@ class KeyStore:
         rows = self._rows(tenant_id=tenant) if tenant else self._rows()
         return sorted((_record(r) for r in rows), key=lambda k: k.created_at)
 
-    def _row(self, key_id: str, tenant: str | None = None) -> StoredRow:
+    def _row(self, key_id: str, tenant: str | None = None) -> ApiKeyRow:
         rows = self._rows(api_key_id=key_id)
-        rows = [r for r in rows if tenant is None or r["tenant_id"] == tenant]
+        rows = [r for r in rows if tenant is None or r.tenant_id == tenant]
         if not rows:
             raise NotRegisteredError(
                 f"no API key {key_id}" + (f" for tenant {tenant}" if tenant else ""),
@@ -188,7 +182,7 @@ class KeyStore:
 
     def revoke(self, key_id: str, tenant: str | None = None) -> ApiKey:
         """Stop a key at once (it is kept, revoked, for the record)."""
-        row = {**self._row(key_id, tenant), "revoked_at": self._store.now(), "is_active": False}
+        row = self._row(key_id, tenant).replaced(revoked_at=self._store.now(), is_active=False)
         self._write(row)
         return _record(row)
 
@@ -200,9 +194,8 @@ class KeyStore:
         old = self._row(key_id, tenant)
         now = self._store.now()
         ends = now + overlap
-        expires = _when(old.get("expires_at"))
-        if expires is None or expires > ends:
-            self._write({**old, "expires_at": ends})
+        if old.expires_at is None or old.expires_at > ends:
+            self._write(old.replaced(expires_at=ends))
         before = _record(old)
         remaining = before.expires_at - now if before.expires_at else None
         return self.create(
@@ -229,15 +222,13 @@ class KeyStore:
             raise refused
         rows = self._rows(api_key_id=key_id)
         presented = token_hash(token)
-        row = next(
-            (r for r in rows if hmac.compare_digest(str(r["api_key_hash"]), presented)), None
-        )
+        row = next((r for r in rows if hmac.compare_digest(r.api_key_hash, presented)), None)
         now = self._store.now()
         if row is None or not _record(row).usable(now):
             raise refused
-        if self._due(key_id, _when(row.get("last_used_at")), now):
+        if self._due(key_id, row.last_used_at, now):
             self._touch(row, now)
-            row = {**row, "last_used_at": now}
+            row = row.replaced(last_used_at=now)
         return _record(row)
 
     def _due(self, key_id: str, last: datetime | None, now: datetime) -> bool:
@@ -251,13 +242,13 @@ class KeyStore:
             self._touched[key_id] = now
             return True
 
-    def _touch(self, row: StoredRow, now: datetime) -> None:
+    def _touch(self, row: ApiKeyRow, now: datetime) -> None:
         """Record a use: only `last_used_at` is written, so a revocation committed since
         this request read the key is never written back; failing to record never fails
         the request."""
         try:
-            self._store.as_tenant(str(row["tenant_id"])).set_columns(
-                TABLE, [{"api_key_id": row["api_key_id"], "last_used_at": now}], ["last_used_at"]
+            self._store.as_tenant(str(row.tenant_id)).set_columns(
+                TABLE, [{"api_key_id": row.api_key_id, "last_used_at": now}], ["last_used_at"]
             )
         except LakeTxError as exc:
-            _log.warning("could not record the use of key %s: %s", row["api_key_id"], exc.what)
+            _log.warning("could not record the use of key %s: %s", row.api_key_id, exc.what)

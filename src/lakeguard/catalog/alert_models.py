@@ -8,11 +8,13 @@ from pydantic import Field, field_validator
 from lakeguard.alerts.channels import NotificationChannel
 from lakeguard.catalog.fields import Identifier, Strict
 from lakeguard.durations import DURATION, seconds
+from lakeguard.store.definition_rows import RouteRow
 from lakeguard.vocabulary import AlertEvent, AlertSeverity, Layer
 
 __all__ = ["DEFAULT_REPEAT", "NotificationChannel", "NotificationRoute"]
 
-DEFAULT_REPEAT = "4 hours"
+# the defaults a stored row's NULL also reads as are its row class's (`definition_rows/`)
+DEFAULT_REPEAT = RouteRow.repeat_interval
 
 
 class NotificationRoute(Strict):
@@ -35,7 +37,7 @@ class NotificationRoute(Strict):
     owners: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     min_severity: AlertSeverity = Field(
-        default=AlertSeverity.INFO,
+        default=AlertSeverity(RouteRow.min_severity),
         description="Events below it are not sent (info, warning, critical)",
     )
     repeat_interval: str = Field(
@@ -50,7 +52,7 @@ class NotificationRoute(Strict):
         le=1.0,
         description="Send WARN events: a WARN rule whose failing share reaches this",
     )
-    enabled: bool = True
+    enabled: bool = RouteRow.enabled
     description: str | None = None
 
     @field_validator("repeat_interval")

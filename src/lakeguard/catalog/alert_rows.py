@@ -5,49 +5,47 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from lakeguard.alerts.channels import CHANNEL_KINDS
-from lakeguard.catalog.alert_models import DEFAULT_REPEAT, NotificationRoute
+from lakeguard.catalog.alert_models import NotificationRoute
 from lakeguard.catalog.models import MetadataDocument
-from lakeguard.hashing import fingerprint, to_json
-from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.shapes import JsonObject
+from lakeguard.store.definition_rows import ChannelRow, RouteRow
 
-ALERT_TABLES = ("notification_channels", "notification_routes")
 _ROUTE_LISTS = ("events", "datasets", "layers", "domains", "owners", "tags")
 
 
-def _with_hash(row: StoredRow) -> StoredRow:
-    return {**row, "definition_hash": fingerprint(row)}
+def channel_rows(doc: MetadataDocument) -> tuple[ChannelRow, ...]:
+    """The rows of the document's channels."""
+    return tuple(channel.row().hashed() for channel in doc.notification_channels)
 
 
-def alert_rows(doc: MetadataDocument) -> dict[str, list[StoredRow]]:
-    """The rows of the document's channels and routes, by table."""
-    channels = []
-    for channel in doc.notification_channels:
-        row = channel.columns()
-        row["options"] = to_json(row["options"])
-        channels.append(_with_hash(row))
-    routes = [
-        _with_hash(
-            {
-                "route_id": route.id,
-                "channel_id": route.channel,
-                **{name: [str(v) for v in getattr(route, name)] for name in _ROUTE_LISTS},
-                "min_severity": route.min_severity.value,
-                "repeat_interval": route.repeat_interval,
-                "warn_share": route.warn_share,
-                "enabled": route.enabled,
-                "description": route.description,
-            }
-        )
+def route_rows(doc: MetadataDocument) -> tuple[RouteRow, ...]:
+    """The rows of the document's routes."""
+    return tuple(
+        RouteRow(
+            route_id=route.id,
+            channel_id=route.channel,
+            events=[str(v) for v in route.events],
+            datasets=list(route.datasets),
+            layers=[str(v) for v in route.layers],
+            domains=list(route.domains),
+            owners=list(route.owners),
+            tags=list(route.tags),
+            min_severity=route.min_severity.value,
+            repeat_interval=route.repeat_interval,
+            warn_share=route.warn_share,
+            enabled=route.enabled,
+            description=route.description,
+        ).hashed()
         for route in doc.notification_routes
-    ]
-    return {"notification_channels": channels, "notification_routes": routes}
+    )
 
 
-def _options(text: Any) -> JsonObject:
-    value = json.loads(text) if isinstance(text, str) and text else {}
+def _options(text: str | None) -> JsonObject:
+    value = json.loads(text) if text else {}
     return value if isinstance(value, dict) else {}
 
 
@@ -67,30 +65,30 @@ def _lean(entry: JsonObject, model: Any) -> JsonObject:
     return out
 
 
-def export_channels(rows: list[StoredRow]) -> list[JsonObject]:
+def export_channels(rows: Iterable[ChannelRow]) -> list[JsonObject]:
     out = []
-    for row in sorted(rows, key=lambda r: str(r["channel_id"])):
-        kind = CHANNEL_KINDS.get(str(row.get("kind")))
+    for row in sorted(rows, key=lambda r: r.channel_id):
+        kind = CHANNEL_KINDS.get(row.kind)
         if kind is None:  # edited into a kind that does not exist: say what is stored
-            entry = {"id": row["channel_id"], "kind": row.get("kind"), **_options(row["options"])}
+            entry = {"id": row.channel_id, "kind": row.kind, **_options(row.options)}
             out.append({k: v for k, v in entry.items() if v is not None})
             continue
-        out.append(_lean(kind.entry(row, _options(row.get("options"))), kind))
+        out.append(_lean(kind.entry(row, _options(row.options)), kind))
     return out
 
 
-def export_routes(rows: list[StoredRow]) -> list[JsonObject]:
+def export_routes(rows: Iterable[RouteRow]) -> list[JsonObject]:
     out = []
-    for row in sorted(rows, key=lambda r: str(r["route_id"])):
+    for row in sorted(rows, key=lambda r: r.route_id):
         entry: JsonObject = {
-            "id": row["route_id"],
-            "channel": row["channel_id"],
-            **{name: list(row.get(name) or []) for name in _ROUTE_LISTS},
-            "min_severity": row.get("min_severity"),
-            "repeat_interval": row.get("repeat_interval") or DEFAULT_REPEAT,
-            "warn_share": row.get("warn_share"),
-            "enabled": row.get("enabled", True),
-            "description": row.get("description"),
+            "id": row.route_id,
+            "channel": row.channel_id,
+            **{name: list(getattr(row, name)) for name in _ROUTE_LISTS},
+            "min_severity": row.min_severity,
+            "repeat_interval": row.repeat_interval or None,  # '' as unset, as a run reads it
+            "warn_share": row.warn_share,
+            "enabled": row.enabled,
+            "description": row.description,
         }
         out.append(_lean(entry, NotificationRoute))
     return out

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from lakeguard.catalog.loader import documents_base, load_file, validate_text
 from lakeguard.catalog.plan import Plan, deactivated_rows, plan_changes, row_key
-from lakeguard.catalog.to_rows import Rows, document_rows
+from lakeguard.catalog.to_rows import document_rows
 from lakeguard.errors import ValidationError
+from lakeguard.store.definition_rows import DefinitionRow, DefinitionSet
 from lakeguard.store.reader import StoreReader
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def plan_file(
     *,
     text: str | None = None,
     base_dir: Path | None = None,
-) -> tuple[Plan, Rows]:
+) -> tuple[Plan, DefinitionSet]:
     """Validate `path` (or `text`, read from it earlier or sent under that name) and compare
     it with what is stored; writes nothing. Relative paths in it are taken from `base_dir`
     (default: a confined tenant's home, or else the file's folder); what it names is checked
@@ -37,7 +38,7 @@ def plan_file(
         else validate_text(text, str(file), reach=reach, base_dir=folder)
     )
     rows = document_rows(doc, base_dir=folder, warehouse=warehouse)
-    plan = plan_changes(rows, StoreReader(store).stored_definitions(list(rows)))
+    plan = plan_changes(rows, StoreReader(store).stored_definitions())
     return plan, rows
 
 
@@ -61,13 +62,14 @@ def apply_file(
             errors=plan.conflicts,
             fix="register a new dataset id instead of changing an immutable field",
         )
-    todo = {}
-    for table, table_rows in rows.items():
+    todo: dict[str, list[DefinitionRow]] = {}
+    for table, table_rows in rows.tables():
         changed = {c.key for c in plan.changes if c.table == table and c.action != "unchanged"}
         if changed:
-            todo[table] = [r for r in table_rows if row_key(table, r) in changed]
+            todo[table] = [r for r in table_rows if row_key(r) in changed]
     owned = sorted({c.table for c in plan.changes if c.action == "deactivate"})
-    for table, gone in deactivated_rows(plan, StoreReader(store).stored_definitions(owned)).items():
+    stored = StoreReader(store).stored_definitions(owned) if owned else DefinitionSet()
+    for table, gone in deactivated_rows(plan, stored).items():
         todo[table] = [*todo.get(table, []), *gone]
     # One merge commit per table; tables are independent, so they commit concurrently.
     with ThreadPoolExecutor(max_workers=4) as pool:

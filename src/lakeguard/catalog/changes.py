@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakeguard.errors import ConfigError
-from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
+from lakeguard.store.definition_rows import DOCUMENT_TABLES, DefinitionRow, DefinitionSet
 from lakeguard.store.sameness import BOOKKEEPING
 
 if TYPE_CHECKING:
@@ -74,10 +74,11 @@ class DefinitionChange:
         }
 
 
-def _flat(row: StoredRow) -> dict[str, Any]:
-    """The row's definition fields, JSON-object columns opened one level (`transform.filter`)."""
+def _flat(row: DefinitionRow) -> dict[str, Any]:
+    """The row's definition fields as its table holds them, JSON-object columns opened one
+    level (`transform.filter`)."""
     out: dict[str, Any] = {}
-    for name, value in row.items():
+    for name, value in row.as_row().items():
         if name in BOOKKEEPING:
             continue
         parsed = _object(value)
@@ -99,7 +100,9 @@ def _object(value: Any) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _field_changes(old: StoredRow, new: StoredRow, prefix: str = "") -> dict[str, tuple[Any, Any]]:
+def _field_changes(
+    old: DefinitionRow, new: DefinitionRow, prefix: str = ""
+) -> dict[str, tuple[Any, Any]]:
     before, after = _flat(old), _flat(new)
     return {
         f"{prefix}{name}": (before.get(name), after.get(name))
@@ -108,20 +111,20 @@ def _field_changes(old: StoredRow, new: StoredRow, prefix: str = "") -> dict[str
     }
 
 
-def _keyed(rows: list[StoredRow], spec: Watched) -> dict[tuple[Any, ...], StoredRow]:
-    return {(r[spec.key], *(r[m] for m in spec.member[1:])): r for r in rows}
+def _keyed(rows: tuple[DefinitionRow, ...], spec: Watched) -> dict[tuple[Any, ...], DefinitionRow]:
+    return {(getattr(r, spec.key), *(getattr(r, m) for m in spec.member[1:])): r for r in rows}
 
 
 def _table_changes(
-    spec: Watched, before: list[StoredRow], after: list[StoredRow]
+    spec: Watched, before: tuple[DefinitionRow, ...], after: tuple[DefinitionRow, ...]
 ) -> list[DefinitionChange]:
     old, new = _keyed(before, spec), _keyed(after, spec)
     found = []
     for key in sorted(set(old) | set(new), key=lambda k: tuple(map(str, k))):
         was, now = old.get(key), new.get(key)
-        was_active = bool(was and was.get("active", True))
-        is_active = bool(now and now.get("active", True))
-        when = now.get("updated_at") if now else None
+        was_active = bool(was and was.active)
+        is_active = bool(now and now.active)
+        when = now.updated_at if now else None
         name = f"{spec.member[0]}[{key[1]}]." if spec.member else ""
         if spec.parent is not None:  # a member: any change is its parent's update
             if was_active and is_active and was is not None and now is not None:
@@ -147,14 +150,12 @@ def _table_changes(
     return found
 
 
-def diff(
-    before: dict[str, list[StoredRow]], after: dict[str, list[StoredRow]]
-) -> list[DefinitionChange]:
+def diff(before: DefinitionSet, after: DefinitionSet) -> list[DefinitionChange]:
     """Every watched definition that differs between two states of the tables, one entry per
     definition (a parent's member changes merged into it), ordered by kind and id."""
     merged: dict[tuple[str, str], DefinitionChange] = {}
     for table, spec in WATCHED.items():
-        for change in _table_changes(spec, before.get(table, []), after.get(table, [])):
+        for change in _table_changes(spec, before.rows(table), after.rows(table)):
             known = merged.get((change.kind, change.id))
             if known is None:
                 merged[(change.kind, change.id)] = change
@@ -219,8 +220,8 @@ def definition_changes(
             "say since when: a time or a table version",
             fix="give one of --since TIME and --since-version N",
         )
-    before: dict[str, list[StoredRow]] = {}
-    after: dict[str, list[StoredRow]] = {}
+    before: list[DefinitionRow] = []
+    after: list[DefinitionRow] = []
     compared: dict[str, tuple[int | None, int]] = {}
     histories = {t: deltars.history(t, store.location(t), limit=None) for t in tables}
     latest = {t: max(int(h["version"]) for h in found) for t, found in histories.items()}
@@ -240,7 +241,9 @@ def definition_changes(
             stamp = since.replace(tzinfo=UTC).timestamp() * 1000
             older = [int(h["version"]) for h in history if h["timestamp"] <= stamp]
             start = max(older) if older else None
-        before[table] = [] if start is None else store.rows(table, version=start)
-        after[table] = store.rows(table)
+        row_type = DOCUMENT_TABLES[table]
+        if start is not None:  # a row of a version from before a column reads it as NULL
+            before += store.definitions(row_type, version=start, active_only=False)
+        after += store.definitions(row_type, active_only=False)
         compared[table] = (start, current)
-    return ChangeReport(diff(before, after), compared)
+    return ChangeReport(diff(DefinitionSet.of(before), DefinitionSet.of(after)), compared)

@@ -10,16 +10,16 @@ id, fields come in the models' order, and values equal to their defaults are lef
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from graphlib import CycleError, TopologicalSorter
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from lakeguard.catalog.alert_rows import ALERT_TABLES, export_channels, export_routes
+from lakeguard.catalog.alert_rows import export_channels, export_routes
 from lakeguard.catalog.models import (
     Dataset,
     Job,
@@ -29,36 +29,38 @@ from lakeguard.catalog.models import (
     Task,
     system_model,
 )
-from lakeguard.catalog.to_rows import Rows
 from lakeguard.policy.expression import DEFAULTS
 from lakeguard.quality.kinds import RULE_KINDS
 from lakeguard.schema.drift import SHIPPED_PROFILES
-from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.shapes import JsonObject
 from lakeguard.source_kinds import DEFAULT_KIND, SOURCE_KINDS, source_kind
-
-# Every definition table an export reads.
-EXPORTED_TABLES = (
-    "schema_compatibility_rules",
-    "policy_rules",
-    "source_systems",
-    "source_objects",
-    "source_object_columns",
-    "dataset_registry",
-    "quality_rules",
-    "jobs",
-    "job_parameters",
-    "job_tasks",
-    *ALERT_TABLES,
+from lakeguard.store.definition_rows import (
+    DatasetRow,
+    DefinitionRow,
+    DefinitionSet,
+    JobParameterRow,
+    JobRow,
+    JobTaskRow,
+    PolicyRuleRow,
+    QualityRuleRow,
+    SchemaRuleRow,
+    SourceColumnRow,
+    SourceObjectRow,
+    SourceSystemRow,
 )
+
+# Every definition table an export reads: each a document makes but the targets (a layer's).
+EXPORTED_TABLES = tuple(name for name, _ in DefinitionSet().tables() if name != "targets")
 _LAYER_ORDER = {"bronze": 0, "silver": 1, "gold": 2}
+R = TypeVar("R", bound=DefinitionRow)
 
 
-def _json(text: Any) -> Any:
-    return json.loads(text) if isinstance(text, str) and text else {}
+def _json(text: str | None) -> Any:
+    return json.loads(text) if text else {}
 
 
-def _active(rows: Iterable[StoredRow]) -> list[StoredRow]:
-    return [r for r in rows if r.get("active", True)]
+def _active(rows: Iterable[R]) -> list[R]:
+    return [r for r in rows if r.active]
 
 
 def _drop_none(entry: JsonObject) -> JsonObject:
@@ -85,17 +87,17 @@ def _lean(entry: JsonObject, model: type[BaseModel] | None) -> JsonObject:
     return out
 
 
-def _profiles(rows: list[StoredRow]) -> list[JsonObject]:
-    by_name: dict[str, list[StoredRow]] = {}
+def _profiles(rows: Sequence[SchemaRuleRow]) -> list[JsonObject]:
+    by_name: dict[str, list[SchemaRuleRow]] = {}
     for row in rows:
-        by_name.setdefault(str(row["profile"]), []).append(row)
+        by_name.setdefault(row.profile, []).append(row)
     out = []
     for name in sorted(by_name):
-        found = {str(r["change_kind"]): str(r["decision"]) for r in by_name[name]}
+        found = {r.change_kind: r.decision for r in by_name[name]}
         shipped = {k.value: v.value for k, v in SHIPPED_PROFILES.get(name, {}).items()}
         if name in SHIPPED_PROFILES and found == shipped:
             continue  # shipped with the code; every document gets it
-        description = by_name[name][0].get("description") or None
+        description = by_name[name][0].description or None
         out.append(
             _drop_none(
                 {"id": name, "rules": dict(sorted(found.items())), "description": description}
@@ -104,22 +106,22 @@ def _profiles(rows: list[StoredRow]) -> list[JsonObject]:
     return out
 
 
-def _policies(rows: list[StoredRow]) -> list[JsonObject]:
+def _policies(rows: Sequence[PolicyRuleRow]) -> list[JsonObject]:
     out = []
-    for row in sorted(rows, key=lambda r: str(r["policy_id"])):
-        kind = str(row["policy_type"])
-        expression = row.get("policy_expression")
-        window = _json(row.get("parameters")).get("window", 5)
+    for row in sorted(rows, key=lambda r: r.policy_id):
+        kind = row.policy_type
+        expression = row.policy_expression
+        window = _json(row.parameters).get("window", 5)
         out.append(
             _lean(
                 {
-                    "id": row["policy_id"],
+                    "id": row.policy_id,
                     "type": kind,
-                    "applies_to": str(row["applies_to_layer"]).split(","),
-                    "enforcement": row.get("enforcement"),
+                    "applies_to": row.applies_to_layer.split(","),
+                    "enforcement": row.enforcement,
                     "expression": None if expression == DEFAULTS.get(kind) else expression,
                     "window": None if window == 5 else window,
-                    "description": row.get("description"),
+                    "description": row.description,
                 },
                 Policy,
             )
@@ -138,63 +140,63 @@ def _under(root: Any, home: str | None) -> Any:
     return root[len(base) + 1 :] if root.startswith(base + "/") else root
 
 
-def _systems(rows: list[StoredRow], home: str | None = None) -> list[JsonObject]:
+def _systems(rows: Sequence[SourceSystemRow], home: str | None = None) -> list[JsonObject]:
     out = []
-    for row in sorted(rows, key=lambda r: str(r["source_system_id"])):
-        kind = str(row.get("kind") or DEFAULT_KIND)
-        options = _json(row.get("connection_options"))
+    for row in sorted(rows, key=lambda r: r.source_system_id):
+        kind = row.kind or DEFAULT_KIND
+        options = _json(row.connection_options)
         if isinstance(options, dict) and "root" in options:
             options["root"] = _under(options["root"], home)
         if kind in SOURCE_KINDS:
             options = _lean(options, source_kind(kind).system_options)
         entry = {
-            "id": row["source_system_id"],
+            "id": row.source_system_id,
             "kind": kind,
-            "description": row.get("description"),
-            "enabled": None if row.get("enabled", True) else False,
+            "description": row.description,
+            "enabled": None if row.enabled else False,
             "options": options or None,
-            "credential_ref": row.get("credential_ref"),
+            "credential_ref": row.credential_ref,
         }
         out.append(_lean(entry, system_model(kind)))
     return out
 
 
-def _column(row: StoredRow) -> JsonObject:
+def _column(row: SourceColumnRow) -> JsonObject:
     return _drop_none(
         {
-            "name": row["column_name"],
-            "type": row.get("data_type"),
-            "nullable": None if row.get("nullable", True) else False,
-            "description": row.get("description"),
-            "pii": True if row.get("is_pii") else None,
+            "name": row.column_name,
+            "type": row.data_type,
+            "nullable": None if row.nullable else False,
+            "description": row.description,
+            "pii": True if row.is_pii else None,
         }
     )
 
 
 def _objects(
-    rows: list[StoredRow], columns: list[StoredRow], kinds: dict[str, str]
+    rows: Sequence[SourceObjectRow], columns: Sequence[SourceColumnRow], kinds: dict[str, str]
 ) -> list[JsonObject]:
-    by_object: dict[str, list[StoredRow]] = {}
+    by_object: dict[str, list[SourceColumnRow]] = {}
     for col in columns:
-        by_object.setdefault(str(col["source_object_id"]), []).append(col)
+        by_object.setdefault(col.source_object_id, []).append(col)
     out = []
-    for row in sorted(rows, key=lambda r: str(r["source_object_id"])):
-        cols = sorted(by_object.get(str(row["source_object_id"]), []), key=lambda c: c["ordinal"])
-        kind_name = kinds.get(str(row["source_system_id"]), DEFAULT_KIND)
+    for row in sorted(rows, key=lambda r: r.source_object_id):
+        cols = sorted(by_object.get(row.source_object_id, []), key=lambda c: c.ordinal)
+        kind_name = kinds.get(row.source_system_id, DEFAULT_KIND)
         entry: JsonObject = {
-            "id": row["source_object_id"],
-            "system": row["source_system_id"],
-            "locator": row["locator"],
-            "format": row.get("format"),
-            "options": _json(row.get("read_options")) or None,
-            "dataset": row["dataset_id"],
-            "load_type": row.get("load_type"),
-            "watermark_column": row.get("watermark_column"),
-            **_kind_options(_json(row.get("ingest_options")), kind_name),
-            "fail_behavior": row.get("dq_fail_behavior"),
-            "schema_profile": row.get("schema_compat_profile"),
-            "max_malformed_ratio": row.get("max_malformed_ratio") or None,
-            "relationship": row.get("relationship"),
+            "id": row.source_object_id,
+            "system": row.source_system_id,
+            "locator": row.locator,
+            "format": row.format,
+            "options": _json(row.read_options) or None,
+            "dataset": row.dataset_id,
+            "load_type": row.load_type,
+            "watermark_column": row.watermark_column,
+            **_kind_options(_json(row.ingest_options), kind_name),
+            "fail_behavior": row.dq_fail_behavior,
+            "schema_profile": row.schema_compat_profile,
+            "max_malformed_ratio": row.max_malformed_ratio,
+            "relationship": row.relationship,
             "columns": [_column(c) for c in cols],
         }
         kind = SOURCE_KINDS.get(kind_name)
@@ -216,24 +218,24 @@ def _kind_options(stored: JsonObject, kind: str) -> JsonObject:
     return {**lookback, **_lean(own, model)}
 
 
-def _datasets(rows: list[StoredRow]) -> list[JsonObject]:
+def _datasets(rows: Sequence[DatasetRow]) -> list[JsonObject]:
     out = []
-    ordered = sorted(rows, key=lambda r: (_LAYER_ORDER.get(str(r["layer"]), 9), r["dataset_id"]))
+    ordered = sorted(rows, key=lambda r: (_LAYER_ORDER.get(r.layer, 9), r.dataset_id))
     for row in ordered:
-        dataset_id, layer = str(row["dataset_id"]), str(row["layer"])
-        transform = _json(row.get("transform"))
+        dataset_id, layer = row.dataset_id, row.layer
+        transform = _json(row.transform)
         entry: JsonObject = {
             "id": dataset_id,
-            "name": None if row.get("dataset_name") in (None, dataset_id) else row["dataset_name"],
+            "name": None if row.dataset_name in (None, dataset_id) else row.dataset_name,
             "layer": layer,
-            "domain": row.get("domain"),
-            "owner": row.get("owner"),
-            "tags": list(row.get("tags") or []) or None,
-            "description": row.get("description"),
-            "table": None if row["table_name"] == f"{layer}.{dataset_id}" else row["table_name"],
-            "parents": list(row.get("parents") or []) or None,
-            "business_keys": list(row.get("business_keys") or []) or None,
-            "sequence_by": row.get("sequence_by"),
+            "domain": row.domain,
+            "owner": row.owner,
+            "tags": list(row.tags or []) or None,
+            "description": row.description,
+            "table": None if row.table_name == f"{layer}.{dataset_id}" else row.table_name,
+            "parents": list(row.parents) or None,
+            "business_keys": list(row.business_keys) or None,
+            "sequence_by": row.sequence_by,
             "hash_strategy": transform.get("hash_strategy"),
             "delete_missing": transform.get("delete_missing"),
             "filter": transform.get("filter"),
@@ -250,19 +252,19 @@ def _datasets(rows: list[StoredRow]) -> list[JsonObject]:
             implied: str | None = Dataset.model_validate(entry).effective_load_type.value
         except PydanticError:
             implied = None  # edited into something invalid: say everything stored
-        if row.get("load_type") and row["load_type"] != implied:
-            entry["load_type"] = row["load_type"]
+        if row.load_type and row.load_type != implied:
+            entry["load_type"] = row.load_type
         out.append(entry)
     return out
 
 
-def _rule_order(rules: list[StoredRow], columns: list[StoredRow]) -> list[str]:
+def _rule_order(rules: Sequence[QualityRuleRow], columns: Sequence[SourceColumnRow]) -> list[str]:
     """Rule ids in an order that gives every column its stored `dq_rule_set` order back (the
     document's rule order decides it); by id where nothing constrains them."""
-    ids = sorted(str(r["rule_id"]) for r in rules)
+    ids = sorted(r.rule_id for r in rules)
     graph: dict[str, set[str]] = {i: set() for i in ids}
     for col in columns:
-        listed = [i for i in _json(col.get("dq_rule_set")) or [] if i in graph]
+        listed = [i for i in _json(col.dq_rule_set) or [] if i in graph]
         for before, after in pairwise(listed):
             graph[after].add(before)
     sorter: TopologicalSorter[str] = TopologicalSorter(graph)
@@ -278,57 +280,54 @@ def _rule_order(rules: list[StoredRow], columns: list[StoredRow]) -> list[str]:
     return order
 
 
-def _rules(rows: list[StoredRow], columns: list[StoredRow]) -> list[JsonObject]:
-    by_id = {str(r["rule_id"]): r for r in rows}
+def _rules(rows: Sequence[QualityRuleRow], columns: Sequence[SourceColumnRow]) -> list[JsonObject]:
+    by_id = {r.rule_id: r for r in rows}
     out = []
     for rule_id in _rule_order(rows, columns):
         row = by_id[rule_id]
-        params = _json(row.get("rule_expression"))
+        params = _json(row.rule_expression)
         entry: JsonObject = {
             "id": rule_id,
-            "dataset": row["dataset_id"],
-            "type": row["rule_type"],
+            "dataset": row.dataset_id,
+            "type": row.rule_type,
             **{k: v for k, v in params.items() if v is not None},
-            "severity": row.get("severity"),
-            "description": row.get("description"),
+            "severity": row.severity,
+            "description": row.description,
         }
-        out.append(_lean(entry, RULE_KINDS.get(str(row["rule_type"]))))
+        out.append(_lean(entry, RULE_KINDS.get(row.rule_type)))
     return out
 
 
-def _jobs(rows: list[StoredRow], parameters: list[StoredRow], tasks: list[StoredRow]) -> list[Any]:
+def _jobs(
+    rows: Sequence[JobRow], parameters: Sequence[JobParameterRow], tasks: Sequence[JobTaskRow]
+) -> list[JsonObject]:
     out = []
-    for row in sorted(rows, key=lambda r: str(r["job_id"])):
-        job_id = row["job_id"]
+    for row in sorted(rows, key=lambda r: r.job_id):
         own_tasks = sorted(
-            (t for t in tasks if t["job_id"] == job_id), key=lambda t: t["execution_order"]
+            (t for t in tasks if t.job_id == row.job_id), key=lambda t: t.execution_order
         )
         params = {
-            str(p["param_key"]): p["param_value"]
-            for p in sorted(parameters, key=lambda p: str(p["param_key"]))
-            if p["job_id"] == job_id
+            p.param_key: p.param_value
+            for p in sorted(parameters, key=lambda p: p.param_key)
+            if p.job_id == row.job_id
         }
+        # each field as its row reads it (a NULL as its default); `_lean` leaves out what the
+        # model defaults to, the same default
         entry: JsonObject = {
-            "id": job_id,
-            "description": row.get("description"),
-            "owner": row.get("owner"),
-            "schedule": row.get("schedule"),
-            "timezone": None if row.get("timezone") in (None, "UTC") else row["timezone"],
-            "triggers": list(row.get("trigger_sources") or []) or None,
-            "webhook_secret_ref": row.get("webhook_secret_ref"),
-            "enabled": None if row.get("status_flag") != "paused" else False,
-            "max_retries": row.get("max_retries") or None,
-            "retry_delay_seconds": None
-            if row.get("retry_delay_seconds") in (None, 30)
-            else row["retry_delay_seconds"],
-            "parameters": params or None,
+            "id": row.job_id,
+            "description": row.description,
+            "owner": row.owner,
+            "schedule": row.schedule,
+            "timezone": row.timezone,
+            "triggers": list(row.trigger_sources),
+            "webhook_secret_ref": row.webhook_secret_ref,
+            "enabled": row.enabled,
+            "max_retries": row.max_retries,
+            "retry_delay_seconds": row.retry_delay_seconds,
+            "parameters": params,
             "tasks": [
                 _lean(
-                    {
-                        "id": t["task_id"],
-                        "dataset": t["dataset_id"],
-                        "depends_on": list(t.get("depends_on") or []),
-                    },
+                    {"id": t.task_id, "dataset": t.dataset_id, "depends_on": list(t.depends_on)},
                     Task,
                 )
                 for t in own_tasks
@@ -338,49 +337,47 @@ def _jobs(rows: list[StoredRow], parameters: list[StoredRow], tasks: list[Stored
     return out
 
 
-def export_document(stored: Rows, *, home: str | None = None) -> JsonObject:
+def export_document(stored: DefinitionSet, *, home: str | None = None) -> JsonObject:
     """The document the active stored rows say (plain data, ready for YAML); roots under
     `home` relative to it."""
-    rows = {t: _active(stored.get(t, [])) for t in EXPORTED_TABLES}
-    live = {str(d["dataset_id"]) for d in rows["dataset_registry"]}
-    systems = {str(s["source_system_id"]) for s in rows["source_systems"]}
+    datasets = _active(stored.dataset_registry)
+    live = {d.dataset_id for d in datasets}
+    system_rows = _active(stored.source_systems)
+    systems = {s.source_system_id for s in system_rows}
     objects = [
         o
-        for o in rows["source_objects"]
-        if o["dataset_id"] in live and o["source_system_id"] in systems
+        for o in _active(stored.source_objects)
+        if o.dataset_id in live and o.source_system_id in systems
     ]
-    kept = {str(o["source_object_id"]) for o in objects}
-    columns = [c for c in rows["source_object_columns"] if c["source_object_id"] in kept]
-    rules = [r for r in rows["quality_rules"] if r["dataset_id"] in live]
-    jobs = rows["jobs"]
-    job_ids = {str(j["job_id"]) for j in jobs}
+    kept = {o.source_object_id for o in objects}
+    columns = [c for c in _active(stored.source_object_columns) if c.source_object_id in kept]
+    rules = [r for r in _active(stored.quality_rules) if r.dataset_id in live]
+    jobs = _active(stored.jobs)
+    job_ids = {j.job_id for j in jobs}
     document: JsonObject = {
         "version": 1,
-        "schema_profiles": _profiles(rows["schema_compatibility_rules"]),
-        "policies": _policies(rows["policy_rules"]),
-        "source_systems": _systems(rows["source_systems"], home),
+        "schema_profiles": _profiles(_active(stored.schema_compatibility_rules)),
+        "policies": _policies(_active(stored.policy_rules)),
+        "source_systems": _systems(system_rows, home),
         "source_objects": _objects(
             objects,
             columns,
-            {
-                str(s["source_system_id"]): str(s.get("kind") or DEFAULT_KIND)
-                for s in rows["source_systems"]
-            },
+            {s.source_system_id: s.kind or DEFAULT_KIND for s in system_rows},
         ),
-        "datasets": _datasets(rows["dataset_registry"]),
+        "datasets": _datasets(datasets),
         "rules": _rules(rules, columns),
         "jobs": _jobs(
             jobs,
-            [p for p in rows["job_parameters"] if p["job_id"] in job_ids],
-            [t for t in rows["job_tasks"] if t["job_id"] in job_ids],
+            [p for p in _active(stored.job_parameters) if p.job_id in job_ids],
+            [t for t in _active(stored.job_tasks) if t.job_id in job_ids],
         ),
-        "notification_channels": export_channels(rows["notification_channels"]),
-        "notification_routes": export_routes(rows["notification_routes"]),
+        "notification_channels": export_channels(_active(stored.notification_channels)),
+        "notification_routes": export_routes(_active(stored.notification_routes)),
     }
     return {k: v for k, v in document.items() if v != []}
 
 
-def export_yaml(stored: Rows, *, tenant: str, home: str | None = None) -> str:
+def export_yaml(stored: DefinitionSet, *, tenant: str, home: str | None = None) -> str:
     """The export as YAML text, headed by where it came from (no time: the same store gives
     the same bytes); roots under `home` relative to it."""
     document = export_document(stored, home=home)

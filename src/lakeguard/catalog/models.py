@@ -31,6 +31,7 @@ from lakeguard.catalog.source_models import (
 from lakeguard.policy.kinds import POLICY_TYPES
 from lakeguard.quality.kinds import RULE_KINDS, Rule
 from lakeguard.schema.drift import ChangeKind, DriftDecision
+from lakeguard.store.definition_rows import JobRow
 from lakeguard.vocabulary import (
     DeleteMissing,
     Enforcement,
@@ -218,7 +219,8 @@ class Job(Strict):
     schedule: str | None = Field(
         default=None, description="Cron expression, read in `timezone` (laketx serve runs it)"
     )
-    timezone: str = Field(default="UTC", description="IANA time zone of the schedule")
+    # a default a stored row's NULL also reads as is its row class's (`definition_rows/`)
+    timezone: str = Field(default=JobRow.timezone, description="IANA time zone of the schedule")
     triggers: list[JobTrigger] = Field(
         default_factory=list,
         description="Besides its schedule, what starts the job under `laketx serve`: "
@@ -232,8 +234,8 @@ class Job(Strict):
         "file), like credential_ref; the secret itself is never stored",
     )
     enabled: bool = True
-    max_retries: int = Field(default=0, ge=0, le=10)
-    retry_delay_seconds: int = Field(default=30, ge=0)
+    max_retries: int = Field(default=JobRow.max_retries, ge=0, le=10)
+    retry_delay_seconds: int = Field(default=JobRow.retry_delay_seconds, ge=0)
     parameters: dict[str, str] = Field(default_factory=dict)
     tasks: list[Task] = Field(min_length=1)
 

@@ -1,13 +1,11 @@
-"""What applying a document would change, computed from plain rows (pure)."""
+"""What applying a document would change, computed from its rows and the stored ones (pure)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeguard.catalog.to_rows import Rows
-from lakeguard.shapes import StoredRow
-from lakeguard.store.definitions import table_def
+from lakeguard.store.definition_rows import DefinitionRow, DefinitionSet
 from lakeguard.store.sameness import same_definition
 
 Key = tuple[Any, ...]
@@ -40,8 +38,9 @@ class Plan:
         return out
 
 
-def row_key(table: str, row: StoredRow) -> Key:
-    return tuple(row[k] for k in table_def(table).keys if k != "tenant_id")
+def row_key(row: DefinitionRow) -> Key:
+    """A row's identity within its table (its tenant aside)."""
+    return row.key()
 
 
 # Fields of a registered dataset that can never change (invariant 2 and table identity).
@@ -54,51 +53,55 @@ IMMUTABLE_DATASET_FIELDS = ("layer", "table_name")
 OWNED_BY = {"job_tasks": ("jobs", "job_id"), "job_parameters": ("jobs", "job_id")}
 
 
-def plan_changes(new: Rows, existing: Rows) -> Plan:
-    """Compare document rows with stored rows (both without tenant), table by table."""
+def plan_changes(new: DefinitionSet, existing: DefinitionSet) -> Plan:
+    """Compare document rows with stored rows, table by table (by what the tables hold: a
+    stored NULL differs from the value a document gives, so applying it writes that back)."""
     plan = Plan()
     for table, (owner_table, owner) in OWNED_BY.items():
-        if table not in new:
-            continue
-        owners = {r[owner] for r in new.get(owner_table, [])}
-        listed = {row_key(table, r) for r in new[table]}
-        for stored_row in existing.get(table, []):
-            key = row_key(table, stored_row)
-            live = stored_row.get("active", True)
-            if stored_row[owner] in owners and key not in listed and live:
+        owners = {getattr(r, owner) for r in new.rows(owner_table)}
+        listed = {row_key(r) for r in new.rows(table)}
+        for stored_row in existing.rows(table):
+            key = row_key(stored_row)
+            live = stored_row.active
+            if getattr(stored_row, owner) in owners and key not in listed and live:
                 plan.changes.append(Change(table, key, "deactivate"))
-    for table, rows in new.items():
-        stored = {row_key(table, r): r for r in existing.get(table, [])}
+    for table, rows in new.tables():
+        stored = {row_key(r): r for r in existing.rows(table)}
         for row in rows:
-            key = row_key(table, row)
+            key = row_key(row)
             old = stored.get(key)
             if old is None:
                 action = "create"
-            elif same_definition(old, row):
+            elif same_definition(old.as_row(), row.as_row()):
                 action = "unchanged"
             else:
                 action = "update"
             if table == "dataset_registry" and old is not None:
                 for name in IMMUTABLE_DATASET_FIELDS:
-                    if old.get(name) != row.get(name):
+                    if getattr(old, name) != getattr(row, name):
                         plan.conflicts.append(
                             {
                                 "path": f"datasets[id={key[0]}].{name}",
                                 "message": f"dataset {key[0]} is registered with {name} "
-                                f"{old.get(name)!r}; it cannot become {row.get(name)!r}",
+                                f"{getattr(old, name)!r}; it cannot become "
+                                f"{getattr(row, name)!r}",
                             }
                         )
             plan.changes.append(Change(table, key, action))
     return plan
 
 
-def deactivated_rows(plan: Plan, existing: Rows) -> Rows:
-    """The stored rows `plan` deactivates, as rows to write (definition fields, inactive)."""
-    out: Rows = {}
+def deactivated_rows(plan: Plan, existing: DefinitionSet) -> dict[str, list[DefinitionRow]]:
+    """The stored rows `plan` deactivates, as rows to write (as stored, inactive)."""
+    out: dict[str, list[DefinitionRow]] = {}
     for table in {c.table for c in plan.changes if c.action == "deactivate"}:
         gone = {c.key for c in plan.changes if c.table == table and c.action == "deactivate"}
-        for old in existing.get(table, []):
-            if row_key(table, old) in gone:
-                row = {k: v for k, v in old.items() if k not in ("created_at", "updated_at")}
-                out.setdefault(table, []).append({**row, "active": False})
+        for old in existing.rows(table):
+            if row_key(old) in gone:
+                out.setdefault(table, []).append(deactivated(old))
     return out
+
+
+def deactivated(row: DefinitionRow) -> DefinitionRow:
+    """A stored row as it is written to deactivate it (its times the store's to give)."""
+    return row.replaced(active=False, created_at=None, updated_at=None)

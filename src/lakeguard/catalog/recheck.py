@@ -20,7 +20,7 @@ and what it blocks:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,11 +43,18 @@ from lakeguard.catalog.references import check_references
 from lakeguard.errors import InvalidDefinition, LakeTxError
 from lakeguard.quality.kinds import parse_rule
 from lakeguard.reach import Reach
-from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.shapes import JsonObject
 from lakeguard.source_kinds import DEFAULT_KIND
-from lakeguard.store.definitions import table_def
+from lakeguard.store.definition_rows import (
+    DOCUMENT_TABLES,
+    ChannelRow,
+    DefinitionRow,
+    DefinitionSet,
+    PolicyRuleRow,
+    SourceColumnRow,
+    SourceSystemRow,
+)
 
-Rows = Mapping[str, Sequence[StoredRow]]
 Key = tuple[tuple[str, str], ...]
 
 # Document section -> the table its entries come from, and the model that checks one entry.
@@ -75,6 +82,8 @@ _JSON_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
     "policy_rules": (("parameters", dict),),
     "notification_channels": (("options", dict),),
 }
+# Each section's table's id column (the key after the tenant).
+_ID_COLUMNS = {table: DOCUMENT_TABLES[table].TABLE.keys[1] for table, _ in _SECTIONS.values()}
 # Job fields that only decide when the scheduler fires it.
 _SCHEDULE_FIELDS = ("schedule", "timezone")
 
@@ -142,36 +151,30 @@ def refusal(subject: str, problems: Sequence[DefinitionProblem]) -> InvalidDefin
 class _World:
     """Who uses what among the registered definitions: the scope of a problem."""
 
-    def __init__(self, rows: Rows) -> None:
-        self.layers = {
-            str(r["dataset_id"]): str(r.get("layer")) for r in _rows(rows, "dataset_registry")
-        }
-        self.objects = {str(r["source_object_id"]): r for r in _rows(rows, "source_objects")}
-        self.systems = {str(r["source_system_id"]) for r in _rows(rows, "source_systems")}
-        self.jobs = {str(r["job_id"]) for r in _rows(rows, "jobs")}
+    def __init__(self, rows: DefinitionSet) -> None:
+        self.layers = {r.dataset_id: r.layer for r in rows.dataset_registry}
+        self.objects = {r.source_object_id: r for r in rows.source_objects}
+        self.systems = {r.source_system_id for r in rows.source_systems}
+        self.jobs = {r.job_id for r in rows.jobs}
         self.profiles: dict[str, set[str]] = {}
-        for row in _rows(rows, "dataset_registry"):
-            profile = _loads(row.get("transform"), {}).get("schema_profile") or "additive"
-            self.profiles.setdefault(str(profile), set()).add(str(row["dataset_id"]))
+        for row in rows.dataset_registry:
+            profile = _loads(row.transform, {}).get("schema_profile") or "additive"
+            self.profiles.setdefault(str(profile), set()).add(row.dataset_id)
         for obj in self.objects.values():
-            profile = obj.get("schema_compat_profile") or "additive"
-            self.profiles.setdefault(str(profile), set()).add(str(obj["dataset_id"]))
+            profile = obj.schema_compat_profile or "additive"
+            self.profiles.setdefault(profile, set()).add(obj.dataset_id)
 
-    def registered(self, datasets: Any) -> frozenset[str]:
+    def registered(self, datasets: Iterable[str | None]) -> frozenset[str]:
         return frozenset(str(d) for d in datasets if str(d) in self.layers)
 
     def of_system(self, system_id: str) -> frozenset[str]:
         return self.registered(
-            o["dataset_id"] for o in self.objects.values() if o["source_system_id"] == system_id
+            o.dataset_id for o in self.objects.values() if o.source_system_id == system_id
         )
 
     def of_layers(self, layers: Any) -> frozenset[str]:
         wanted = {str(x) for x in layers or ()}
         return frozenset(d for d, layer in self.layers.items() if layer in wanted)
-
-
-def _rows(rows: Rows, table: str) -> Sequence[StoredRow]:
-    return rows.get(table, ())
 
 
 def _loads(text: Any, default: Any) -> Any:
@@ -181,27 +184,28 @@ def _loads(text: Any, default: Any) -> Any:
         return default
 
 
-def _key(table: str, row: Mapping[str, Any]) -> Key:
-    return tuple((k, str(row.get(k))) for k in table_def(table).keys if k != "tenant_id")
+def _key(row: DefinitionRow) -> Key:
+    names = [k for k in row.TABLE.keys if k != "tenant_id"]
+    return tuple((k, str(v)) for k, v in zip(names, row.key(), strict=True))
 
 
-def _row_scope(table: str, row: Mapping[str, Any], world: _World) -> frozenset[str]:
-    """The registered datasets a row of `table` takes part in."""
-    if table == "source_systems":
-        return world.of_system(str(row["source_system_id"]))
-    if table == "policy_rules":
-        return world.of_layers(str(row.get("applies_to_layer") or "").split(","))
-    if table == "source_object_columns":
-        owner = world.objects.get(str(row["source_object_id"]), {}).get("dataset_id")
-        return world.registered([owner])
-    return world.registered([row.get("dataset_id")])
+def _row_scope(row: DefinitionRow, world: _World) -> frozenset[str]:
+    """The registered datasets a row takes part in."""
+    if isinstance(row, SourceSystemRow):
+        return world.of_system(row.source_system_id)
+    if isinstance(row, PolicyRuleRow):
+        return world.of_layers(row.applies_to_layer.split(","))
+    if isinstance(row, SourceColumnRow):
+        owner = world.objects.get(row.source_object_id)
+        return world.registered([owner.dataset_id if owner else None])
+    return world.registered([getattr(row, "dataset_id", None)])
 
 
-def _json_problem(table: str, row: Mapping[str, Any]) -> str | None:
+def _json_problem(row: DefinitionRow) -> str | None:
     """What is wrong with a row's JSON-in-STRING columns (None: nothing)."""
-    for column, kind in _JSON_COLUMNS.get(table, ()):
-        text = row.get(column)
-        if text in (None, ""):
+    for column, kind in _JSON_COLUMNS.get(row.TABLE.name, ()):
+        text = getattr(row, column)
+        if not text:
             continue
         try:
             value = json.loads(text)
@@ -213,60 +217,52 @@ def _json_problem(table: str, row: Mapping[str, Any]) -> str | None:
 
 
 def _row_problems(
-    rows: Rows, world: _World
-) -> tuple[list[DefinitionProblem], dict[str, list[StoredRow]]]:
+    rows: DefinitionSet, world: _World
+) -> tuple[list[DefinitionProblem], DefinitionSet]:
     """Problems a document cannot express (JSON that does not parse, rows naming nothing
     registered), and the rows an export can be made of."""
     problems: list[DefinitionProblem] = []
 
-    def report(table: str, row: StoredRow, message: str, datasets: Any = ()) -> None:
-        own = frozenset({str(row.get("channel_id"))})
+    def report(row: DefinitionRow, message: str, datasets: Iterable[str | None] = ()) -> None:
+        own = frozenset({row.channel_id}) if isinstance(row, ChannelRow) else frozenset()
+        table, key, scope = row.TABLE.name, _key(row), world.registered(datasets)
         problems.append(
-            DefinitionProblem(
-                table=table,
-                key=_key(table, row),
-                message=message,
-                datasets=world.registered(datasets),
-                channels=own if table == "notification_channels" else frozenset(),
-            )
+            DefinitionProblem(table=table, key=key, message=message, datasets=scope, channels=own)
         )
 
-    kept: dict[str, list[StoredRow]] = {}
-    for table, table_rows in rows.items():
+    kept: dict[str, list[DefinitionRow]] = {}
+    for table, table_rows in rows.tables():
         kept[table] = []
         for row in table_rows:
-            broken = _json_problem(table, row)
+            broken = _json_problem(row)
             if broken is None:
                 kept[table].append(row)
             else:
-                report(table, row, broken, _row_scope(table, row, world))
-    for row in _rows(rows, "quality_rules"):
-        if str(row["dataset_id"]) not in world.layers:
+                report(row, broken, _row_scope(row, world))
+    for rule in rows.quality_rules:
+        if rule.dataset_id not in world.layers:
             report(
-                "quality_rules",
-                row,
-                f"dataset_id {row['dataset_id']!r} names no active registered dataset: the rule "
+                rule,
+                f"dataset_id {rule.dataset_id!r} names no active registered dataset: the rule "
                 "checks nothing",
             )
-    for row in _rows(rows, "source_objects"):
-        if str(row["dataset_id"]) not in world.layers:
+    for obj in rows.source_objects:
+        if obj.dataset_id not in world.layers:
             report(
-                "source_objects",
-                row,
-                f"dataset_id {row['dataset_id']!r} names no active registered dataset: nothing "
+                obj,
+                f"dataset_id {obj.dataset_id!r} names no active registered dataset: nothing "
                 "reads this source",
             )
-        elif str(row["source_system_id"]) not in world.systems:
+        elif obj.source_system_id not in world.systems:
             report(
-                "source_objects",
-                row,
-                f"source_system_id {row['source_system_id']!r} names no active source system",
-                [row["dataset_id"]],
+                obj,
+                f"source_system_id {obj.source_system_id!r} names no active source system",
+                [obj.dataset_id],
             )
-    for row in _rows(rows, "job_tasks"):
-        if str(row["job_id"]) not in world.jobs:
-            report("job_tasks", row, f"job_id {row['job_id']!r} names no active job: it never runs")
-    return problems, kept
+    for task in rows.job_tasks:
+        if task.job_id not in world.jobs:
+            report(task, f"job_id {task.job_id!r} names no active job: it never runs")
+    return problems, rows.where(kept)
 
 
 def _said(error: Any) -> str:
@@ -283,7 +279,7 @@ def _located(
     """A problem found at `rest` inside a document entry, as its row and scope say it."""
     table = _SECTIONS[section][0]
     entry_id = str(entry.get("id"))
-    key: Key = ((table_def(table).keys[1], entry_id),)
+    key: Key = ((_ID_COLUMNS[table], entry_id),)
     datasets: frozenset[str] = frozenset()
     jobs: frozenset[str] = frozenset()
     schedules: frozenset[str] = frozenset()
@@ -339,7 +335,7 @@ def _located(
     )
 
 
-def recheck(rows: Rows, reach: Reach | None = None) -> tuple[DefinitionProblem, ...]:
+def recheck(rows: DefinitionSet, reach: Reach | None = None) -> tuple[DefinitionProblem, ...]:
     """Every problem of the active stored definitions (`rows`: table -> rows), each with what
     it blocks (empty when they validate); with the tenant's `reach`, every field that names
     what it may not reach too (a row written by SQL, or before the tenant was confined)."""

@@ -22,6 +22,7 @@ from lakeguard.durations import DURATION
 from lakeguard.quality.kinds import PER_COLUMN_KINDS
 from lakeguard.schema.types import TypeProblem, canonical
 from lakeguard.source_kinds import DEFAULT_KIND, KINDS, SOURCE_KINDS, ObjectOptions, SourceKind
+from lakeguard.store.definition_rows import SourceObjectRow
 from lakeguard.vocabulary import FailBehavior, Severity, SourceLoad
 
 _SCALAR = r"string|boolean|int|bigint|long|double|float|date|timestamp|decimal\(\d{1,2},\d{1,2}\)"
@@ -181,19 +182,23 @@ class SourceObjectBase(Strict):
         description="Read again this far below the last watermark, for late rows: a number "
         "for a numeric watermark, a duration ('2 hours') for a date or timestamp one",
     )
+    # the defaults a stored row's NULL also reads as are its row class's (`definition_rows/`)
     fail_behavior: FailBehavior = Field(
-        default=FailBehavior.QUARANTINE,
+        default=FailBehavior(SourceObjectRow.dq_fail_behavior),
         description="What a FAIL rule breach does: quarantine (the batch is blocked and kept "
         "in quarantine.<dataset>), drop (only the failing rows go to quarantine, the rest is "
         "promoted), abort (blocked, and the whole job stops)",
     )
     schema_profile: str = Field(
-        default="additive",
+        default=SourceObjectRow.schema_compat_profile,
         description="How schema drift of this source is decided: strict, additive, permissive "
         "or a profile of schema_profiles",
     )
     max_malformed_ratio: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Share of unparseable rows tolerated"
+        default=SourceObjectRow.max_malformed_ratio,
+        ge=0.0,
+        le=1.0,
+        description="Share of unparseable rows tolerated",
     )
     relationship: str | None = None
     columns: list[ColumnSpec] = Field(min_length=1)

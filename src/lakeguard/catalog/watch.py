@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.plan import Plan, row_key
+from lakeguard.catalog.plan import Plan, deactivated, row_key
 from lakeguard.errors import LakeTxError, ValidationError
 from lakeguard.liveness import known_dead, worker_instance
+from lakeguard.store.definition_rows import DOCUMENT_TABLES
 from lakeguard.store.runtime_rows import MetadataSyncRow
 from lakeguard.vocabulary import SyncOutcome
 
@@ -161,8 +162,8 @@ class FolderWatcher:
         if plan.conflicts:
             return self._refuse(name, digest, plan.conflicts)
         definitions = [
-            [table, *row_key(table, r)]
-            for table, table_rows in rows.items()
+            [table, *row_key(r)]
+            for table, table_rows in rows.tables()
             if table not in SHARED_TABLES
             for r in table_rows
         ]
@@ -231,15 +232,10 @@ class FolderWatcher:
         changes = []
         for table, keys in sorted(by_table.items()):
             rows = []
-            for stored in self.store.rows(table):
-                key = row_key(table, stored)
-                if key in keys and stored.get("active", True):
-                    kept = {
-                        k: v
-                        for k, v in stored.items()
-                        if k not in ("tenant_id", "created_at", "updated_at")
-                    }
-                    rows.append({**kept, "active": False})
+            for stored in self.store.definitions(DOCUMENT_TABLES[table], active_only=False):
+                key = row_key(stored)
+                if key in keys and stored.active:
+                    rows.append(deactivated(stored))
                     changes.append({"table": table, "key": list(key), "action": "deactivate"})
             if rows:
                 self.store.upsert(table, rows)

@@ -1,7 +1,7 @@
 """Declarative definitions of the metadata tables (pure: no Spark).
 
-A definition table is declared by a YAML data file shipped in the package (`tables/*.yaml`);
-a runtime table by its row class (`runtime_rows/`, read by `rowschema.py`). Both become the
+Every table is declared by its row class, read by `rowschema.py`: a definition table by its
+class in `definition_rows/`, a runtime table by its class in `runtime_rows/`. Both become the
 same validated `TableDef`, which `arrow.py` turns into Delta and Arrow schemas.
 """
 
@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from typing import Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lakeguard.errors import MetadataStoreError
-from lakeguard.store.rowschema import source_file, table_document
-from lakeguard.store.runtime_rows import ROW_TYPES
+from lakeguard.store import definition_rows, runtime_rows
+from lakeguard.store.rowschema import definition_document, source_file, table_document
 
 
 class TableKind(StrEnum):
@@ -93,32 +91,15 @@ class TableDef(BaseModel):
 
 @cache
 def load_table_defs() -> dict[str, TableDef]:
-    """All metadata tables, by name: the definition files', then the runtime row classes'."""
+    """All metadata tables, by name: the definition row classes', then the runtime ones'."""
+    declared = [
+        *((t, definition_document(t)) for t in definition_rows.ROW_TYPES),
+        *((t, table_document(t)) for t in runtime_rows.ROW_TYPES),
+    ]
     defs: dict[str, TableDef] = {}
-    folder = resources.files("lakeguard.store").joinpath("tables")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        table = _valid(
-            yaml.safe_load(entry.read_text(encoding="utf-8")),
-            f"lakeguard/store/tables/{entry.name}",
-        )
-        if f"{table.name}.yaml" != entry.name:
-            raise MetadataStoreError(
-                f"table definition {entry.name} declares name {table.name!r}",
-                where=f"lakeguard/store/tables/{entry.name}",
-                fix="name the file after the table",
-            )
-        if table.append_only:
-            raise MetadataStoreError(
-                f"table definition {entry.name} declares a runtime table",
-                where=f"lakeguard/store/tables/{entry.name}",
-                fix="declare a runtime table as a row class in lakeguard/store/runtime_rows/",
-            )
-        defs[table.name] = table
-    for row_type in ROW_TYPES:
+    for row_type, document in declared:
         where = f"{source_file(row_type)}: {row_type.__name__}"
-        table = _valid(table_document(row_type), where)
+        table = _valid(document, where)
         if table.name in defs:
             raise MetadataStoreError(
                 f"table {table.name} is declared twice", where=where, fix="keep one declaration"

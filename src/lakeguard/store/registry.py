@@ -23,13 +23,12 @@ from lakeguard.errors import InvalidDefinition, NotRegisteredError, ValidationEr
 from lakeguard.hashing import digest
 from lakeguard.reach import Reach
 from lakeguard.schema.drift import ChangeKind, DriftDecision, profile_rules
-from lakeguard.shapes import StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND
+from lakeguard.store.definition_rows import DefinitionSet, JobParameterRow, JobTaskRow
 from lakeguard.store.records import (
     ChannelDef,
     DatasetDef,
     JobDef,
-    JobTaskDef,
     PolicyDef,
     RouteDef,
     RuleDef,
@@ -41,6 +40,7 @@ from lakeguard.store.sameness import content_hash
 from lakeguard.vocabulary import SourceKindName
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 # The definition tables a run reads.
 REGISTRY_TABLES = (
@@ -78,10 +78,13 @@ class Registry:
     routes: tuple[RouteDef, ...] = ()
 
     @classmethod
-    def from_rows(cls, rows: dict[str, list[StoredRow]], reach: Reach | None = None) -> Registry:
+    def from_rows(cls, rows: DefinitionSet, reach: Reach | None = None) -> Registry:
         """The records of `rows`, with their problems: those recheck finds, and with the
         tenant's `reach` every field naming what the tenant may not reach."""
-        hashed = sorted(f"{t}:{content_hash(r)}" for t, table in rows.items() for r in table)
+        # by what the tables hold (a NULL as NULL): the same rows always give the same version
+        hashed = sorted(
+            f"{t}:{content_hash(r.as_row())}" for t, table in rows.tables() for r in table
+        )
         # what a run is made of (where alerts go is not), and what is checked
         config_version = digest(
             "\n".join(h for h in hashed if h.partition(":")[0] not in ALERTING_TABLES), 16
@@ -89,7 +92,7 @@ class Registry:
         checked_version = digest("\n".join(hashed), 16)
         unloadable: list[ValidationError] = []
 
-        def load(build: Callable[[StoredRow], T], row: StoredRow) -> T | None:
+        def load(build: Callable[[R], T], row: R) -> T | None:
             try:
                 return build(row)
             except ValidationError as exc:  # a word outside its vocabulary: recheck says where
@@ -97,41 +100,41 @@ class Registry:
                 return None
 
         columns: dict[str, list[SourceColumnDef]] = {}
-        for row in rows["source_object_columns"]:
-            col = SourceColumnDef.from_row(row)
+        for column_row in rows.source_object_columns:
+            col = SourceColumnDef.from_row(column_row)
             columns.setdefault(col.source_object_id, []).append(col)
         rules: dict[str, list[RuleDef]] = {}
-        for row in sorted(rows["quality_rules"], key=lambda r: r["rule_id"]):
-            rule = RuleDef.from_row(row)
+        for rule_row in sorted(rows.quality_rules, key=lambda r: r.rule_id):
+            rule = RuleDef.from_row(rule_row)
             rules.setdefault(rule.dataset_id, []).append(rule)
         datasets = [
-            load(DatasetDef.from_row, {**r, "definition_hash": content_hash(r)})
-            for r in rows["dataset_registry"]
+            load(DatasetDef.from_row, r.replaced(definition_hash=content_hash(r.as_row())))
+            for r in rows.dataset_registry
         ]
-        systems = [load(SourceSystemDef.from_row, r) for r in rows["source_systems"]]
+        systems = [load(SourceSystemDef.from_row, r) for r in rows.source_systems]
         kinds = {s.source_system_id: s.kind for s in systems if s is not None}
         objects = [
             load(
                 lambda r: SourceObjectDef.from_row(
                     r,
-                    tuple(columns.get(r["source_object_id"], ())),
-                    kinds.get(r["source_system_id"], SourceKindName(DEFAULT_KIND)),
+                    tuple(columns.get(r.source_object_id, ())),
+                    kinds.get(r.source_system_id, SourceKindName(DEFAULT_KIND)),
                 ),
                 r,
             )
-            for r in sorted(rows["source_objects"], key=lambda r: r["source_object_id"])
+            for r in sorted(rows.source_objects, key=lambda r: r.source_object_id)
         ]
         policies = [
             load(PolicyDef.from_row, r)
-            for r in sorted(rows.get("policy_rules", []), key=lambda r: r["policy_id"])
+            for r in sorted(rows.policy_rules, key=lambda r: r.policy_id)
         ]
         channels = [
             load(ChannelDef.from_row, r)
-            for r in sorted(rows.get("notification_channels", []), key=lambda r: r["channel_id"])
+            for r in sorted(rows.notification_channels, key=lambda r: r.channel_id)
         ]
         routes = [
             load(RouteDef.from_row, r)
-            for r in sorted(rows.get("notification_routes", []), key=lambda r: r["route_id"])
+            for r in sorted(rows.notification_routes, key=lambda r: r.route_id)
         ]
         problems = _problems(rows, checked_version, unloadable, reach)
         refused = {c for p in problems for c in p.channels}
@@ -154,8 +157,8 @@ class Registry:
             jobs=_jobs(rows),
             policies=tuple(p for p in policies if p is not None),
             profiles=tuple(
-                {k: r[k] for k in ("profile", "change_kind", "decision")}
-                for r in rows.get("schema_compatibility_rules", [])
+                {"profile": r.profile, "change_kind": r.change_kind, "decision": r.decision}
+                for r in rows.schema_compatibility_rules
             ),
             config_version=config_version,
             problems=problems,
@@ -276,7 +279,7 @@ _CHECKED_LOCK = threading.Lock()
 
 
 def _problems(
-    rows: dict[str, list[StoredRow]],
+    rows: DefinitionSet,
     config_version: str,
     unloadable: list[ValidationError],
     reach: Reach | None,
@@ -306,33 +309,14 @@ def _table_and_key(where: str) -> tuple[str, str]:
     return table, rest.split("]")[0]
 
 
-def _jobs(rows: dict[str, list[StoredRow]]) -> dict[str, JobDef]:
-    tasks: dict[str, list[JobTaskDef]] = {}
-    for t in rows["job_tasks"]:
-        tasks.setdefault(t["job_id"], []).append(
-            JobTaskDef(
-                task_id=t["task_id"],
-                dataset_id=t["dataset_id"],
-                execution_order=int(t["execution_order"]),
-                depends_on=tuple(t.get("depends_on") or ()),
-            )
-        )
-    params: dict[str, dict[str, str]] = {}
-    for p in rows["job_parameters"]:
-        params.setdefault(p["job_id"], {})[p["param_key"]] = p.get("param_value") or ""
+def _jobs(rows: DefinitionSet) -> dict[str, JobDef]:
+    tasks: dict[str, list[JobTaskRow]] = {}
+    for task in rows.job_tasks:
+        tasks.setdefault(task.job_id, []).append(task)
+    params: dict[str, list[JobParameterRow]] = {}
+    for param in rows.job_parameters:
+        params.setdefault(param.job_id, []).append(param)
     return {
-        j["job_id"]: JobDef(
-            job_id=j["job_id"],
-            max_retries=int(j.get("max_retries") or 0),
-            retry_delay_seconds=int(j.get("retry_delay_seconds") or 0),
-            enabled=(j.get("status_flag") or "enabled") == "enabled",
-            schedule=j.get("schedule"),
-            timezone=j.get("timezone") or "UTC",
-            triggers=tuple(j.get("trigger_sources") or ()),
-            webhook_secret_ref=j.get("webhook_secret_ref"),
-            created_at=j.get("created_at"),
-            tasks=tuple(sorted(tasks.get(j["job_id"], []), key=lambda t: t.execution_order)),
-            parameters=params.get(j["job_id"], {}),
-        )
-        for j in rows["jobs"]
+        j.job_id: JobDef.from_row(j, tasks.get(j.job_id, ()), params.get(j.job_id, ()))
+        for j in rows.jobs
     }

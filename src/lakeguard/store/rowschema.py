@@ -1,20 +1,27 @@
-"""A runtime table read off its row class, the table's one declaration (pure).
+"""A metadata table read off its row class, the table's one declaration (pure).
 
-Each field of a row class (`runtime_rows/`) is a column of its table, in field order. The
+Each field of a row class (`runtime_rows/`, `definition_rows/`) is a column of its table, in
+field order. The
 field's type says the column's type: `str` or a vocabulary (a `StrEnum`) a string, `int` a
 long (`Int32` an int), `float` a double, `bool` a boolean, `datetime` a timestamp, `date` a
 date, `list[str]` an array<string>; `X | None` makes it nullable, any other field is NOT NULL;
 and a `Comment` in its `Annotated` type is the column's comment. What no field can say is the
 class's `TABLE`, a `RuntimeTable`: the table's name and comment, its date column (a generated
 column, the last one: the UTC date of one of its timestamps; no longer a partition) and the
-columns `optimize` Z-orders by. `definitions.py` validates what this module derives as it
-validates a table definition file.
+columns `optimize` Z-orders by.
+
+A definition row class (`definition_rows/`) says one thing more: a field with a default (and a
+type without None) is a nullable column whose NULL reads as that default, the one default of
+that column (a direct SQL edit may write NULL to it); a `Stamped` field is NOT NULL although a
+row not yet written has no value in it (the store stamps it: tenant, `active`, times). Its
+`TABLE` is a `DefinitionTable`: name, comment and the upsert keys. `definitions.py` validates
+what this module derives into the same `TableDef` for both kinds of table.
 """
 
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from enum import StrEnum
 from functools import cache
@@ -37,6 +44,14 @@ class DeltaType:
 
     name: str
 
+
+@dataclass(frozen=True)
+class Stamped:
+    """A definition column the store writes on upsert (tenant, `active`, created and updated
+    times): NOT NULL in the table, unset in a row a document makes."""
+
+
+STAMPED = Stamped()
 
 Int32 = Annotated[int, DeltaType("int")]  # an `int` field stored as a 32-bit `int`, not `long`
 
@@ -61,15 +76,31 @@ class RuntimeTable:
     cluster_by: tuple[str, ...]  # what `optimize` Z-orders by
 
 
+@dataclass(frozen=True, kw_only=True)
+class DefinitionTable:
+    """What a definition table is besides its columns (a definition row class's `TABLE`)."""
+
+    name: str
+    comment: str
+    keys: tuple[str, ...]  # the upsert identity, `tenant_id` first
+
+
 @dataclass(frozen=True)
 class FieldColumn:
     """One field of a row class, as its column."""
 
     name: str
     column_type: str  # a definition type (`definitions.ColumnType`)
-    nullable: bool
+    nullable: bool  # its type admits None
     comment: str | None = None
     vocabulary: type[StrEnum] | None = None  # what a stored word is read back as
+    defaulted: bool = False  # it has a default value that is not None
+    stamped: bool = False  # written by the store (`Stamped`)
+
+    @property
+    def definition_nullable(self) -> bool:
+        """Nullable in a definition table: None is its value, or NULL reads as its default."""
+        return (self.nullable or self.defaulted) and not self.stamped
 
 
 def field_columns(row_type: type) -> tuple[FieldColumn, ...]:
@@ -82,7 +113,13 @@ def _field_columns(row_type: type) -> tuple[FieldColumn, ...]:
     if not is_dataclass(row_type):
         raise _refused(row_type, row_type.__name__, "is not a dataclass")
     hints = get_type_hints(row_type, include_extras=True)
-    return tuple(_column(row_type, f.name, hints[f.name]) for f in fields(row_type))
+    found = []
+    for f in fields(row_type):
+        column = _column(row_type, f.name, hints[f.name])
+        default = f.default if f.default is not MISSING else None
+        defaulted = default is not None or f.default_factory is not MISSING
+        found.append(replace(column, defaulted=defaulted))
+    return tuple(found)
 
 
 def table_document(row_type: type) -> JsonObject:
@@ -116,6 +153,27 @@ def table_document(row_type: type) -> JsonObject:
     }
 
 
+def definition_document(row_type: type) -> JsonObject:
+    """The table of a definition row class, in the shape of a table definition file."""
+    table: DefinitionTable = row_type.TABLE  # type: ignore[attr-defined]
+    columns: list[JsonObject] = [
+        {
+            "name": c.name,
+            "type": c.column_type,
+            "nullable": c.definition_nullable,
+            "comment": c.comment,
+        }
+        for c in field_columns(row_type)
+    ]
+    return {
+        "name": table.name,
+        "kind": "definition",
+        "comment": table.comment,
+        "keys": list(table.keys),
+        "columns": columns,
+    }
+
+
 def _column(row_type: type, name: str, hint: Any) -> FieldColumn:
     extras: list[Any] = []
     hint = _unwrap(hint, extras)
@@ -138,7 +196,8 @@ def _column(row_type: type, name: str, hint: Any) -> FieldColumn:
         found = _TYPES.get(hint, "")
     if not found:
         raise _refused(row_type, f"{row_type.__name__}.{name}", f"has a type no column has: {hint}")
-    return FieldColumn(name, declared or found, nullable, comment, vocabulary)
+    stamped = any(isinstance(e, Stamped) for e in extras)
+    return FieldColumn(name, declared or found, nullable, comment, vocabulary, stamped=stamped)
 
 
 def _unwrap(hint: Any, extras: list[Any]) -> Any:
@@ -157,7 +216,7 @@ def source_file(row_type: type) -> str:
 
 def _refused(row_type: type, where: str, what: str) -> MetadataStoreError:
     return MetadataStoreError(
-        f"runtime row class {where} {what}",
+        f"row class {where} {what}",
         where=f"{source_file(row_type)}: {where}",
         fix="declare each column as a field of a type in lakeguard/store/rowschema.py's table",
     )

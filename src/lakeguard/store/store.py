@@ -5,10 +5,11 @@ Tables are created (or checked and evolved additively) from the shipped definiti
 each carries `delta.appendOnly=true`, so even a raw writer cannot change their rows. Nothing here
 starts Spark: the tables are registered by name in Spark sessions elsewhere, for reading only.
 
-Runtime rows come and go as their typed row classes (`append_rows`, `append_if`, `read`). The
-table-name-and-dict methods (`append`, `upsert`, `rows`) are the boundary with delta-rs, whose
-rows are values by column name: definition rows (which have no row class), projections of a
-few columns, and the checks of what a malformed row is told.
+Rows come and go as their typed row classes: runtime rows (`append_rows`, `append_if`, `read`)
+and definition rows (`upsert`, `definitions`). The table-name-and-dict methods (`append`,
+`rows`, `set_columns`) are the boundary with delta-rs, whose rows are values by column name:
+projections of a few columns, a few bookkeeping columns set, and the checks of what a
+malformed row is told.
 
 Each concern is a mixin of `lakeguard.store.metastore`, composed here.
 """

@@ -75,10 +75,13 @@ class PlannedTask:
 
 @dataclass(frozen=True, kw_only=True)
 class JobPlan:
+    """What a run does: its tasks in order, and its job's retries (taken from the job's
+    record, whose values its row class defaults: no default of the plan's own)."""
+
     pipeline_id: str
     tasks: list[PlannedTask]
-    max_retries: int = 0
-    retry_delay_seconds: int = 0
+    max_retries: int
+    retry_delay_seconds: int
     parameters: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -117,7 +120,13 @@ def plan(registry: Registry, target: str) -> JobPlan:
             where="jobs / dataset_registry",
             fix="check `laketx status` for what is registered, or apply its metadata first",
         ) from None
-    return JobPlan(pipeline_id=target, tasks=[PlannedTask(task_id=target, dataset_id=target)])
+    # a dataset run alone belongs to no job: it is never retried, so it waits for nothing
+    return JobPlan(
+        pipeline_id=target,
+        tasks=[PlannedTask(task_id=target, dataset_id=target)],
+        max_retries=0,
+        retry_delay_seconds=0,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -146,6 +146,7 @@ def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
     return diff_decisions(record, counterpart(lh, record))
 
 
+
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:
     """The dataset's schema change log, newest first."""
     lh.dataset(dataset_id)

@@ -16,8 +16,10 @@ from pydantic import Field
 
 from lakeguard.catalog.fields import Identifier, Strict
 from lakeguard.catalog.problems import Problem
+from lakeguard.hashing import to_json
 from lakeguard.reach import Reach
-from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.shapes import JsonObject
+from lakeguard.store.definition_rows import ChannelRow
 from lakeguard.vocabulary import ChannelKindName
 
 SecretRef = Annotated[
@@ -45,7 +47,7 @@ class ChannelKind(Strict):
     id: Identifier
     kind: str
     description: str | None = None
-    enabled: bool = Field(default=True, description="false: nothing is sent to it")
+    enabled: bool = Field(default=ChannelRow.enabled, description="false: nothing is sent to it")
 
     def secret_refs(self) -> dict[str, str]:
         """Field name -> secret reference, for every reference this channel holds."""
@@ -61,33 +63,29 @@ class ChannelKind(Strict):
         return self.kind
 
     # -- storage --------------------------------------------------------------------------
-    def columns(self) -> StoredRow:
-        """The channel's row in `notification_channels` (without tenant and bookkeeping)."""
+    def row(self) -> ChannelRow:
+        """The channel's row in `notification_channels` (its hash not yet given)."""
         values = self.model_dump(mode="json")
-        row: StoredRow = {
-            "channel_id": self.id,
-            "kind": self.kind,
-            "description": self.description,
-            "enabled": self.enabled,
-            **{column: values.get(name) for column, name in self.COLUMNS.items()},
-        }
-        for column in SHARED_COLUMNS:
-            row.setdefault(column, None)
         held = set(COMMON_FIELDS) | set(self.COLUMNS.values())
-        options = {k: v for k, v in values.items() if k not in held}
-        row["options"] = options
-        return row
+        row = ChannelRow(
+            channel_id=self.id,
+            kind=self.kind,
+            description=self.description,
+            enabled=self.enabled,
+            options=to_json({k: v for k, v in values.items() if k not in held}),
+        )
+        return row.replaced(**{column: values.get(name) for column, name in self.COLUMNS.items()})
 
     @classmethod
-    def entry(cls, row: StoredRow, options: JsonObject) -> JsonObject:
+    def entry(cls, row: ChannelRow, options: JsonObject) -> JsonObject:
         """The document entry a stored row (its options parsed) says."""
         entry: JsonObject = {
-            "id": row["channel_id"],
-            "kind": row["kind"],
-            "description": row.get("description"),
-            "enabled": row.get("enabled", True),
+            "id": row.channel_id,
+            "kind": row.kind,
+            "description": row.description,
+            "enabled": row.enabled,
         }
         for column, name in cls.COLUMNS.items():
-            value = row.get(column)
+            value = getattr(row, column)
             entry[name] = list(value) if isinstance(value, list | tuple) else value
         return {**entry, **options}

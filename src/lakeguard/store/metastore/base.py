@@ -11,12 +11,14 @@ from lakeguard.errors import MetadataStoreError
 from lakeguard.reach import Reach
 from lakeguard.store import deltars
 from lakeguard.store.ddl import quote
+from lakeguard.store.definition_rows import DefinitionRow
 from lakeguard.store.definitions import load_table_defs
 from lakeguard.store.runtime_rows import RuntimeRow
 
 Filter = deltars.Filter
 CAS_ATTEMPTS = 50
 R = TypeVar("R", bound=RuntimeRow)
+D = TypeVar("D", bound=DefinitionRow)
 
 
 def utcnow() -> datetime:

@@ -11,6 +11,7 @@ from typing import Any
 from lakeguard.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow
+from lakeguard.store.definition_rows import DefinitionRow
 from lakeguard.store.definitions import table_def
 from lakeguard.store.metastore.base import CAS_ATTEMPTS, utcnow
 from lakeguard.store.metastore.table_reads import TableReads
@@ -20,7 +21,7 @@ from lakeguard.store.sameness import same_definition
 class DefinitionWrites(TableReads):
     """Definition rows change by key, through `upsert`; runtime rows never change."""
 
-    def upsert(self, table: str, rows: Iterable[Mapping[str, Any]]) -> int:
+    def upsert(self, table: str, rows: Iterable[DefinitionRow]) -> int:
         """Insert or update definition rows by their keys; unchanged rows are not touched.
 
         A row counts as changed when its stored content differs (`sameness.py`: a direct SQL
@@ -35,7 +36,13 @@ class DefinitionWrites(TableReads):
         now = utcnow()
         incoming = []
         for row in rows:
-            full = {"active": True, **row, "tenant_id": self.tenant}
+            if row.TABLE.name != table:
+                raise MetadataStoreError(
+                    f"a {type(row).__name__} is a row of {row.TABLE.name}, not of {table}",
+                    where=f"metadata table {table}",
+                    fix=f"upsert rows of {table}'s own row class",
+                )
+            full = {"active": True, **row.as_row(), "tenant_id": self.tenant}
             full.setdefault("created_at", now)
             full["updated_at"] = now
             incoming.append(full)

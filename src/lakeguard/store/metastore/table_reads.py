@@ -11,7 +11,7 @@ from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars, joins
 from lakeguard.store.arrow import to_rows
 from lakeguard.store.definitions import table_def
-from lakeguard.store.metastore.base import Filter, R, StoreBase
+from lakeguard.store.metastore.base import D, Filter, R, StoreBase
 from lakeguard.store.snapshots import SNAPSHOTS
 
 
@@ -42,7 +42,8 @@ class TableReads(StoreBase):
     ) -> list[StoredRow]:
         """This tenant's rows of a table (optionally filtered, optionally as they were at time
         `as_of` or at table version `version`), as plain dicts: what delta-rs reads, and all a
-        projection (`columns`) or a definition row can be (`read` types a runtime row).
+        projection (`columns`) can be (`read` types a runtime row, `definitions` a definition
+        row).
 
         Filters are (column, op, value) triples; on a partition column they prune files.
         With `per` (a column), `newest_first` and `limit` pick the newest `limit` rows of each
@@ -118,8 +119,18 @@ class TableReads(StoreBase):
         )
         return [row_type.from_row(r) for r in rows]
 
-    def active_definitions(
-        self, table: str, filters: Sequence[Filter] = (), as_of: datetime | None = None
-    ) -> list[StoredRow]:
-        """This tenant's active definition rows (as they were at time `as_of`)."""
-        return self.rows(table, filters=[*filters, ("active", "=", True)], as_of=as_of)
+    def definitions(
+        self,
+        row_type: type[D],
+        filters: Sequence[Filter] = (),
+        *,
+        as_of: datetime | None = None,
+        version: int | None = None,
+        active_only: bool = True,
+    ) -> list[D]:
+        """This tenant's definition rows of a table, as its row class (only the active ones
+        unless `active_only` is false; as they were at time `as_of` or table version
+        `version`)."""
+        where = [*filters, ("active", "=", True)] if active_only else list(filters)
+        found = self.rows(row_type.TABLE.name, filters=where, as_of=as_of, version=version)
+        return [row_type.from_row(r) for r in found]

@@ -20,6 +20,7 @@ from lakeguard.judged import (
 from lakeguard.quality.kinds import stored_rule
 from lakeguard.quarantine import Judged
 from lakeguard.store import deltars
+from lakeguard.store.definition_rows import QualityRuleRow
 from lakeguard.store.reads.status import StatusReads
 from lakeguard.store.reads.versions import VersionReads
 from lakeguard.store.records import DecisionRecord, RuleDef, RuleResult, SchemaChange
@@ -69,12 +70,10 @@ class DecisionReads(VersionReads, StatusReads):
         for (dataset_id, _, _), version in versions.items():
             if version is None or (version, dataset_id) in read:
                 continue
-            found = store.rows(
-                "quality_rules",
-                filters=[("dataset_id", "=", dataset_id), ("active", "=", True)],
-                version=version,
+            found = store.definitions(
+                QualityRuleRow, [("dataset_id", "=", dataset_id)], version=version
             )
-            read[(version, dataset_id)] = {d["rule_id"]: RuleDef.from_row(d) for d in found}
+            read[(version, dataset_id)] = {d.rule_id: RuleDef.from_row(d) for d in found}
         out = {}
         for key, version in versions.items():
             stored = None if version is None else read[(version, key[0])].get(key[1])

@@ -8,7 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from lakeguard.errors import NotRegisteredError
-from lakeguard.shapes import StoredRow
+from lakeguard.store.definition_rows import (
+    DOCUMENT_TABLES,
+    DatasetRow,
+    DefinitionRow,
+    DefinitionSet,
+)
 from lakeguard.store.reads.base import ReaderBase
 from lakeguard.store.records import DatasetDef
 from lakeguard.store.registry import REGISTRY_TABLES, Registry
@@ -20,20 +25,14 @@ class DefinitionReads(ReaderBase):
     def registry(self, as_of: datetime | None = None) -> Registry:
         """Every active definition a run needs, read concurrently, as one snapshot (of the
         definitions in force at time `as_of`: Delta time travel on the definition tables)."""
-
-        def active(table: str) -> list[StoredRow]:
-            return self._store.active_definitions(table, as_of=as_of)
-
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            tables = pool.map(active, REGISTRY_TABLES)
-            rows = dict(zip(REGISTRY_TABLES, tables, strict=True))
-            return Registry.from_rows(rows, reach=self._store.reach)
+        rows = self._definitions(REGISTRY_TABLES, as_of=as_of, active_only=True)
+        return Registry.from_rows(rows, reach=self._store.reach)
 
     def datasets(self) -> list[DatasetDef]:
-        return [DatasetDef.from_row(r) for r in self._store.active_definitions("dataset_registry")]
+        return [DatasetDef.from_row(r) for r in self._store.definitions(DatasetRow)]
 
     def dataset(self, dataset_id: str) -> DatasetDef:
-        rows = self._store.active_definitions("dataset_registry", [("dataset_id", "=", dataset_id)])
+        rows = self._store.definitions(DatasetRow, [("dataset_id", "=", dataset_id)])
         if not rows:
             raise NotRegisteredError(
                 f"dataset {dataset_id!r} is not registered",
@@ -42,16 +41,22 @@ class DefinitionReads(ReaderBase):
             )
         return DatasetDef.from_row(rows[0])
 
-    def stored_definitions(self, tables: Sequence[str]) -> dict[str, list[StoredRow]]:
-        """This tenant's stored definition rows (active or not), without `tenant_id`: plain
-        rows, table by table, as `export` writes them back into a document and `recheck`
-        checks them (definition tables have no row class)."""
+    def stored_definitions(self, tables: Sequence[str] | None = None) -> DefinitionSet:
+        """This tenant's stored definition rows (active or not) of `tables` (default: every
+        table a document makes), as their row classes: what `export` writes back into a
+        document, `recheck` checks and `plan` compares a document with."""
+        return self._definitions(tables or tuple(DOCUMENT_TABLES), active_only=False)
 
-        def read(table: str) -> list[StoredRow]:
-            rows = self._store.rows(table)
-            for row in rows:
-                row.pop("tenant_id", None)
-            return rows
+    def _definitions(
+        self, tables: Sequence[str], *, as_of: datetime | None = None, active_only: bool
+    ) -> DefinitionSet:
+        def read(table: str) -> list[DefinitionRow]:
+            return list(
+                self._store.definitions(
+                    DOCUMENT_TABLES[table], as_of=as_of, active_only=active_only
+                )
+            )
 
         with ThreadPoolExecutor(max_workers=4) as pool:
-            return dict(zip(tables, pool.map(read, tables), strict=True))
+            found = dict(zip(tables, pool.map(read, tables), strict=True))
+        return DefinitionSet.of(row for table in tables for row in found[table])

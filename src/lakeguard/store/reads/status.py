@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from lakeguard.evidence import Evidence
 from lakeguard.policy.sla import sla_hours
 from lakeguard.shapes import StoredRow
+from lakeguard.store.definition_rows import DatasetRow, PolicyRuleRow
 from lakeguard.store.reads.definitions import DefinitionReads
 from lakeguard.store.records import DatasetStatus, PolicyDef
 from lakeguard.store.runtime_rows import (
@@ -235,10 +236,8 @@ class StatusReads(DefinitionReads):
             )
             # lineage and freshness count every version: DataFusion counts, one row each
             lineage_f = pool.submit(store.lineage, ids)
-            policies_f = pool.submit(store.active_definitions, "policy_rules")
-            layers_f = pool.submit(
-                store.active_definitions, "dataset_registry", [("dataset_id", "in", ids)]
-            )
+            policies_f = pool.submit(store.definitions, PolicyRuleRow)
+            layers_f = pool.submit(store.definitions, DatasetRow, [("dataset_id", "in", ids)])
             decided = promoted_f.result()
             runs = [d.run_id for d in decided]
             results = store.read(RuleResultRow, filters=[("run_id", "in", runs)]) if runs else []
@@ -251,7 +250,7 @@ class StatusReads(DefinitionReads):
                 for r in lineage_f.result()
             }
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
-            layers = {r["dataset_id"]: r["layer"] for r in layers_f.result()}
+            layers = {r.dataset_id: r.layer for r in layers_f.result()}
             attempts = sorted(
                 [
                     *((r["dataset_id"], r["end_time"], r["status"]) for r in attempts_f.result()),

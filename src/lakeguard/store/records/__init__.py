@@ -1,10 +1,10 @@
 """Typed records of the metadata tables, as the store's reader returns them (pure).
 
 The engine, the gate and the facade see these frozen records, never raw rows or DataFrames.
-Each `from_row` takes one stored row and parses its JSON-in-STRING columns once (`parsing.py`):
-a runtime table's row as its row class (`runtime_rows/`), a definition table's as the plain
-dict delta-rs reads (definition tables have no row class: their rows come from documents and
-direct SQL edits, and are checked here and in `catalog/recheck.py`). One module per family:
+Each `from_row` takes one stored row as its row class (`runtime_rows/`, `definition_rows/`:
+a NULL in a defaulted column already its default) and parses its JSON-in-STRING columns once
+(`parsing.py`); definition rows come from documents and direct SQL edits, and are checked here
+and in `catalog/recheck.py`. One module per family:
 definitions (`definitions.py`, `sources.py`), versions and status (`versions.py`), decisions
 (`decisions.py`), runs and leases (`runs.py`); this package names them all, as its many
 importers (the engine, the gate, the policies, the service) use them.

@@ -10,11 +10,11 @@ from pydantic import ValidationError as PydanticError
 from lakeguard.alerts.channels import CHANNEL_KINDS, ChannelKind
 from lakeguard.durations import seconds
 from lakeguard.errors import ValidationError
-from lakeguard.shapes import StoredRow
+from lakeguard.store.definition_rows import ChannelRow, RouteRow
 from lakeguard.store.records.parsing import json_or, str_tuple
 from lakeguard.vocabulary import AlertEvent, AlertSeverity, Layer, vocab
 
-DEFAULT_REPEAT_SECONDS = 4 * 3600
+DEFAULT_REPEAT_SECONDS: int = seconds(RouteRow.repeat_interval) or 0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -34,17 +34,17 @@ class ChannelDef:
         return self.spec.enabled
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> ChannelDef:
-        where = f"notification_channels[{row['channel_id']}]"
-        kind = CHANNEL_KINDS.get(str(row.get("kind")))
+    def from_row(cls, row: ChannelRow) -> ChannelDef:
+        where = f"notification_channels[{row.channel_id}]"
+        kind = CHANNEL_KINDS.get(row.kind)
         if kind is None:
             allowed = ", ".join(CHANNEL_KINDS)
             raise ValidationError(
-                f"{where}.kind is {row.get('kind')!r}, not one of {allowed}",
+                f"{where}.kind is {row.kind!r}, not one of {allowed}",
                 where=where,
                 errors=[{"path": f"{where}.kind", "message": f"not one of {allowed}"}],
             )
-        entry = kind.entry(row, dict(json_or(row.get("options"), {})))
+        entry = kind.entry(row, dict(json_or(row.options, {})))
         try:
             spec = kind.model_validate({k: v for k, v in entry.items() if v is not None})
         except PydanticError as exc:
@@ -54,7 +54,7 @@ class ChannelDef:
                 where=where,
                 errors=[{"path": where, "message": message}],
             ) from None
-        return cls(channel_id=row["channel_id"], spec=spec)
+        return cls(channel_id=row.channel_id, spec=spec)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -75,21 +75,20 @@ class RouteDef:
     enabled: bool = True
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> RouteDef:
-        where = f"notification_routes[{row['route_id']}]"
+    def from_row(cls, row: RouteRow) -> RouteDef:
+        where = f"notification_routes[{row.route_id}]"
         return cls(
-            route_id=row["route_id"],
-            channel_id=row["channel_id"],
-            events=tuple(vocab(AlertEvent, e, f"{where}.events") for e in row.get("events") or ()),
-            datasets=str_tuple(row.get("datasets")),
-            layers=tuple(vocab(Layer, x, f"{where}.layers") for x in row.get("layers") or ()),
-            domains=str_tuple(row.get("domains")),
-            owners=str_tuple(row.get("owners")),
-            tags=str_tuple(row.get("tags")),
-            min_severity=vocab(
-                AlertSeverity, row.get("min_severity") or "info", f"{where}.min_severity"
-            ),
-            repeat_seconds=seconds(row.get("repeat_interval")) or DEFAULT_REPEAT_SECONDS,
-            warn_share=row.get("warn_share"),
-            enabled=row.get("enabled") is not False,
+            route_id=row.route_id,
+            channel_id=row.channel_id,
+            events=tuple(vocab(AlertEvent, e, f"{where}.events") for e in row.events),
+            datasets=str_tuple(row.datasets),
+            layers=tuple(vocab(Layer, x, f"{where}.layers") for x in row.layers),
+            domains=str_tuple(row.domains),
+            owners=str_tuple(row.owners),
+            tags=str_tuple(row.tags),
+            min_severity=vocab(AlertSeverity, row.min_severity, f"{where}.min_severity"),
+            # an interval edited into one no duration parses is the default, as its export says
+            repeat_seconds=seconds(row.repeat_interval) or DEFAULT_REPEAT_SECONDS,
+            warn_share=row.warn_share,
+            enabled=row.enabled,
         )

@@ -3,11 +3,20 @@ quality rules, policies, jobs and their tasks."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from lakeguard.quality.profiling import ProfileCadence
-from lakeguard.shapes import JsonObject, StoredRow
+from lakeguard.shapes import JsonObject
+from lakeguard.store.definition_rows import (
+    DatasetRow,
+    JobParameterRow,
+    JobRow,
+    JobTaskRow,
+    PolicyRuleRow,
+    QualityRuleRow,
+)
 from lakeguard.store.records.parsing import json_or, str_tuple
 from lakeguard.vocabulary import DeleteMissing, Enforcement, FailBehavior, Layer, LoadType, vocab
 
@@ -46,18 +55,18 @@ class DatasetDef:
     tags: tuple[str, ...] = ()  # what notification routes select it by
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> DatasetDef:
-        raw = json_or(row.get("transform"), {})
-        where = f"dataset_registry[{row['dataset_id']}]"
+    def from_row(cls, row: DatasetRow) -> DatasetDef:
+        raw = json_or(row.transform, {})
+        where = f"dataset_registry[{row.dataset_id}]"
         return cls(
-            dataset_id=row["dataset_id"],
-            dataset_name=row.get("dataset_name") or row["dataset_id"],
-            layer=vocab(Layer, row["layer"], f"{where}.layer"),
-            table_name=row["table_name"],
-            parents=str_tuple(row.get("parents")),
-            business_keys=str_tuple(row.get("business_keys")),
-            sequence_by=row.get("sequence_by"),
-            load_type=vocab(LoadType, row.get("load_type") or "append", f"{where}.load_type"),
+            dataset_id=row.dataset_id,
+            dataset_name=row.dataset_name or row.dataset_id,
+            layer=vocab(Layer, row.layer, f"{where}.layer"),
+            table_name=row.table_name,
+            parents=str_tuple(row.parents),
+            business_keys=str_tuple(row.business_keys),
+            sequence_by=row.sequence_by,
+            load_type=vocab(LoadType, row.load_type or "append", f"{where}.load_type"),
             transform=Transform(
                 filter=raw.get("filter"),
                 columns=raw.get("columns"),
@@ -74,11 +83,11 @@ class DatasetDef:
                     FailBehavior, raw.get("fail_behavior") or "quarantine", f"{where}.fail_behavior"
                 ),
             ),
-            domain=row.get("domain"),
-            owner=row.get("owner"),
-            description=row.get("description"),
-            definition_hash=row.get("definition_hash"),
-            tags=str_tuple(row.get("tags")),
+            domain=row.domain,
+            owner=row.owner,
+            description=row.description,
+            definition_hash=row.definition_hash,
+            tags=str_tuple(row.tags),
         )
 
 
@@ -95,15 +104,15 @@ class RuleDef:
     description: str | None = None
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> RuleDef:
+    def from_row(cls, row: QualityRuleRow) -> RuleDef:
         return cls(
-            rule_id=row["rule_id"],
-            dataset_id=row["dataset_id"],
-            rule_type=row["rule_type"],
-            rule_expression=row.get("rule_expression") or "{}",
-            severity=row.get("severity") or "FAIL",
-            layer=row.get("layer"),
-            description=row.get("description"),
+            rule_id=row.rule_id,
+            dataset_id=row.dataset_id,
+            rule_type=row.rule_type,
+            rule_expression=row.rule_expression or "{}",
+            severity=row.severity or "FAIL",
+            layer=row.layer,
+            description=row.description,
         )
 
 
@@ -120,17 +129,17 @@ class PolicyDef:
     description: str | None = None
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> PolicyDef:
+    def from_row(cls, row: PolicyRuleRow) -> PolicyDef:
         return cls(
-            policy_id=row["policy_id"],
-            policy_type=row["policy_type"],
-            layers=tuple(x for x in (row.get("applies_to_layer") or "").split(",") if x),
-            expression=row.get("policy_expression") or "",
+            policy_id=row.policy_id,
+            policy_type=row.policy_type,
+            layers=tuple(x for x in row.applies_to_layer.split(",") if x),
+            expression=row.policy_expression or "",
             enforcement=vocab(
-                Enforcement, row["enforcement"], f"policy_rules[{row['policy_id']}].enforcement"
+                Enforcement, row.enforcement, f"policy_rules[{row.policy_id}].enforcement"
             ),
-            parameters=dict(json_or(row.get("parameters"), {})),
-            description=row.get("description"),
+            parameters=dict(json_or(row.parameters, {})),
+            description=row.description,
         )
 
 
@@ -141,17 +150,50 @@ class JobTaskDef:
     execution_order: int
     depends_on: tuple[str, ...] = ()
 
+    @classmethod
+    def from_row(cls, row: JobTaskRow) -> JobTaskDef:
+        return cls(
+            task_id=row.task_id,
+            dataset_id=row.dataset_id,
+            execution_order=row.execution_order,
+            depends_on=tuple(row.depends_on),
+        )
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class JobDef:
+    """A job as it runs: its row's values (a NULL as the row class's default), its tasks in
+    their order and its parameters; no default of its own (`from_row` makes every one)."""
+
     job_id: str
-    max_retries: int = 0
-    retry_delay_seconds: int = 0
-    enabled: bool = True
-    schedule: str | None = None
-    timezone: str = "UTC"
-    triggers: tuple[str, ...] = ()  # file_arrival, upstream, webhook (besides its schedule)
-    webhook_secret_ref: str | None = None
-    created_at: datetime | None = None  # its schedule owes no tick from before
+    max_retries: int
+    retry_delay_seconds: int
+    enabled: bool
+    schedule: str | None
+    timezone: str
+    triggers: tuple[str, ...]  # file_arrival, upstream, webhook (besides its schedule)
+    webhook_secret_ref: str | None
+    created_at: datetime | None  # its schedule owes no tick from before
     tasks: tuple[JobTaskDef, ...] = ()
     parameters: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(
+        cls, row: JobRow, tasks: Iterable[JobTaskRow] = (), params: Iterable[JobParameterRow] = ()
+    ) -> JobDef:
+        """The job of a stored row, with its own task and parameter rows."""
+        return cls(
+            job_id=row.job_id,
+            max_retries=row.max_retries,
+            retry_delay_seconds=row.retry_delay_seconds,
+            enabled=row.enabled,
+            schedule=row.schedule,
+            timezone=row.timezone,
+            triggers=tuple(row.trigger_sources),
+            webhook_secret_ref=row.webhook_secret_ref,
+            created_at=row.created_at,
+            tasks=tuple(
+                sorted((JobTaskDef.from_row(t) for t in tasks), key=lambda t: t.execution_order)
+            ),
+            parameters={p.param_key: p.param_value for p in params},
+        )

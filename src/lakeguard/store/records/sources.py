@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lakeguard.shapes import StoredRow
 from lakeguard.source_kinds import DEFAULT_KIND, SOURCE_KINDS, ObjectOptions, SystemOptions
 from lakeguard.source_kinds.base import NoObjectOptions
+from lakeguard.store.definition_rows import SourceColumnRow, SourceObjectRow, SourceSystemRow
 from lakeguard.store.records.parsing import json_or, parsed_options
 from lakeguard.vocabulary import FailBehavior, SourceKindName, SourceLoad, vocab
 
@@ -21,18 +21,18 @@ class SourceSystemDef:
     credential_ref: str | None = None
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> SourceSystemDef:
-        where = f"source_systems[{row['source_system_id']}]"
-        kind = vocab(SourceKindName, row.get("kind") or DEFAULT_KIND, f"{where}.kind")
+    def from_row(cls, row: SourceSystemRow) -> SourceSystemDef:
+        where = f"source_systems[{row.source_system_id}]"
+        kind = vocab(SourceKindName, row.kind or DEFAULT_KIND, f"{where}.kind")
         return cls(
-            source_system_id=row["source_system_id"],
+            source_system_id=row.source_system_id,
             kind=kind,
-            enabled=bool(row.get("enabled", True)),
+            enabled=row.enabled,
             options=parsed_options(
-                lambda: SOURCE_KINDS[kind].system(json_or(row.get("connection_options"), {})),
+                lambda: SOURCE_KINDS[kind].system(json_or(row.connection_options, {})),
                 f"{where}.connection_options",
             ),
-            credential_ref=row.get("credential_ref"),
+            credential_ref=row.credential_ref,
         )
 
 
@@ -46,14 +46,14 @@ class SourceColumnDef:
     is_pii: bool = False
 
     @classmethod
-    def from_row(cls, row: StoredRow) -> SourceColumnDef:
+    def from_row(cls, row: SourceColumnRow) -> SourceColumnDef:
         return cls(
-            source_object_id=row["source_object_id"],
-            column_name=row["column_name"],
-            data_type=row["data_type"],
-            nullable=bool(row["nullable"]),
-            ordinal=int(row["ordinal"]),
-            is_pii=bool(row.get("is_pii")),
+            source_object_id=row.source_object_id,
+            column_name=row.column_name,
+            data_type=row.data_type,
+            nullable=row.nullable,
+            ordinal=row.ordinal,
+            is_pii=row.is_pii,
         )
 
 
@@ -77,27 +77,25 @@ class SourceObjectDef:
     @classmethod
     def from_row(
         cls,
-        row: StoredRow,
+        row: SourceObjectRow,
         columns: tuple[SourceColumnDef, ...] = (),
         kind: SourceKindName = SourceKindName.FILE,
     ) -> SourceObjectDef:
         """The stored row, its `ingest_options` read as the options of its system's `kind`."""
-        where = f"source_objects[{row['source_object_id']}]"
-        ingest = json_or(row.get("ingest_options"), {})
+        where = f"source_objects[{row.source_object_id}]"
+        ingest = json_or(row.ingest_options, {})
         return cls(
-            source_object_id=row["source_object_id"],
-            source_system_id=row["source_system_id"],
-            locator=row["locator"],
-            format=row["format"],
-            dataset_id=row["dataset_id"],
-            read_options={str(k): str(v) for k, v in json_or(row.get("read_options"), {}).items()},
-            load_type=vocab(SourceLoad, row.get("load_type") or "append", f"{where}.load_type"),
-            watermark_column=row.get("watermark_column"),
-            max_malformed_ratio=float(row.get("max_malformed_ratio") or 0.0),
-            schema_profile=row.get("schema_compat_profile") or "additive",
-            fail_behavior=vocab(
-                FailBehavior, row.get("dq_fail_behavior") or "quarantine", f"{where}.fail_behavior"
-            ),
+            source_object_id=row.source_object_id,
+            source_system_id=row.source_system_id,
+            locator=row.locator,
+            format=row.format,
+            dataset_id=row.dataset_id,
+            read_options={str(k): str(v) for k, v in json_or(row.read_options, {}).items()},
+            load_type=vocab(SourceLoad, row.load_type or "append", f"{where}.load_type"),
+            watermark_column=row.watermark_column,
+            max_malformed_ratio=row.max_malformed_ratio,
+            schema_profile=row.schema_compat_profile,
+            fail_behavior=vocab(FailBehavior, row.dq_fail_behavior, f"{where}.fail_behavior"),
             lookback=ingest.get("lookback"),
             options=parsed_options(
                 lambda: SOURCE_KINDS[kind].object(ingest), f"{where}.ingest_options"
