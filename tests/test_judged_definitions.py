@@ -18,6 +18,7 @@ from lakeguard.judged import Known, in_force, share_text
 from lakeguard.quality.outcome import BatchEvaluation, outcome_for
 from lakeguard.quality.rules import compile_rule
 from lakeguard.store import MetadataStore, StoreReader
+from lakeguard.store.definition_rows import QualityRuleRow
 from lakeguard.store.records import DatasetDef, DecisionRecord, RuleDef, RuleResult
 from lakeguard.store.runtime_rows import RuleResultRow
 from lakeguard.vocabulary import Layer, Outcome, Severity
@@ -199,16 +200,15 @@ def test_results_recorded_before_thresholds_read_the_rule_as_it_was_then(tmp_pat
         store.upsert(
             "quality_rules",
             [
-                {
-                    "rule_id": rule.rule_id,
-                    "dataset_id": rule.dataset_id,
-                    "layer": "bronze",
-                    "rule_type": rule.rule_type,
-                    "rule_expression": rule.rule_expression,
-                    "severity": rule.severity,
-                    "description": None,
-                    "definition_hash": f"h{threshold}{severity}",
-                }
+                QualityRuleRow(
+                    rule_id=rule.rule_id,
+                    dataset_id=rule.dataset_id,
+                    layer="bronze",
+                    rule_type=rule.rule_type,
+                    rule_expression=rule.rule_expression,
+                    severity=rule.severity,
+                    definition_hash=f"h{threshold}{severity}",
+                )
             ],
         )
         time.sleep(0.01)  # commit times in ms: each judgment falls after its definition
