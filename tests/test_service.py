@@ -108,6 +108,14 @@ def test_a_run_triggered_over_http_is_visible_from_accepted_to_its_end(
         assert {"_laketx_version", "_laketx_run_id", "_laketx_row_digest"} <= set(engine["rows"][0])
         page2 = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 5, "offset": 1})
         assert len(page2.json()["rows"]) == 1
+        # pages in a stable order: one row at a time, every row once, as one page has them
+        every = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 5}).json()["rows"]
+        one_by_one = [
+            http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 1, "offset": i})
+            .json()["rows"][0]
+            for i in range(len(every))
+        ]
+        assert one_by_one == every == sorted(every, key=lambda r: (r["radio"], r["cell"]))
         verified = http.post(f"{API}/verify").json()
         assert verified == {"holds": True, "violations": []}
         # the same job again: nothing new, decided without Spark, visible the same way

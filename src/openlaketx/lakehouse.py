@@ -36,10 +36,10 @@ from lakeguard.store import MetadataStore, StoreReader
 from lakeguard.store.objectstore import is_remote
 from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from lakeguard.store.runtime_rows import RejectedFileRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
-from openlaketx.loads.version_read import read_version
+from openlaketx.loads.version_read import RowsPage, page_order, read_version
 from openlaketx.runner import job as job_runner
 from openlaketx.runner import quarantine
 from openlaketx.runner.context import StepObserver
@@ -289,6 +289,28 @@ class Lakehouse:
             )
         location = dataset_location(self.warehouse, ds.table_name)
         return read_version(self.spark, location, int(approved.snapshot_ref))
+
+    def rows_page(
+        self,
+        dataset_id: str,
+        version: int | None,
+        offset: int,
+        limit: int,
+        *,
+        engine_columns: bool = False,
+    ) -> RowsPage:
+        """One page of an approved version's rows in a stable order (`page_order`), with the
+        engine's `_laketx_*` columns only if asked."""
+        ds = self.dataset(dataset_id)
+        approved = self.gate.latest(dataset_id, version)
+        frame = self.read(dataset_id, version)
+        assert approved is not None  # `read` has refused an unapproved version
+        if not engine_columns:
+            frame = frame.select(*[c for c in frame.columns if not c.startswith(ENGINE_PREFIX)])
+        columns = frame.columns
+        ordered = frame.orderBy(*page_order(frame, ds.business_keys))
+        found = ordered.offset(max(0, offset)).limit(limit).collect()
+        return RowsPage(approved, columns, [r.asDict(recursive=True) for r in found])
 
     def sql(self, query: str) -> DataFrame:
         """Run a Spark SQL query, having registered the lakehouse tables it names."""

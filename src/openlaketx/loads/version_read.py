@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from lakeguard.shapes import JsonObject
+from lakeguard.store.records import ApprovedVersion
 from openlaketx import storage
 from openlaketx.loads.content import VERSION_COLUMN
 
@@ -98,3 +99,24 @@ def read_version(
     if not files.uris:
         return spark.createDataFrame([], schema)
     return spark.read.schema(schema).parquet(*files.uris)
+
+
+@dataclass(frozen=True)
+class RowsPage:
+    """One page of an approved version's rows."""
+
+    version: ApprovedVersion
+    columns: list[str]
+    rows: list[dict[str, object]]
+
+
+def page_order(frame: DataFrame, keys: tuple[str, ...]) -> list[str]:
+    """The columns a page of `frame` is ordered by, so that pages neither repeat nor skip a
+    row: the dataset's business keys first, then every other column Spark can order (all but
+    maps and variants); only rows equal in all of them tie, and they are alike."""
+    from pyspark.sql.types import MapType, VariantType  # Spark's types: on first use
+
+    orderable = [
+        f.name for f in frame.schema.fields if not isinstance(f.dataType, MapType | VariantType)
+    ]
+    return [k for k in keys if k in orderable] + [c for c in orderable if c not in keys]

@@ -13,8 +13,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Hashable
 
-from fastapi import Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import Request
+from fastapi.security import HTTPBearer
 
 from lakeguard.errors import AuthError, ForbiddenError
 from lakeguard.keys import ApiKey, KeyStore, Scope, key_id_of
@@ -141,19 +141,12 @@ class Authenticator:
         self.rates.take(key)
         return key
 
-    def require(self, scope: Scope) -> Callable[..., ApiKey]:
-        """A FastAPI dependency: the request's key, which must carry `scope`."""
-
-        def dependency(
-            request: Request,
-            _declared: HTTPAuthorizationCredentials | None = Security(BEARER),
-        ) -> ApiKey:
-            key = self(request)
-            if scope not in key.scopes:
-                raise ForbiddenError(
-                    f"this key may not {scope.value.replace(':', ' ')}",
-                    fix=f"use a key with the {scope.value} scope",
-                )
-            return key
-
-        return dependency
+    def key_with(self, request: Request, scope: Scope) -> ApiKey:
+        """The request's key, which must carry `scope`."""
+        key = self(request)
+        if scope not in key.scopes:
+            raise ForbiddenError(
+                f"this key may not {scope.value.replace(':', ' ')}",
+                fix=f"use a key with the {scope.value} scope",
+            )
+        return key

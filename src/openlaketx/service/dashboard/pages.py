@@ -50,7 +50,6 @@ RECENT_RUNS = 30
 MAX_DEPTH = 10
 ROWS_PAGE = 50
 PAGE_READS = 4  # a dataset page's reads at once
-ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
 
 router = APIRouter(include_in_schema=False)
 
@@ -162,22 +161,20 @@ def rows(request: Request, d: Shared, dataset_id: str, version: int, offset: int
         v = d.viewer(request)
         lh = v.lakehouse
         lh.dataset(dataset_id)
-        approved = lh.gate.latest(dataset_id, version)
-        if approved is None:
+        if lh.gate.latest(dataset_id, version) is None:
             raise NotRegisteredError(
                 f"{dataset_id} has no approved version {version}", where="data_versions"
             )
         start = max(0, offset)
-        frame = lh.read(dataset_id, version)
-        columns = [c for c in frame.columns if not c.startswith(ENGINE_PREFIX)]
-        found = frame.select(*columns).offset(start).limit(ROWS_PAGE + 1).collect()
+        page = lh.rows_page(dataset_id, version, start, ROWS_PAGE + 1)
+        found = page.rows
         return d.page(
             "rows.html",
             viewer=v,
             dataset_id=dataset_id,
-            version=approved,
-            columns=columns,
-            rows=[r.asDict(recursive=True) for r in found[:ROWS_PAGE]],
+            version=page.version,
+            columns=page.columns,
+            rows=found[:ROWS_PAGE],
             offset=start,
             previous=max(0, start - ROWS_PAGE) if start else None,
             following=start + ROWS_PAGE if len(found) > ROWS_PAGE else None,

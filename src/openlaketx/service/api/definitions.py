@@ -13,21 +13,19 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import yaml
-from fastapi import Depends, FastAPI, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from lakeguard.catalog.changes import parse_since
 from lakeguard.catalog.plan import Plan
 from lakeguard.errors import ConfigError, NotRegisteredError, ValidationError
-from lakeguard.keys import ApiKey, Scope
 from lakeguard.schedule import next_tick
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records import JobDef
-from openlaketx.service.auth import Authenticator
+from openlaketx.service.api.context import PREFIX, Defining, JobId, Readable, State
 from openlaketx.service.graph import LineageGraph, lineage_graph
 from openlaketx.service.refusals import UnsupportedMediaType
-from openlaketx.service.tenants import Tenants
 
 SOURCE = "request body"  # how errors name the document sent
 YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})
@@ -159,75 +157,71 @@ async def _document(request: Request) -> str:
     return text
 
 
-def install_catalog_routes(
-    app: FastAPI, prefix: str, tenants: Tenants, auth: Authenticator
-) -> None:
-    """Add the definitions routes to `app`."""
-    reading = Depends(auth.require(Scope.RUNS_READ))
-    writing = Depends(auth.require(Scope.DEFINITIONS_WRITE))
-    job_path = Path(pattern=r"^[a-z][a-z0-9_]{0,62}$", max_length=63)
+router = APIRouter(prefix=PREFIX)
 
-    @app.post(f"{prefix}/definitions/plan", response_model=PlanResult, openapi_extra=DOCUMENT_BODY)
-    async def plan_definitions(request: Request, key: Annotated[ApiKey, writing]) -> PlanResult:
-        text = await _document(request)
-        lh = tenants.get(key.tenant_id)
-        plan = await run_in_threadpool(lh.plan_text, text, source=SOURCE)
-        return _plan_result(plan, applied=False)
 
-    @app.post(f"{prefix}/definitions/apply", response_model=PlanResult, openapi_extra=DOCUMENT_BODY)
-    async def apply_definitions(request: Request, key: Annotated[ApiKey, writing]) -> PlanResult:
-        text = await _document(request)
-        lh = tenants.get(key.tenant_id)
-        plan = await run_in_threadpool(lh.plan_text, text, source=SOURCE, apply=True)
-        return _plan_result(plan, applied=True)
+@router.post("/definitions/plan", response_model=PlanResult, openapi_extra=DOCUMENT_BODY)
+async def plan_definitions(request: Request, key: Defining, api: State) -> PlanResult:
+    text = await _document(request)
+    lh = api.tenants.get(key.tenant_id)
+    plan = await run_in_threadpool(lh.plan_text, text, source=SOURCE)
+    return _plan_result(plan, applied=False)
 
-    @app.get(
-        f"{prefix}/definitions",
-        responses={200: {"content": {"application/yaml": {}, JSON_TYPE: {}}}},
-    )
-    def export_definitions(
-        key: Annotated[ApiKey, reading],
-        format: Annotated[str, Query(pattern="^(yaml|json)$")] = "yaml",
-    ) -> Response:
-        document = tenants.get(key.tenant_id).export(relative=True)
-        if format == "json":
-            return Response(json.dumps(yaml.safe_load(document), default=str), media_type=JSON_TYPE)
-        return Response(document, media_type="application/yaml")
 
-    @app.get(f"{prefix}/changes")
-    def changes(
-        key: Annotated[ApiKey, reading],
-        since: Annotated[
-            str | None, Query(max_length=40, description="An ISO time (UTC) or an age: 2h, 7d")
-        ] = None,
-        since_version: Annotated[int | None, Query(ge=0)] = None,
-    ) -> JsonObject:
-        lh = tenants.get(key.tenant_id)
-        try:
-            when = None if since is None else parse_since(since, lh.store.now())
-        except ConfigError as exc:
-            raise ValidationError(
-                exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
-            ) from None
-        return lh.changes(since=when, since_version=since_version).as_json()
+@router.post("/definitions/apply", response_model=PlanResult, openapi_extra=DOCUMENT_BODY)
+async def apply_definitions(request: Request, key: Defining, api: State) -> PlanResult:
+    text = await _document(request)
+    lh = api.tenants.get(key.tenant_id)
+    plan = await run_in_threadpool(lh.plan_text, text, source=SOURCE, apply=True)
+    return _plan_result(plan, applied=True)
 
-    @app.get(f"{prefix}/jobs", response_model=list[JobSummary])
-    def list_jobs(key: Annotated[ApiKey, reading]) -> list[JobSummary]:
-        lh = tenants.get(key.tenant_id)
-        now = lh.store.now()
-        jobs = sorted(lh.reader.registry().jobs.values(), key=lambda j: j.job_id)
-        return [
-            JobSummary(**_job(j, now).model_dump(exclude={"tasks", "parameters"})) for j in jobs
-        ]
 
-    @app.get(f"{prefix}/jobs/{{job_id}}", response_model=JobDetail)
-    def get_job(job_id: Annotated[str, job_path], key: Annotated[ApiKey, reading]) -> JobDetail:
-        lh = tenants.get(key.tenant_id)
-        job = lh.reader.registry().job(job_id)
-        if job is None:
-            raise NotRegisteredError(f"no job {job_id}", where="jobs")
-        return _job(job, lh.store.now())
+@router.get(
+    "/definitions",
+    responses={200: {"content": {"application/yaml": {}, JSON_TYPE: {}}}},
+)
+def export_definitions(
+    lh: Readable,
+    format: Annotated[str, Query(pattern="^(yaml|json)$")] = "yaml",
+) -> Response:
+    document = lh.export(relative=True)
+    if format == "json":
+        return Response(json.dumps(yaml.safe_load(document), default=str), media_type=JSON_TYPE)
+    return Response(document, media_type="application/yaml")
 
-    @app.get(f"{prefix}/lineage", response_model=LineageGraph)
-    def lineage(key: Annotated[ApiKey, reading]) -> LineageGraph:
-        return lineage_graph(tenants.get(key.tenant_id).reader.registry())
+
+@router.get("/changes")
+def changes(
+    lh: Readable,
+    since: Annotated[
+        str | None, Query(max_length=40, description="An ISO time (UTC) or an age: 2h, 7d")
+    ] = None,
+    since_version: Annotated[int | None, Query(ge=0)] = None,
+) -> JsonObject:
+    try:
+        when = None if since is None else parse_since(since, lh.store.now())
+    except ConfigError as exc:
+        raise ValidationError(
+            exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
+        ) from None
+    return lh.changes(since=when, since_version=since_version).as_json()
+
+
+@router.get("/jobs", response_model=list[JobSummary])
+def list_jobs(lh: Readable) -> list[JobSummary]:
+    now = lh.store.now()
+    jobs = sorted(lh.reader.registry().jobs.values(), key=lambda j: j.job_id)
+    return [JobSummary(**_job(j, now).model_dump(exclude={"tasks", "parameters"})) for j in jobs]
+
+
+@router.get("/jobs/{job_id}", response_model=JobDetail)
+def get_job(job_id: JobId, lh: Readable) -> JobDetail:
+    job = lh.reader.registry().job(job_id)
+    if job is None:
+        raise NotRegisteredError(f"no job {job_id}", where="jobs")
+    return _job(job, lh.store.now())
+
+
+@router.get("/lineage", response_model=LineageGraph)
+def lineage(lh: Readable) -> LineageGraph:
+    return lineage_graph(lh.reader.registry())

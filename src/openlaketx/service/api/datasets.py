@@ -1,0 +1,78 @@
+"""The API's dataset routes: each dataset's status, one with its versions, trust and latest
+decision, a decision explained, an approved version's rows, and `verify` over the tenant."""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations.
+
+from dataclasses import asdict
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from lakeguard.shapes import JsonObject
+from openlaketx.service.api.context import PREFIX, DatasetId, Model, Readable, RunId, plain
+
+MAX_ROWS = 1000
+
+router = APIRouter(prefix=PREFIX)
+
+
+class RowsPage(Model):
+    dataset_id: str
+    version: int
+    rows: list[JsonObject]
+    limit: int
+    offset: int
+
+
+@router.get("/datasets")
+def list_datasets(lh: Readable) -> list[JsonObject]:
+    return [plain(asdict(s)) for s in lh.status()]
+
+
+@router.get("/datasets/{dataset_id}")
+def get_dataset(dataset_id: DatasetId, lh: Readable) -> JsonObject:
+    lh.dataset(dataset_id)  # 404 when it is not this tenant's
+    (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
+    latest = lh.reader.latest_decision(dataset_id)
+    answer: JsonObject = plain(
+        {
+            **asdict(status),
+            "versions": [asdict(v) for v in lh.reader.versions(dataset_id)],
+            "trust": asdict(lh.reader.trust([dataset_id])[dataset_id]),
+            "latest_decision": None if latest is None else latest.to_json(),
+        }
+    )
+    return answer
+
+
+@router.get("/datasets/{dataset_id}/decisions/{run_id}")
+def get_decision(dataset_id: DatasetId, run_id: RunId, lh: Readable) -> JsonObject:
+    answer: JsonObject = plain(lh.explain(dataset_id, run_id).to_json())
+    return answer
+
+
+@router.get("/datasets/{dataset_id}/rows", response_model=RowsPage)
+def get_rows(
+    dataset_id: DatasetId,
+    lh: Readable,
+    version: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_ROWS)] = 100,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    engine_columns: Annotated[
+        bool, Query(description="Also the engine's _laketx_* lineage columns")
+    ] = False,
+) -> RowsPage:
+    page = lh.rows_page(dataset_id, version, offset, limit, engine_columns=engine_columns)
+    return RowsPage(
+        dataset_id=dataset_id,
+        version=page.version.version,
+        rows=plain(page.rows),
+        limit=limit,
+        offset=offset,
+    )
+
+
+@router.post("/verify")
+def verify(lh: Readable) -> JsonObject:
+    violations = lh.verify()
+    return {"holds": not violations, "violations": [plain(asdict(v)) for v in violations]}

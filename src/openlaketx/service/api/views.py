@@ -1,0 +1,84 @@
+"""The API's read routes behind the dashboard's pages: rule trends, profile drift, trust over
+time, the schema change log, freshness against the SLA, the quarantine by batch and run
+(openlaketx.service: insights, history, quarantine_view) and a decision's diff against the one
+it is compared with. Each reads the caller's tenant only, by delta-rs."""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations.
+
+from dataclasses import asdict
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.encoders import jsonable_encoder
+
+from lakeguard.shapes import JsonObject
+from openlaketx.service import history, insights, quarantine_view
+from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
+
+MAX_BATCHES = 200
+
+
+router = APIRouter(prefix=PREFIX)
+
+
+@router.get("/datasets/{dataset_id}/rules", response_model=insights.RuleTrends)
+def rule_trends(
+    dataset_id: DatasetId,
+    lh: Readable,
+    batches: Annotated[int, Query(ge=1, le=MAX_BATCHES)] = 20,
+) -> insights.RuleTrends:
+    return insights.rule_trends(lh, dataset_id, batches)
+
+
+@router.get(
+    "/datasets/{dataset_id}/schema-changes",
+    response_model=list[insights.SchemaChangeEntry],
+)
+def schema_changes(dataset_id: DatasetId, lh: Readable) -> list[insights.SchemaChangeEntry]:
+    return insights.schema_changes(lh, dataset_id)
+
+
+@router.get(
+    "/datasets/{dataset_id}/quarantine",
+    response_model=quarantine_view.QuarantineSample,
+)
+def quarantine(
+    dataset_id: DatasetId,
+    lh: Readable,
+    limit: Annotated[int, Query(ge=1, le=100)] = quarantine_view.QUARANTINE_SAMPLE,
+) -> quarantine_view.QuarantineSample:
+    return quarantine_view.quarantine(lh, dataset_id, limit)
+
+
+@router.get("/datasets/{dataset_id}/profiles", response_model=history.ProfileHistory)
+def profiles(
+    dataset_id: DatasetId,
+    lh: Readable,
+    batches: Annotated[int, Query(ge=1, le=MAX_BATCHES)] = 20,
+) -> history.ProfileHistory:
+    return history.profile_history(lh, dataset_id, batches)
+
+
+@router.get("/datasets/{dataset_id}/trust", response_model=history.TrustHistory)
+def trust(
+    dataset_id: DatasetId,
+    lh: Readable,
+    last: Annotated[int, Query(ge=1, le=MAX_BATCHES)] = 20,
+) -> history.TrustHistory:
+    return history.trust_history(lh, dataset_id, last)
+
+
+@router.get("/datasets/{dataset_id}/decisions/{run_id}/diff")
+def decision_diff(
+    dataset_id: DatasetId,
+    run_id: RunId,
+    lh: Readable,
+) -> JsonObject:
+    diff = insights.decision_diff(lh, dataset_id, run_id)
+    answer: JsonObject = jsonable_encoder({**asdict(diff), "same": diff.same})
+    return answer
+
+
+@router.get("/freshness", response_model=list[insights.Freshness])
+def freshness(lh: Readable) -> list[insights.Freshness]:
+    return insights.freshness(lh)
