@@ -19,6 +19,9 @@ Generation, setup and bronze's runs are not timed.
 
     .venv/bin/python bench/big_merge.py                        # 1,000,000 into 10,000,000
     .venv/bin/python bench/big_merge.py --rows 1000000 --changes 100000 --rounds 2 --json
+    .venv/bin/python bench/big_merge.py --master spark://127.0.0.1:7077 --s3 s3://bench/big
+
+`--master` and `--s3` run both jobs on that master and keep both tables there (bench/place.py).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.place import Place, add_place_flags  # noqa: E402
 from bench.results import add_flags, record  # noqa: E402
 
 SILVER = "silver_big"
@@ -128,7 +132,7 @@ def run(lh: Any, dataset: str, where: list[dict[str, Any]] | None = None) -> flo
     return ended - started
 
 
-def bare_merge(spark: Any, files: list[Path], target: Path) -> float:
+def bare_merge(spark: Any, files: list[Path], target: str) -> float:
     started = time.perf_counter()
     spark.read.parquet(*map(str, files)).createOrReplaceTempView("bare_changes")
     spark.sql(
@@ -148,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup-rounds", type=int, default=1, help="rounds not counted, first")
     parser.add_argument("--json", action="store_true")
+    add_place_flags(parser)
     add_flags(parser)
     args = parser.parse_args(argv)
+    place = Place.of(args)
     if args.rounds < 1 or args.warmup_rounds < 0:
         parser.error("--rounds must be positive and --warmup-rounds not negative")
 
@@ -163,12 +169,13 @@ def main(argv: list[str] | None = None) -> int:
         root = work / "landing"
         root.mkdir()
         (work / "big.yaml").write_text(yaml.safe_dump(document(root), sort_keys=False))
-        lh = Lakehouse.open(home=work / "lakehouse")
+        lh = Lakehouse.open(home=work / "lakehouse", **place.lakehouse("lakehouse"))
+        bare_table = place.table(work / "bare", "bare")
         lh.apply(work / "big.yaml")
         spark = lh.spark
         started = time.perf_counter()
         incoming = deliver(spark, root, 0, args.rows, args.rows)
-        spark.read.parquet(str(incoming)).write.format("delta").save(str(work / "bare"))
+        spark.read.parquet(str(incoming)).write.format("delta").save(bare_table)
         run(lh, "bronze_big")
         run(lh, SILVER)
         took = time.perf_counter() - started
@@ -177,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             deliver(spark, root, n, args.changes, args.rows)
             run(lh, "bronze_big")
             g = run(lh, SILVER, where)
-            b = bare_merge(spark, sorted(incoming.glob(f"d{n:03d}_*.parquet")), work / "bare")
+            b = bare_merge(spark, sorted(incoming.glob(f"d{n:03d}_*.parquet")), bare_table)
             warm_up = n <= args.warmup_rounds
             if not warm_up:
                 governed.append(g)
@@ -186,11 +193,13 @@ def main(argv: list[str] | None = None) -> int:
             log(f"round {n - args.warmup_rounds}{note}: governed {g:.2f} s, bare {b:.2f} s")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        place.cleanup()
 
     results = {
         "rows": args.rows,
         "changes": args.changes,
         "rounds": args.rounds,
+        **place.describe(),
         "ratio": statistics.median(governed) / statistics.median(bare),
         "governed_s": statistics.median(governed),
         "bare_s": statistics.median(bare),
@@ -201,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
     else:
+        where = f"master {results['master']}, tables on {results['tables']}"
         print(f"{args.changes:,} changed rows into {args.rows:,}, medians of {args.rounds}:")
+        print(f"  ({where})")
         print(f"  bare MERGE INTO         {results['bare_s']:7.2f} s")
         print(f"  governed Lakehouse.run  {results['governed_s']:7.2f} s")
         print(f"  ratio                   {results['ratio']:7.2f}x")

@@ -22,6 +22,10 @@ still promoted; same CSV format, same kind of baseline, same figures.
     .venv/bin/python bench/governed_ingest.py                  # 3,000,000 rows, 1 round
     .venv/bin/python bench/governed_ingest.py --rows 200000 --repeat 3 --json
     .venv/bin/python bench/governed_ingest.py --dirty --rows 2000000 --repeat 2 --json
+    .venv/bin/python bench/governed_ingest.py --master spark://127.0.0.1:7077 --s3 s3://bench/in
+
+``--master`` and ``--s3`` run both paths on that master and keep every table (the lakehouses'
+and the baseline's) under that prefix (``bench/place.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from openlaketx.lakehouse import Lakehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.place import Place, add_place_flags  # noqa: E402
 from bench.results import add_flags, record  # noqa: E402
 
 if TYPE_CHECKING:
@@ -416,7 +421,9 @@ def schema_ddl(mode: Mode = CLEAN) -> str:
     return ", ".join(f"`{name}` {type_.upper()}" for name, type_ in mode.columns)
 
 
-def run_baseline(spark: SparkSession, folder: Path, target: Path, mode: Mode = CLEAN) -> float:
+def run_baseline(
+    spark: SparkSession, folder: Path, target: str | Path, mode: Mode = CLEAN
+) -> float:
     """Bare PySpark: CSV read with the explicit schema, one Delta append. Returns seconds."""
     started = time.perf_counter()
     frame = (
@@ -429,7 +436,7 @@ def run_baseline(spark: SparkSession, folder: Path, target: Path, mode: Mode = C
     return time.perf_counter() - started
 
 
-def baseline_rows_written(spark: SparkSession, target: Path) -> int:
+def baseline_rows_written(spark: SparkSession, target: str | Path) -> int:
     from delta.tables import DeltaTable
 
     last = DeltaTable.forPath(spark, str(target)).history(1).collect()[0]
@@ -459,12 +466,14 @@ def metadata_document(folder: Path, mode: Mode = CLEAN) -> dict[str, Any]:
     }
 
 
-def open_home(home: Path) -> Lakehouse:
-    """Open a fresh lakehouse at `home` in the running session (or start Spark); not timed."""
+def open_home(home: Path, place: Place) -> Lakehouse:
+    """Open a fresh lakehouse at `home` (its tables where `place` keeps them) in the running
+    session (or start Spark); not timed."""
     home.mkdir(parents=True, exist_ok=True)
-    lh = Lakehouse.open(home=home)
+    lh = Lakehouse.open(home=home, **place.lakehouse(home.name))
     where = lh.sql("DESCRIBE DETAIL lakeguard.step_logs").first()
-    if where is None or str(home.resolve()) not in str(where["location"]):
+    fresh = place.prefix or str(home.resolve())
+    if where is None or fresh.split("://")[-1] not in str(where["location"]):
         raise SystemExit(
             f"lakeguard.step_logs points at {where and where['location']}, "
             f"not into the fresh home {home}"
@@ -473,7 +482,7 @@ def open_home(home: Path) -> Lakehouse:
 
 
 def step_overhead(
-    work: Path, rounds: int = 5, mode: Mode = CLEAN
+    work: Path, place: Place, rounds: int = 5, mode: Mode = CLEAN
 ) -> tuple[float, list[float], list[float]]:
     """Median over `rounds` of (governed run of a one-row batch) - (bare append of that row).
 
@@ -487,8 +496,9 @@ def step_overhead(
     bare: list[float] = []
     governed: list[float] = []
     for i in range(rounds):
-        lh = open_home(work / f"home_one_{i}")
-        bare.append(run_baseline(lh.spark, one, work / "one_row_baseline" / f"r{i}", mode))
+        lh = open_home(work / f"home_one_{i}", place)
+        target = place.table(work / "one_row_baseline" / f"r{i}", f"one_row_r{i}")
+        bare.append(run_baseline(lh.spark, one, target, mode))
         apply_document(lh, one, mode)
         governed.append(run_governed(lh, mode).seconds)
     overhead = statistics.median(g - b for g, b in zip(governed, bare, strict=True))
@@ -580,7 +590,7 @@ class Figures:
     environment: dict[str, Any]
 
 
-def environment(spark: SparkSession) -> dict[str, Any]:
+def environment(spark: SparkSession, place: Place) -> dict[str, Any]:
     import pyspark
 
     return {
@@ -589,6 +599,7 @@ def environment(spark: SparkSession) -> dict[str, Any]:
         "deltalake": importlib.metadata.version("deltalake"),
         "spark_runtime": spark.version,
         "master": spark.sparkContext.master,
+        "tables": place.describe()["tables"],
         "default_parallelism": spark.sparkContext.defaultParallelism,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
@@ -596,31 +607,31 @@ def environment(spark: SparkSession) -> dict[str, Any]:
     }
 
 
-def warm_up(lh: Lakehouse, work: Path, tiny: Path, mode: Mode = CLEAN) -> None:
+def warm_up(lh: Lakehouse, work: Path, tiny: Path, place: Place, mode: Mode = CLEAN) -> None:
     """A tiny baseline and a tiny governed run: JVM/JIT/class loading charged to neither path."""
     apply_document(lh, tiny, mode)
-    run_baseline(lh.spark, tiny, work / "warmup_baseline", mode)
+    run_baseline(lh.spark, tiny, place.table(work / "warmup_baseline", "warmup"), mode)
     run_governed(lh, mode)
 
 
-def measure(args: argparse.Namespace, work: Path) -> Figures:
+def measure(args: argparse.Namespace, work: Path, place: Place) -> Figures:
     mode = DIRTY if args.dirty else CLEAN
-    lh = open_home(work / "home_warmup")
+    lh = open_home(work / "home_warmup", place)
     spark = lh.spark
     tiny = ensure_data(spark, args.data, args.warmup_rows, args.partitions, mode)
     folder = ensure_data(spark, args.data, args.rows, args.partitions, mode)
     log(f"mode {mode.name}; warm-up (not measured)")
-    warm_up(lh, work, tiny, mode)
+    warm_up(lh, work, tiny, place, mode)
     log(f"page cache warmed with {warm_page_cache(folder) / 1e6:.0f} MB of CSV")
     base_s: list[float] = []
     base_rows: list[int] = []
     governed: list[GovernedRound] = []
     for i in range(1, args.repeat + 1):
-        target = work / "baseline" / f"round{i}"
+        target = place.table(work / "baseline" / f"round{i}", f"round{i}")
         base_s.append(run_baseline(spark, folder, target, mode))
         base_rows.append(baseline_rows_written(spark, target))
         log(f"round {i}: baseline {base_s[-1]:.2f}s")
-        lh = open_home(work / f"home_round{i}")
+        lh = open_home(work / f"home_round{i}", place)
         apply_document(lh, folder, mode)
         governed.append(run_governed(lh, mode))
         log(f"round {i}: governed {governed[-1].seconds:.2f}s")
@@ -629,7 +640,7 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
     gov_med = statistics.median(gov_s)
     ratio = gov_med / base_med
     log(f"step overhead: one-row batches ({args.overhead_rounds} rounds)")
-    overhead, one_bare, one_governed = step_overhead(work, args.overhead_rounds, mode)
+    overhead, one_bare, one_governed = step_overhead(work, place, args.overhead_rounds, mode)
     log(f"step overhead {overhead:.2f}s")
     return Figures(
         mode=mode.name,
@@ -647,7 +658,7 @@ def measure(args: argparse.Namespace, work: Path) -> Figures:
         one_row_governed_seconds=one_governed,
         baseline_rows_written=base_rows,
         governed=governed,
-        environment=environment(spark),
+        environment=environment(spark, place),
     )
 
 
@@ -660,7 +671,8 @@ def print_report(fig: Figures) -> None:
     env = fig.environment
     print(
         f"Spark {env['pyspark']} (runtime {env['spark_runtime']}), delta-spark "
-        f"{env['delta_spark']}, master {env['master']}, {env['cores']} cores, "
+        f"{env['delta_spark']}, master {env['master']}, tables on {env['tables']}, "
+        f"{env['cores']} cores, "
         f"Python {env['python']}, {env['machine']}"
     )
     print(f"mode: {fig.mode}   rows: {fig.rows:,}   rules: {fig.rules}   rounds: {fig.repeat}")
@@ -729,6 +741,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="ingest a feed whose every file has rows failing three WARN rules (2/20/1 %%)",
     )
+    add_place_flags(parser)
     add_flags(parser)
     args = parser.parse_args(argv)
     counts = (args.rows, args.repeat, args.partitions, args.warmup_rows, args.overhead_rounds)
@@ -745,10 +758,11 @@ def main(argv: list[str] | None = None) -> int:
 
     # a session that was there before (the test suite's) is not this script's to stop
     borrowed = SparkSession.getActiveSession() is not None
+    place = Place.of(args)
     work = Path(tempfile.mkdtemp(prefix="laketx-bench-"))
     log(f"work dir {work}")
     try:
-        figures = measure(args, work)
+        figures = measure(args, work, place)
     finally:
         active = SparkSession.getActiveSession()
         if active is not None and not borrowed:
@@ -757,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+            place.cleanup()
     if args.json:
         print(json.dumps(asdict(figures), indent=2, default=str))
     else:

@@ -6,6 +6,7 @@ store is reached by its executors with what the driver tells them alone."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -192,3 +193,36 @@ def test_a_job_on_s3_through_a_worker_without_credentials_equals_a_local_run(
         launched = log.read_text(errors="replace").split("\n=====", 1)[0]
         assert f"-Daws.sharedCredentialsFile={s3_server.credentials_file}" in launched
         assert SECRET_KEY not in launched and ACCESS_KEY not in launched
+
+
+def test_the_benches_run_on_the_cluster_with_every_table_on_s3(
+    standalone: Standalone, s3_server: Any, tmp_path: Path
+) -> None:
+    """`bench/big_merge.py --master spark://... --s3 s3://...`, as docs/cluster.md says to
+    measure where users run: both jobs on the cluster, the governed lakehouse and the bare
+    table on the object store, its figures recorded with the place, and nothing left there."""
+    before = app_ids(standalone)
+    prefix = s3_server.fresh_prefix()
+    conf = ";".join([*SMALL, f"spark.executor.extraJavaOptions={jvm_options()}"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env |= {**s3_server.env(), "LAKETX_SPARK_CONF": conf}
+    argv = ["--rows", "200", "--changes", "20", "--rounds", "1", "--warmup-rounds", "0"]
+    place = ["--master", standalone.master_url, "--s3", prefix]
+    done = subprocess.run(
+        [sys.executable, "bench/big_merge.py", *argv, *place, "--json", "--results", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    figures = json.loads(done.stdout)
+    assert figures["master"] == standalone.master_url
+    assert figures["tables"] == f"s3 ({prefix})"
+    assert figures["governed_s"] > 0 and figures["bare_s"] > 0
+    (recorded,) = (tmp_path / "big_merge").glob("*.json")
+    assert json.loads(recorded.read_text())["figures"]["tables"] == figures["tables"]
+    assert [a["state"] for a in finished_since(standalone, before)] == ["FINISHED"]
+    assert s3_server.keys_under(prefix) == []  # the run's tables are removed after it
