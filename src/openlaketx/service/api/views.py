@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from fastapi.encoders import jsonable_encoder
 
 from lakeguard.shapes import JsonObject
-from openlaketx.service import history, insights, quarantine_view
+from openlaketx.service import catalog_view, history, insights, quarantine_view
 from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
 
 MAX_BATCHES = 200
@@ -82,3 +82,25 @@ def decision_diff(
 @router.get("/freshness", response_model=list[insights.Freshness])
 def freshness(lh: Readable) -> list[insights.Freshness]:
     return insights.freshness(lh)
+
+
+@router.get("/rules", response_model=list[catalog_view.RuleEntry])
+def rules(lh: Readable) -> list[catalog_view.RuleEntry]:
+    """Every rule (inactive ones too) with its definition today and its edits."""
+    return catalog_view.rules(lh)
+
+
+@router.get(
+    "/datasets/{dataset_id}/schema-versions", response_model=list[catalog_view.SchemaVersion]
+)
+def schema_versions(dataset_id: DatasetId, lh: Readable) -> list[catalog_view.SchemaVersion]:
+    """The schema of each approved version, newest first, with its change from the one before."""
+    return catalog_view.schema_versions(lh, dataset_id)
+
+
+@router.get("/search", response_model=list[catalog_view.SearchHit])
+def search(
+    lh: Readable, q: Annotated[str, Query(min_length=1, max_length=200)]
+) -> list[catalog_view.SearchHit]:
+    """Datasets, jobs, rules and columns matching every word of `q`."""
+    return catalog_view.search(lh, q)

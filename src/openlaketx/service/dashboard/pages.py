@@ -26,7 +26,7 @@ from lakeguard.keys import Scope
 from lakeguard.vocabulary import TriggerType
 from openlaketx.service import alerts, history, insights, quarantine_view
 from openlaketx.service.auth import FailureBrake
-from openlaketx.service.dashboard import login
+from openlaketx.service.dashboard import catalog, login
 from openlaketx.service.dashboard.charts import trend_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.layout import NODE_H, NODE_W, layout, within
@@ -63,6 +63,7 @@ def install_dashboard(
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="dashboard-static")
     app.include_router(login.router)
     app.include_router(router)
+    app.include_router(catalog.router)
 
     @app.exception_handler(LoginNeeded)
     async def _login_needed(request: Request, exc: LoginNeeded) -> Response:
