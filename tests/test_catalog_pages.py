@@ -26,7 +26,7 @@ from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
 from tests.conftest import cells_yaml, write
-from tests.planted import Plant
+from tests.planted import T0, Plant
 from tests.test_dashboard_pages import login
 
 S = "_cat"
@@ -236,3 +236,36 @@ def test_search_finds_datasets_jobs_rules_and_columns_of_its_tenant_only(
     bearer = {"Authorization": f"Bearer {token}"}
     api = client.get("/api/v1/search", params={"q": "finance"}, headers=bearer).json()
     assert [(h["kind"], h["id"]) for h in api] == [("dataset", f"ledger{S}")]
+
+
+def test_the_summary_counts_each_attempt_of_the_window_once(
+    site: tuple[TestClient, Tenants, str, Path],
+) -> None:
+    client, tenants, token, _ = site
+    lh = tenants.get("default")
+    plant = Plant(lh.store, dataset=f"bronze_cells{S}", job=f"cells_job{S}")
+    plant.attempt(AttemptStatus.SUCCESS, allowed=True, version=1)
+    plant.attempt(AttemptStatus.SUCCESS)  # nothing new
+    held = plant.attempt(AttemptStatus.BLOCKED, allowed=False, warn=True)
+    plant.attempt(AttemptStatus.FAILED, error="boom")
+    Plant(tenants.get("other").store, dataset="bronze_cells_theirs").attempt(AttemptStatus.FAILED)
+    everything = catalog_view.summary(lh, T0 - timedelta(hours=1))
+    assert everything.total == catalog_view.Counts(
+        promoted=1, nothing_new=1, held=1, failed=1, warned=1
+    )
+    assert [d for d, _ in everything.by_day] == [T0.date()]
+    assert [d for d, _ in everything.by_dataset] == [f"bronze_cells{S}"]
+    later = catalog_view.summary(lh, held.start_time)  # from the held attempt on
+    assert later.total == catalog_view.Counts(held=1, failed=1, warned=1)
+    login(client, token)
+    page = client.get("/summary", params={"since": (T0 - timedelta(hours=1)).isoformat()})
+    assert page.status_code == 200 and 'data-count="held">1<' in page.text
+    assert "bronze_cells_theirs" not in page.text
+    assert client.get("/summary", params={"since": "soon"}).status_code == 400
+    bearer = {"Authorization": f"Bearer {token}"}
+    api = client.get(
+        "/api/v1/summary", params={"since": held.start_time.isoformat()}, headers=bearer
+    ).json()
+    assert api["total"] == {"promoted": 0, "nothing_new": 0, "held": 1, "failed": 1, "warned": 1}
+    bad = client.get("/api/v1/summary", params={"since": "soon"}, headers=bearer)
+    assert bad.status_code == 422

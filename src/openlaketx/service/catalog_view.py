@@ -1,7 +1,8 @@
 """The catalog as a team reads it, for the dashboard and the API (delta-rs only, no Spark):
 each job with its schedule, next tick and trigger state; every rule with its definition and
 its edit history; each dataset's schema per approved version with what changed from the one
-before; and a search over datasets, jobs, rules and columns.
+before; a search over datasets, jobs, rules and columns; and the counts of what happened
+(promoted, nothing new, held, failed, warned) over a window.
 
 A rule's history is the `quality_rules` table's own Delta history: each commit compared with
 the one before (the newest `RULE_COMMITS` of them), so an edit made with `laketx sql` shows as
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from lakeguard.errors import ValidationError
 from lakeguard.judged import JudgedAs, Known, canonical_expression, changed, share_text
@@ -23,8 +24,13 @@ from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars
 from lakeguard.store.definition_rows import JobRow, QualityRuleRow
 from lakeguard.store.records import JobRunRecord, RuleDef
-from lakeguard.store.runtime_rows import PipelineRunRow, SchemaSnapshotRow
-from lakeguard.vocabulary import TriggerType
+from lakeguard.store.runtime_rows import (
+    PipelineRunRow,
+    RuleResultRow,
+    RunHistoryRow,
+    SchemaSnapshotRow,
+)
+from lakeguard.vocabulary import AttemptStatus, Outcome, TriggerType
 from openlaketx.lakehouse import Lakehouse
 
 RULE_COMMITS = 50  # the newest commits of `quality_rules` a rule's history is read from
@@ -359,3 +365,78 @@ def _latest_columns(lh: Lakehouse, datasets: list[str]) -> dict[str, tuple[Schem
         return {}
     snapshots = lh.store.read(SchemaSnapshotRow, filters=[("run_id", "in", runs)])
     return {s.dataset_id: _columns(s) for s in sorted(snapshots, key=lambda s: s.captured_at)}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the dataset attempts of a window came to: each attempt one of promoted (a new
+    version), nothing new, held or failed; `warned` counts the attempts a WARN rule flagged."""
+
+    promoted: int = 0
+    nothing_new: int = 0
+    held: int = 0
+    failed: int = 0
+    warned: int = 0
+
+    @property
+    def attempts(self) -> int:
+        return self.promoted + self.nothing_new + self.held + self.failed
+
+    def plus(self, other: Counts) -> Counts:
+        return Counts(
+            self.promoted + other.promoted,
+            self.nothing_new + other.nothing_new,
+            self.held + other.held,
+            self.failed + other.failed,
+            self.warned + other.warned,
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The counts of a window, in all, per UTC day (oldest first) and per dataset."""
+
+    since: datetime
+    until: datetime
+    total: Counts
+    by_day: tuple[tuple[date, Counts], ...]
+    by_dataset: tuple[tuple[str, Counts], ...]
+
+
+def _one(status: AttemptStatus, version: int | None, warned: bool) -> Counts:
+    if status == AttemptStatus.SUCCESS:
+        kind = Counts(promoted=1) if version is not None else Counts(nothing_new=1)
+    elif status == AttemptStatus.BLOCKED:
+        kind = Counts(held=1)
+    else:
+        kind = Counts(failed=1)
+    return kind.plus(Counts(warned=1)) if warned else kind
+
+
+def summary(lh: Lakehouse, since: datetime) -> Summary:
+    """What the tenant's dataset attempts that started at or after `since` came to."""
+    until = lh.store.now()
+    attempts = lh.store.read(RunHistoryRow, filters=[("start_time", ">=", since)])
+    warned = {
+        r.run_id
+        for r in lh.store.read(
+            RuleResultRow,
+            filters=[("executed_at", ">=", since), ("outcome", "=", str(Outcome.WARN))],
+        )
+    }
+    total = Counts()
+    days: dict[date, Counts] = {}
+    datasets: dict[str, Counts] = {}
+    for a in attempts:
+        one = _one(AttemptStatus(a.status), a.data_version, a.run_id in warned)
+        total = total.plus(one)
+        day = a.start_time.date()
+        days[day] = days.get(day, Counts()).plus(one)
+        datasets[a.dataset_id] = datasets.get(a.dataset_id, Counts()).plus(one)
+    return Summary(
+        since=since,
+        until=until,
+        total=total,
+        by_day=tuple(sorted(days.items())),
+        by_dataset=tuple(sorted(datasets.items())),
+    )

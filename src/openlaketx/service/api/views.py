@@ -11,6 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.encoders import jsonable_encoder
 
+from lakeguard.catalog.changes import parse_since
+from lakeguard.errors import ConfigError, ValidationError
 from lakeguard.shapes import JsonObject
 from openlaketx.service import catalog_view, history, insights, quarantine_view
 from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
@@ -104,3 +106,20 @@ def search(
 ) -> list[catalog_view.SearchHit]:
     """Datasets, jobs, rules and columns matching every word of `q`."""
     return catalog_view.search(lh, q)
+
+
+@router.get("/summary", response_model=catalog_view.Summary)
+def summary(
+    lh: Readable,
+    since: Annotated[
+        str, Query(max_length=40, description="An ISO time (UTC) or an age: 24h, 7d")
+    ] = "7d",
+) -> catalog_view.Summary:
+    """What the dataset attempts since then came to: in all, per UTC day and per dataset."""
+    try:
+        start = parse_since(since, lh.store.now())
+    except ConfigError as exc:
+        raise ValidationError(
+            exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
+        ) from None
+    return catalog_view.summary(lh, start)

@@ -1,14 +1,15 @@
 """The dashboard's catalog pages, for the team that owns the data: the jobs with their
 schedules, next ticks and trigger state; one job; every rule with its definition and edit
-history; a dataset's schema per approved version; and a search over all of them
-(openlaketx.service.catalog_view, delta-rs only)."""
+history; a dataset's schema per approved version; a search over all of them; and the counts
+of a window (openlaketx.service.catalog_view, delta-rs only)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from lakeguard.errors import LakeTxError, NotRegisteredError
+from lakeguard.catalog.changes import parse_since
+from lakeguard.errors import ConfigError, LakeTxError, NotRegisteredError
 from openlaketx.service import catalog_view
 from openlaketx.service.dashboard.state import Shared
 
@@ -70,5 +71,30 @@ def search(request: Request, d: Shared, q: str = "") -> Response:
         query = q[:MAX_QUERY]
         hits = catalog_view.search(v.lakehouse, query) if query.strip() else []
         return d.page("search.html", viewer=v, query=query, hits=hits)
+    except LakeTxError as exc:
+        return d.failure(exc)
+
+
+WINDOWS = ("24h", "7d", "30d", "90d")
+
+
+@router.get("/summary")
+def summary(request: Request, d: Shared, since: str = "7d") -> Response:
+    try:
+        v = d.viewer(request)
+        lh = v.lakehouse
+        try:
+            start = parse_since(since[:40], lh.store.now())
+        except ConfigError as exc:
+            raise ConfigError(
+                exc.what, where="since", fix="an age such as 24h or 7d, or an ISO time"
+            ) from None
+        return d.page(
+            "summary.html",
+            viewer=v,
+            since=since,
+            windows=WINDOWS,
+            s=catalog_view.summary(lh, start),
+        )
     except LakeTxError as exc:
         return d.failure(exc)
