@@ -351,6 +351,10 @@ def test_lineage_colours_each_node_by_its_outcome_and_focuses_on_one(
     assert shown == {bronze, silver}  # one edge from silver: its parent, not the source
     columns = page.locator("[data-testid=columns]").inner_text()
     assert "lat" in columns and f"{bronze}.lat" in columns
+    # silver's types from its approved schema (its definitions name none); edges have heads
+    assert "double" in columns and "unknown" not in columns
+    edges = page.locator("svg.lineage path.edge")
+    assert edges.count() >= 1 and edges.first.get_attribute("marker-end") == "url(#arrow)"
 
 
 def test_the_rows_of_an_approved_version_are_shown_as_of_that_version(

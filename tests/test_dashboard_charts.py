@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from lakeguard.store.records import JobRunRecord
 from lakeguard.vocabulary import EventStatus
-from openlaketx.service.dashboard.charts import line_chart
+from openlaketx.service.dashboard.charts import SHARE_TOPS, line_chart, share_top, time_ticks
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.timeline import LABEL_ROOM, timeline_chart
 from openlaketx.service.history import (
@@ -159,3 +162,28 @@ def test_overlapping_runs_get_lanes_of_their_own_and_a_run_in_flight_ends_now() 
     assert lanes["f" * 32] != lanes[f"{1:032x}"]
     running = next(m for m in chart.marks if m.run_id == "f" * 32)
     assert running.outcome == "RUNNING" and running.x + running.width == chart.right_x
+
+
+@given(st.floats(0, 1))
+def test_a_share_axis_holds_its_largest_share_and_never_passes_100_percent(largest: float) -> None:
+    top = share_top(largest)
+    assert top in SHARE_TOPS and top <= 1.0
+    assert top >= largest  # the point is on the chart
+    smaller = [t for t in SHARE_TOPS if t < top]
+    assert not smaller or smaller[-1] < largest * 1.05  # the smallest that leaves room
+
+
+def test_a_90_percent_threshold_gets_a_100_percent_axis_not_103_5() -> None:
+    assert share_top(0.9) == 1.0 and share_top(0.359) == 0.5 and share_top(0.0) == 0.01
+
+
+def test_every_axis_says_the_times_of_its_oldest_middle_and_newest_batch() -> None:
+    chart = line_chart([("a", [(at(i * 60), float(i)) for i in range(6)])])
+    assert [t.text for t in chart.ticks] == ["11-01 12:00", "11-01 15:00", "11-01 17:00"]
+    assert [t.anchor for t in chart.ticks] == ["start", "middle", "end"]
+    assert chart.ticks[0].x == chart.left_x and chart.ticks[-1].x == chart.right_x
+    assert chart.x_label == "6 batches, oldest to newest (UTC)"
+    assert [t.text for t in time_ticks([at(0)], [100.0])] == ["11-01 12:00"]
+    assert time_ticks([], []) == ()
+    two = time_ticks([at(0), at(30)], [10.0, 20.0])
+    assert [(t.x, t.anchor) for t in two] == [(10.0, "start"), (20.0, "end")]

@@ -12,6 +12,40 @@ from lakeguard.judged import share_text
 from openlaketx.service.insights import RuleTrend
 
 WIDTH, HEIGHT, PAD = 420, 140, 28
+# the top of a share's scale: the first of these at or above the largest share shown, so an
+# axis reads 50 %, not 103.5 %, and never passes 100 %
+SHARE_TOPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0)
+
+
+def share_top(largest: float) -> float:
+    """The top of a failing-share axis that holds `largest` with some room above it."""
+    return next((t for t in SHARE_TOPS if t >= largest * 1.05), 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """A label under the x axis: a batch's time at its place."""
+
+    x: float
+    text: str
+    anchor: str  # the SVG text-anchor: start, middle or end
+
+
+def time_ticks(times: Sequence[datetime], xs: Sequence[float]) -> tuple[Tick, ...]:
+    """The oldest and the newest batch's time under the axis, and the middle one's when there
+    are five batches or more (so labels never overlap at the chart's width)."""
+    if not times:
+        return ()
+    picked = [0, len(times) - 1] if len(times) > 1 else [0]
+    if len(times) >= 5:
+        picked.insert(1, len(times) // 2)
+    anchors = {0: "start", len(times) - 1: "end"} if len(times) > 1 else {0: "middle"}
+    return tuple(Tick(xs[i], f"{times[i]:%m-%d %H:%M}", anchors.get(i, "middle")) for i in picked)
+
+
+def batches_text(count: int) -> str:
+    """What the x axis counts."""
+    return f"{count} batch{'es' if count != 1 else ''}, oldest to newest (UTC)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +81,20 @@ class TrendChart:
     bottom_y: float
     left_x: float
     right_x: float
+    ticks: tuple[Tick, ...] = ()  # batch times under the x axis
+    x_label: str = ""  # what the x axis counts
 
 
 def trend_chart(trend: RuleTrend) -> TrendChart:
-    """The plot of one rule: x = batches oldest to newest, y = failing share, scaled so every
-    threshold judged against and every point fit (at least 0..1%). The threshold is a step
-    line through time: each batch's own, broken where it is unknown; each change of the rule's
-    definition is marked between the two batches it falls between."""
+    """The plot of one rule: x = batches oldest to newest (the times of the oldest, middle and
+    newest under the axis), y = failing share, scaled so every threshold judged against and
+    every point fit (0..1% at least, 100% at most). The threshold is a step line through time:
+    each batch's own, broken where it is unknown; each change of the rule's definition is
+    marked between the two batches it falls between."""
     points = trend.points
     shares = [p.failed_share for p in points]
     known = [p.threshold for p in points if p.threshold is not None]
-    top = max([*shares, *known, 0.01]) * 1.15
+    top = share_top(max([*shares, *known, 0.0]))
     inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
     step = inner_w / max(len(shares) - 1, 1)
 
@@ -100,10 +137,12 @@ def trend_chart(trend: RuleTrend) -> TrendChart:
             for x, p in zip(xs, points, strict=True)
             if p.changed
         ),
-        top_label=f"{top:.1%}",
+        top_label=share_text(top) or "",
         bottom_y=PAD + inner_h,
         left_x=PAD,
         right_x=WIDTH - PAD,
+        ticks=time_ticks([p.evaluated_at for p in points], xs),
+        x_label=batches_text(len(points)),
     )
 
 
@@ -152,6 +191,8 @@ class LineChart:
     bottom_y: float
     left_x: float
     right_x: float
+    ticks: tuple[Tick, ...] = ()  # batch times under the x axis
+    x_label: str = ""  # what the x axis counts
 
 
 Datum = tuple[datetime, float | None]
@@ -203,4 +244,6 @@ def line_chart(
         bottom_y=pad + inner_h,
         left_x=pad,
         right_x=width - pad,
+        ticks=time_ticks(times, [round(pad + i * step, 1) for i in range(len(times))]),
+        x_label=batches_text(len(times)),
     )

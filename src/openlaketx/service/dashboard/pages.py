@@ -254,8 +254,13 @@ def _lineage(d: Dashboard, v: Viewer, focus: str | None, depth: int) -> Response
         focus,
     )
     focused = next((n for n in graph.nodes if n.id == focus), None)
+    # a dataset's column types where the definitions do not tell: its approved schema's
+    approved = None
+    if focused is not None and focused.kind != "source":
+        approved = lh.reader.approved_schema(focused.name)
     return d.page(
         "lineage.html",
+        approved_types={c.name: c.type for c in approved or ()},
         viewer=v,
         graph=placed,
         nodes=sorted(graph.nodes, key=lambda n: n.id),
