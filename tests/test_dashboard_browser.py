@@ -386,3 +386,62 @@ def test_a_run_triggered_from_the_page_finishes_and_a_forged_form_starts_none(
     assert status.count() == 1 and "COMPLETED" in status.inner_text(), shown[:2000]
     assert "dashboard" in page.locator("[data-testid=trigger]").inner_text()
     shot(page, "run")
+
+
+PHONE = {"width": 375, "height": 812}
+
+
+def test_every_page_fits_a_phone_without_scrolling_sideways(
+    chromium: Any, dashboard: Dashboard
+) -> None:
+    """At 375 px no page is wider than the screen, and no table spills out of its card: a
+    wide table scrolls inside it."""
+    context = chromium.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    page = context.new_page()
+    try:
+        login(page, dashboard.served.url, dashboard.token)
+        held = dashboard.runs["held"]
+        attempts = dashboard.served.tenants.get("default").reader.attempts(held)
+        bronze = next(a for a in attempts if a.dataset_id == dashboard.project.bronze)
+        paths = [
+            "/",
+            f"/datasets/{dashboard.project.bronze}",
+            f"/datasets/{dashboard.project.silver}",
+            f"/datasets/{dashboard.project.bronze}/decisions/{bronze.run_id}",
+            f"/datasets/{dashboard.project.silver}/versions/1",
+            f"/datasets/{dashboard.project.bronze}/schema",
+            f"/runs/{held}",
+            f"/runs/{dashboard.runs['failed']}",
+            "/lineage",
+            f"/lineage?focus=dataset:{dashboard.project.silver}&depth=1",
+            "/incidents",
+            "/jobs",
+            f"/jobs/{dashboard.project.job}",
+            "/rules",
+            "/summary",
+            "/search?q=cells",
+        ]
+        wide = {}
+        for path in paths:
+            page.goto(dashboard.served.url + path)
+            found = page.evaluate(
+                """() => {
+                  const width = document.documentElement.scrollWidth;
+                  const spilled = [...document.querySelectorAll('table, svg, pre, form')]
+                    .filter(e => {
+                      const box = e.getBoundingClientRect();
+                      const card = e.closest('.card, main');
+                      const scrolls = card && getComputedStyle(card).overflowX === 'auto';
+                      return !scrolls && box.right > document.documentElement.clientWidth + 1;
+                    })
+                    .map(e => e.tagName + (e.dataset.testid ? '#' + e.dataset.testid : ''));
+                  return {width, spilled};
+                }"""
+            )
+            if found["width"] > PHONE["width"] or found["spilled"]:
+                wide[path] = found
+            if path in ("/", f"/datasets/{dashboard.project.bronze}"):
+                shot(page, "phone-" + ("overview" if path == "/" else "dataset"))
+        assert wide == {}
+    finally:
+        context.close()
