@@ -94,8 +94,9 @@ def sql(
 
 @app.command()
 def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: JsonFlag = False) -> None:
-    """The latest job runs with their terminal status. Reads metadata only: no Spark."""
-    _query_command(ctx, as_json, "runs", lambda lh: [asdict(r) for r in lh.runs(limit)])
+    """The latest job runs with their outcome (PROMOTED, HELD, FAILED, RUNNING, PENDING: the
+    words of the dashboard and the API). Reads metadata only: no Spark."""
+    _query_command(ctx, as_json, "runs", lambda lh: render.run_rows(lh.runs(limit), as_json))
 
 
 @app.command()

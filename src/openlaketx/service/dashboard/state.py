@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from lakeguard.errors import ForbiddenError, LakeTxError
 from lakeguard.judged import share_text
 from lakeguard.keys import ApiKey, Scope
+from openlaketx import outcomes
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import insights
 from openlaketx.service.auth import FailureBrake
@@ -68,6 +69,11 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["outcome_of"] = insights.last_outcome
+    env.globals["word_of"] = outcomes.word_of
+    env.globals["look_of"] = outcomes.look_of
+    env.globals["step_outcome"] = outcomes.step_outcome
+    env.globals["attempt_outcome"] = outcomes.attempt_outcome
+    env.globals["rule_look"] = lambda word: outcomes.RULE_LOOKS.get(str(word).upper(), "r-none")
     env.globals["share_text"] = share_text
     return env
 
