@@ -24,7 +24,7 @@ from lakeguard.decision_diff import diff_decisions
 from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.keys import Scope
 from lakeguard.vocabulary import TriggerType
-from openlaketx.service import alerts, history, insights, quarantine_view
+from openlaketx.service import alerts, history, insights, quarantine_view, run_views
 from openlaketx.service.auth import FailureBrake
 from openlaketx.service.dashboard import login
 from openlaketx.service.dashboard.charts import trend_chart
@@ -47,6 +47,7 @@ from openlaketx.service.runs import RunService
 TREND_BATCHES = 20
 LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
 RECENT_RUNS = 30
+RUNS_PAGE = 50  # runs on a page of /runs
 MAX_DEPTH = 10
 ROWS_PAGE = 50
 PAGE_READS = 4  # a dataset page's reads at once
@@ -116,6 +117,7 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
             changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
             quarantine_f = pool.submit(quarantine_view.quarantine, lh, dataset_id)
+            attempts_f = pool.submit(run_views.dataset_attempts, lh, dataset_id, LISTED)
             trends, versions = trends_f.result(), versions_f.result()
         (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
         return d.page(
@@ -132,6 +134,12 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             trust_history=trust_charts(trusts_f.result()),
             schema_changes=changes_f.result(),
             quarantine=quarantine_f.result(),
+            attempts=attempts_f.result(),
+            jobs=sorted(
+                j.job_id
+                for j in lh.reader.registry().jobs.values()
+                if any(t.dataset_id == dataset_id for t in j.tasks)
+            ),
         )
     except LakeTxError as exc:
         return d.failure(exc)
@@ -186,6 +194,38 @@ def rows(request: Request, d: Shared, dataset_id: str, version: int, offset: int
         return d.failure(exc)
 
 
+@router.get("/runs")
+def run_list(
+    request: Request,
+    d: Shared,
+    job: str | None = None,
+    outcome: str | None = None,
+    trigger: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    after: str | None = None,
+) -> Response:
+    try:
+        v = d.viewer(request)
+        where = run_views.RunFilter.parse(job, outcome, trigger, since, until)
+        found = run_views.runs_page(v.lakehouse, where, run_views.Cursor.parse(after), RUNS_PAGE)
+        query = where.query()
+        return d.page(
+            "runs.html",
+            viewer=v,
+            runs=found.runs,
+            where=where,
+            query=query,
+            following=None if found.after is None else {**query, "after": found.after.text()},
+            first=found.first,
+            jobs=sorted(v.lakehouse.reader.registry().jobs),
+            outcomes=[str(w) for w in run_views.FILTERABLE],
+            triggers=[str(t) for t in TriggerType],
+        )
+    except LakeTxError as exc:
+        return d.failure(exc)
+
+
 @router.get("/runs/{run_id}")
 def run(request: Request, d: Shared, run_id: str) -> Response:
     try:
@@ -207,7 +247,7 @@ def _run(d: Dashboard, v: Viewer, run_id: str) -> Response:
         viewer=v,
         r=record,
         steps=lh.reader.steps(run_id),
-        attempts=attempts,
+        tasks=run_views.run_tasks(lh, record, attempts),
         decisions=decisions,
         running=str(record.status) in ("PENDING", "RUNNING"),
         refresh=str(record.status) in ("PENDING", "RUNNING"),
