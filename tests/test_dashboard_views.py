@@ -262,6 +262,7 @@ def test_the_runs_page_filters_by_job_outcome_trigger_and_time(
         answer = site.client.get(f"/runs?{bad}", headers=HTML)
         assert answer.status_code == 422, bad
         assert answer.headers["content-type"].startswith("text/html")
+        assert "Not valid" in _title(answer.text) and "Error" not in _title(answer.text), bad
 
 
 def test_the_runs_page_is_a_fixed_number_of_reads_whatever_it_shows(site: Site) -> None:
@@ -322,3 +323,52 @@ def test_the_runs_page_escapes_what_runs_and_filters_carry(site: Site) -> None:
         text = site.client.get(path).text
         assert "<script>" not in text, path
     assert str(escape(XSS)) in site.client.get("/runs").text
+
+
+# 4. errors as pages ---------------------------------------------------------------------------
+
+
+def _title(text: str) -> str:
+    found = re.search(r"<title>(.*?)</title>", text, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_a_browser_gets_error_pages_and_an_api_client_problem_json(site: Site) -> None:
+    client = site.client
+    missing = client.get("/no/such/page", headers=HTML)
+    assert missing.status_code == 404
+    assert missing.headers["content-type"].startswith("text/html")
+    assert 'class="brand"' in missing.text  # the dashboard's layout
+    assert _title(missing.text).startswith("Not found") and "/no/such/page" in missing.text
+    assert "default-src 'self'" in missing.headers["content-security-policy"]
+    api = client.get("/no/such/page", headers={"Accept": "application/json"})
+    assert api.status_code == 404 and api.headers["content-type"] == "application/problem+json"
+    under_api = client.get("/api/v1/no/such", headers=HTML)
+    assert under_api.headers["content-type"] == "application/problem+json"
+    bad = client.get("/datasets/bronze_cells_p00/versions/abc", headers=HTML)
+    assert bad.status_code == 422 and bad.headers["content-type"].startswith("text/html")
+    assert "version" in bad.text and "Not valid" in _title(bad.text)
+    unknown = client.get("/datasets/no_such_dataset", headers=HTML)
+    assert unknown.status_code == 404 and _title(unknown.text).startswith("Not found")
+    for page in (missing, bad, unknown):
+        text = page.text
+        assert not re.search(r"\b\w+(Error|Exception)\b", _title(text)), _title(text)
+        assert "NotRegisteredError" not in text and "HTTPException" not in text
+
+
+def test_a_page_that_fails_answers_a_page_not_a_trace(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(run_views, "runs_page", broken)
+    client = TestClient(site.client.app, raise_server_exceptions=False)
+    client.cookies = site.client.cookies
+    answer = client.get("/runs", headers=HTML)
+    assert answer.status_code == 500 and answer.headers["content-type"].startswith("text/html")
+    assert "Something went wrong" in _title(answer.text) and "secret internals" not in answer.text
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    api = client.get("/runs", headers={"Accept": "application/json"})
+    assert api.status_code == 500 and api.headers["content-type"] == "application/problem+json"

@@ -11,13 +11,17 @@ The routes are declared here at module level and take the dashboard's state by d
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 
 from lakeguard.decision_diff import diff_decisions
@@ -38,6 +42,7 @@ from openlaketx.service.dashboard.state import (
     Viewer,
     field_of,
     same_origin,
+    wants_page,
 )
 from openlaketx.service.dashboard.timeline import timeline_chart
 from openlaketx.service.graph import lineage_graph
@@ -54,6 +59,7 @@ PAGE_READS = 4  # a dataset page's reads at once
 ENGINE_PREFIX = "_laketx_"  # the engine's lineage and digest columns: not shown
 
 router = APIRouter(include_in_schema=False)
+_log = logging.getLogger(__name__)
 
 
 def install_dashboard(
@@ -69,6 +75,61 @@ def install_dashboard(
     @app.exception_handler(LoginNeeded)
     async def _login_needed(request: Request, exc: LoginNeeded) -> Response:
         return RedirectResponse("/login", status_code=303)
+
+    _errors_as_pages(app, state)
+
+
+Handler = Callable[[Request, Any], Awaitable[Response]]
+
+
+def _errors_as_pages(app: FastAPI, state: Dashboard) -> None:
+    """A browser asking a page that does not exist, or one that fails, gets an error page in
+    the dashboard's layout; an API client still gets the problem document (problems.py) that
+    was installed before."""
+    api: dict[Any, Handler] = dict(app.exception_handlers)
+
+    def negotiated(kind: type[Exception], page: Callable[[Request, Any], Response]) -> None:
+        problem = api[kind]
+
+        async def answer(request: Request, exc: Exception) -> Response:
+            if wants_page(request):
+                return page(request, exc)
+            return await problem(request, exc)
+
+        app.add_exception_handler(kind, answer)
+
+    def http(request: Request, exc: HTTPException) -> Response:
+        what = {
+            404: f"there is no page at {request.url.path}",
+            405: f"{request.url.path} does not take a {request.method}",
+        }.get(exc.status_code, str(exc.detail))
+        fix = "follow a link from the overview" if exc.status_code == 404 else None
+        return state.error_page(exc.status_code, what, fix, headers=dict(exc.headers or {}))
+
+    def invalid(request: Request, exc: RequestValidationError) -> Response:
+        said = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'request'}: {e.get('msg')}"
+            for e in exc.errors()
+        )
+        return state.error_page(
+            422, f"the address does not fit this page ({said})", "check the address"
+        )
+
+    def refused(request: Request, exc: LakeTxError) -> Response:
+        return state.failure(exc)
+
+    def unexpected(request: Request, exc: Exception) -> Response:
+        _log.error("unexpected error on %s: %s", request.url.path, type(exc).__name__)
+        return state.error_page(
+            500,
+            "the service failed to answer this page (its log has the cause)",
+            "try again; if it keeps failing, the service's log says why",
+        )
+
+    negotiated(HTTPException, http)
+    negotiated(RequestValidationError, invalid)
+    negotiated(LakeTxError, refused)
+    negotiated(Exception, unexpected)
 
 
 @router.get("/")
