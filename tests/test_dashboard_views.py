@@ -140,14 +140,18 @@ def test_a_failed_run_page_shows_each_task_the_skipped_one_and_the_error(site: S
     assert outcome_attr(bronze) == "FAILED" and "bench: a planted failure" in bronze
     silver = row_of(page, "data-task", job.replace("cells_job", "silver_cells"))
     assert outcome_attr(silver) == "SKIPPED" and "did not succeed" in silver
-    # a run that failed before any task began: each task SKIPPED with the run's error
+    # a run that failed before any task began (a lease it could not take): each task FAILED
+    # with the run's error, not SKIPPED (nothing it depends on failed)
     lone = replace(failed, pipeline_logging_id="f" * 32, error_message="not started: datasets held")
     site.lh.store.append_rows([lone], _by_gate=True)
     page = site.client.get("/runs/" + "f" * 32).text
     assert "No step finished yet." not in page and "No phase was logged" in page
     for layer in ("bronze", "silver"):
         task = row_of(page, "data-task", job.replace("cells_job", f"{layer}_cells"))
-        assert outcome_attr(task) == "SKIPPED" and "datasets held" in task
+        assert outcome_attr(task) == "FAILED" and "datasets held" in task
+    bronze_page = site.client.get(f"/datasets/{job.replace('cells_job', 'bronze_cells')}").text
+    lone_row = row_of(bronze_page, "data-run", "f" * 32)
+    assert outcome_attr(lone_row) == "FAILED" and "before any task began" in lone_row
 
 
 def test_a_dataset_page_lists_its_attempts_failed_and_skipped_each_linked(site: Site) -> None:
@@ -284,9 +288,10 @@ def test_the_runs_page_is_a_fixed_number_of_reads_whatever_it_shows(site: Site) 
                 calls.clear()
                 run_views.runs_page(lh, run_views.RunFilter(), found.after, limit)
                 assert len(calls) <= 3, (limit, calls)
-        calls.clear()
-        run_views.dataset_attempts(lh, "bronze_cells_p00", pages.LISTED)
-        assert len(calls) <= 2, calls
+        for dataset in ("bronze_cells_p00", "silver_cells_p01"):
+            calls.clear()
+            run_views.dataset_attempts(lh, dataset, pages.LISTED)
+            assert len(calls) <= 3, calls
 
 
 def test_another_tenants_runs_are_never_on_the_runs_page(site: Site, tmp_path: Path) -> None:

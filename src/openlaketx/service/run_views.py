@@ -246,8 +246,8 @@ def run_tasks(
     lh: Lakehouse, record: JobRunRecord, attempts: Sequence[RunHistoryRow]
 ) -> list[TaskView]:
     """Each task of the run's job with its outcome: its attempts in this run (a retried task
-    has several), then the job's tasks it never attempted: SKIPPED once the run has ended (a
-    task it depends on did not succeed, or the run stopped first), PENDING while it runs."""
+    has several), then the job's tasks it never attempted: PENDING while it runs, then as
+    `untried` says (SKIPPED, or FAILED when the run failed before any task began)."""
     shown = [
         TaskView(
             a.dataset_id,
@@ -261,26 +261,25 @@ def run_tasks(
     job = lh.reader.registry().jobs.get(record.pipeline_id)
     tasks = sorted(job.tasks, key=lambda t: t.execution_order) if job is not None else []
     ended = record.status not in IN_FLIGHT
-    upstream = any(str(a.status) != "SUCCESS" for a in attempts)
     for task in tasks:
         if task.dataset_id in tried:
             continue
-        why = (
-            "not attempted: a task it depends on did not succeed"
-            if upstream
-            else f"not attempted: {record.error_message}"
-            if record.error_message
-            else "not attempted"
-        )
-        shown.append(
-            TaskView(
-                task.dataset_id,
-                str(RunOutcome.SKIPPED if ended else RunOutcome.PENDING),
-                None,
-                why if ended else None,
-            )
-        )
+        if not ended:
+            shown.append(TaskView(task.dataset_id, str(RunOutcome.PENDING), None, None))
+            continue
+        word, why = untried(bool(attempts), str(record.status), record.error_message)
+        shown.append(TaskView(task.dataset_id, word, None, why))
     return shown
+
+
+def untried(others_tried: bool, status: str, error: str | None) -> tuple[str, str]:
+    """The word and the why of a task an ended run never attempted: SKIPPED when the run
+    attempted others (one it depends on did not succeed, or the run was aborted or out of
+    time), FAILED when the run failed before any task began (a lease it could not take...)."""
+    if not others_tried and status == "FAILED":
+        return str(RunOutcome.FAILED), f"the run failed before any task began: {error or '?'}"
+    why = "not attempted: a task it depends on did not succeed, or the run stopped first"
+    return str(RunOutcome.SKIPPED), f"{why} ({error})" if error else why
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +300,8 @@ class AttemptView:
 def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> list[AttemptView]:
     """The newest `limit` runs that touched `dataset_id`, newest first: each attempt at it
     (PROMOTED, HELD, FAILED, NOTHING-NEW, with its error) and each ended run of a job with a
-    task of it that never attempted it (SKIPPED). Two store reads."""
+    task of it that never attempted it (SKIPPED, or FAILED when the run failed before any
+    task began; see `untried`). At most three store reads."""
     store = lh.store
     rows = store.read(
         RunHistoryRow,
@@ -335,17 +335,32 @@ def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> list[Attempt
             filters.append(("start_time", ">=", since))
         runs = store.read(PipelineRunRow, filters=filters, newest_first="start_time", limit=limit)
         tried = {r.pipeline_logging_id for r in rows}
-        for run in runs:
-            if run.pipeline_logging_id in tried:
-                continue
+        untouched = [r for r in runs if r.pipeline_logging_id not in tried]
+        others = (
+            {  # which of those attempted another dataset: one read for them all
+                r.pipeline_logging_id
+                for r in store.read(
+                    RunHistoryRow,
+                    filters=[
+                        ("pipeline_logging_id", "in", [r.pipeline_logging_id for r in untouched])
+                    ],
+                )
+            }
+            if untouched
+            else set()
+        )
+        for run in untouched:
+            word, why = untried(
+                run.pipeline_logging_id in others, str(run.status), run.error_message
+            )
             found.append(
                 AttemptView(
                     run_id=run.pipeline_logging_id,
                     job_id=run.pipeline_id,
                     attempt_id=None,
-                    outcome=str(RunOutcome.SKIPPED),
+                    outcome=word,
                     start_time=run.start_time,
-                    error=run.error_message,
+                    error=why,
                     data_version=None,
                     rows_read=None,
                     rows_written=None,
