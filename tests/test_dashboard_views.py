@@ -117,6 +117,8 @@ def test_the_cli_the_api_and_the_pages_say_held_for_a_held_run(site: Site) -> No
     assert "HELD" in table.output and "BLOCKED" not in table.output
     record = site.lh.reader.job_run(run_id)
     assert record is not None and run_views.summary(record)["outcome"] == "HELD"
+    tasks = run_views.run_tasks(site.lh, record, site.lh.reader.attempts(run_id))
+    assert [t["outcome"] for t in run_views.task_rows(tasks)] == ["HELD", "SKIPPED"]
     overview = site.client.get("/").text
     assert f'data-run="{run_id}" data-outcome="HELD"' in overview  # the timeline's bar
     listed_page = site.client.get("/runs").text
@@ -126,6 +128,19 @@ def test_the_cli_the_api_and_the_pages_say_held_for_a_held_run(site: Site) -> No
     assert status is not None and 'data-outcome="HELD"' in status.group(1)
     assert "BLOCKED" not in page and "COMPLETED" not in page  # the gate step says HELD too
     assert page.count('data-outcome="HELD"') >= 3  # the run, its held task, its gate step
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GET /api/v1/runs answers from service/app.py, whose routes are being restructured "
+    "elsewhere: its RunSummary is to take run_views.summary (with `outcome`)",
+)
+def test_the_api_route_says_held_for_a_held_run(site: Site) -> None:
+    held = of_status(site.lh, JobStatus.BLOCKED)[-1].pipeline_logging_id
+    api = {"Authorization": f"Bearer {site.token}"}
+    answer = site.client.get(f"/api/v1/runs/{held}", headers=api).json()
+    assert answer["outcome"] == "HELD" and answer["status"] == "BLOCKED"
+    assert [t["outcome"] for t in answer["tasks"]] == ["HELD", "SKIPPED"]
 
 
 # 1. failures in sight -------------------------------------------------------------------------

@@ -272,6 +272,19 @@ def run_tasks(
     return shown
 
 
+def task_rows(tasks: Sequence[TaskView]) -> list[dict[str, Any]]:
+    """A run's tasks as the API's `RunDetail.tasks` is to give them (the page's words)."""
+    return [
+        {
+            "dataset_id": t.dataset_id,
+            "outcome": t.outcome,
+            "attempt_id": None if t.attempt is None else t.attempt.run_id,
+            "error": t.error,
+        }
+        for t in tasks
+    ]
+
+
 def untried(others_tried: bool, status: str, error: str | None) -> tuple[str, str]:
     """The word and the why of a task an ended run never attempted: SKIPPED when the run
     attempted others (one it depends on did not succeed, or the run was aborted or out of
