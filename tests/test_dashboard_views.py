@@ -115,11 +115,19 @@ def test_the_cli_the_api_and_the_pages_say_held_for_a_held_run(site: Site) -> No
     assert said["outcome"] == "HELD" and said["status"] == "BLOCKED"  # the stored word kept
     table = CliRunner().invoke(cli, [*home, "runs", "--limit", str(RUNS)])
     assert "HELD" in table.output and "BLOCKED" not in table.output
+    # `laketx status` says each dataset's last outcome as the overview does
+    shown = json.loads(CliRunner().invoke(cli, [*home, "status", "--json"]).stdout)
+    overview = site.client.get("/").text
+    for row in shown:
+        assert row["last_outcome"] == outcomes.word_of(row["last_status"])
+        line = row_of(overview, "data-dataset", row["dataset_id"])
+        assert f'data-outcome="{row["last_outcome"]}"' in line
+    status_table = CliRunner().invoke(cli, [*home, "status"]).output
+    assert "BLOCKED" not in status_table and "SUCCESS" not in status_table
     record = site.lh.reader.job_run(run_id)
     assert record is not None and run_views.summary(record)["outcome"] == "HELD"
     tasks = run_views.run_tasks(site.lh, record, site.lh.reader.attempts(run_id))
     assert [t["outcome"] for t in run_views.task_rows(tasks)] == ["HELD", "SKIPPED"]
-    overview = site.client.get("/").text
     assert f'data-run="{run_id}" data-outcome="HELD"' in overview  # the timeline's bar
     listed_page = site.client.get("/runs").text
     assert outcome_attr(row_of(listed_page, "data-run", run_id)) == "HELD"

@@ -134,12 +134,25 @@ def job_result_dict(result: JobResult) -> JsonObject:
 def run_rows(runs: list[Any], as_json: bool) -> list[StoredRow]:
     """`laketx runs`: each run with its `outcome` (the dashboard's and the API's word); the
     JSON keeps `status` as stored too (BLOCKED for a HELD run), the table shows the outcome."""
+    return _with_outcome(runs, "status", "outcome", as_json)
+
+
+def status_rows(statuses: list[Any], as_json: bool) -> list[StoredRow]:
+    """`laketx status`: each dataset with its `last_outcome` (the overview's word) beside the
+    stored `last_status` (JSON), or instead of it (the table)."""
+    return _with_outcome(statuses, "last_status", "last_outcome", as_json)
+
+
+def _with_outcome(records: list[Any], stored: str, shown: str, as_json: bool) -> list[StoredRow]:
     rows = []
-    for run in runs:
-        row = asdict(run)
-        row = {"outcome": word_of(row["status"]), **row}
+    for record in records:
+        row = asdict(record)
+        at = list(row).index(stored)
+        items = list(row.items())
+        items.insert(at, (shown, word_of(row[stored])))
+        row = dict(items)
         if not as_json:
-            del row["status"]
+            del row[stored]
         rows.append(row)
     return rows
 
@@ -191,7 +204,7 @@ def replay_table(report: ReplayReport) -> Group:
 
 
 def explain_panel(decision: DecisionRecord) -> Report:
-    verdict = Text("ALLOWED", "green") if decision.allowed else Text("BLOCKED", "yellow")
+    verdict = status_text(RunOutcome.PROMOTED if decision.allowed else RunOutcome.HELD)
     head = Text(f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} ")
     head += verdict
     head += f" at {_cell(decision.evaluated_at)} (run {decision.run_id})"

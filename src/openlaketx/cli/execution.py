@@ -4,7 +4,6 @@ datasets and reading what they made."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 import typer
@@ -102,7 +101,7 @@ def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: JsonFlag = 
 @app.command()
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Each registered dataset with its approved version and last attempt. No Spark."""
-    _query_command(ctx, as_json, "datasets", lambda lh: [asdict(s) for s in lh.status()])
+    _query_command(ctx, as_json, "datasets", lambda lh: render.status_rows(lh.status(), as_json))
 
 
 @app.command()
