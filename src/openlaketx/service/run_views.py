@@ -310,7 +310,13 @@ class AttemptView:
     rows_written: int | None
 
 
-def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> list[AttemptView]:
+@dataclass(frozen=True, slots=True)
+class DatasetRuns:
+    attempts: list[AttemptView]  # newest first
+    jobs: list[str]  # the jobs with a task of the dataset
+
+
+def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> DatasetRuns:
     """The newest `limit` runs that touched `dataset_id`, newest first: each attempt at it
     (PROMOTED, HELD, FAILED, NOTHING-NEW, with its error) and each ended run of a job with a
     task of it that never attempted it (SKIPPED, or FAILED when the run failed before any
@@ -380,4 +386,4 @@ def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> list[Attempt
                 )
             )
     found.sort(key=lambda a: (a.start_time, a.run_id), reverse=True)
-    return found[:limit]
+    return DatasetRuns(found[:limit], jobs)

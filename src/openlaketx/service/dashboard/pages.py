@@ -195,12 +195,7 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             trust_history=trust_charts(trusts_f.result()),
             schema_changes=changes_f.result(),
             quarantine=quarantine_f.result(),
-            attempts=attempts_f.result(),
-            jobs=sorted(
-                j.job_id
-                for j in lh.reader.registry().jobs.values()
-                if any(t.dataset_id == dataset_id for t in j.tasks)
-            ),
+            touched=attempts_f.result(),
         )
     except LakeTxError as exc:
         return d.failure(exc)
