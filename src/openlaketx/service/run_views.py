@@ -1,9 +1,9 @@
 """What the runs look like to a reader, for the API and the dashboard alike: a run's summary in
 the one outcome vocabulary (`openlaketx.outcomes`), every run reachable by a page filtered by
 job, outcome, trigger and time window (newest first, a keyset cursor: stable however many runs
-end meanwhile), each task of a run with its outcome (a task never attempted: SKIPPED) and each
-attempt that touched a dataset. Each answer is a fixed number of store reads, whatever the
-number of rows it shows."""
+end meanwhile), each task of a run with its outcome (the ones never attempted too) and each
+run that touched a dataset. Each answer is a fixed number of store reads, whatever the number
+of rows it shows."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from openlaketx.lakehouse import Lakehouse
 from openlaketx.outcomes import STORED_RUN_STATUS, RunOutcome, attempt_outcome, word_of
 
 PAGE = 50
-_TRIGGER = re.compile(r"[a-z][a-z_]{0,39}")
 MAX_PAGE = 200
+_TRIGGER = re.compile(r"[a-z][a-z_]{0,39}")  # a trigger word, stored ones of before too
 FILTERABLE = (RunOutcome.PROMOTED, RunOutcome.HELD, RunOutcome.FAILED, RunOutcome.RUNNING)
 
 
@@ -202,7 +202,9 @@ def runs_page(
 ) -> RunsPage:
     """One page of a tenant's runs that pass `where`, newest first: on the first page the runs
     in flight, then the ended ones from `after` on, ordered by (start time, run id) descending
-    so that no run is shown twice or skipped between pages. At most four store reads."""
+    so that no run is shown twice or skipped between pages. At most three store reads (the
+    first page: the runs in flight, the top of the ended ones, the ties at its edge; a later
+    one: the ties at its cursor instead of the runs in flight)."""
     limit = max(1, min(limit, MAX_PAGE))
     store, base = lh.store, where.store_filters()
     live: list[JobRunRecord] = []
