@@ -31,3 +31,35 @@ def test_every_outcome_word_has_exactly_one_style_and_rules_wear_none() -> None:
     warn = str(macros.rule("WARN"))  # type: ignore[attr-defined]
     assert "outcome" not in warn and "o-held" not in warn and "r-warn" in warn
     assert 'class="outcome o-none"' in str(macros.outcome("WARN"))  # type: ignore[attr-defined]
+
+
+def test_a_stored_word_is_shown_as_its_outcome_in_one_place() -> None:
+    # a run: COMPLETED, BLOCKED, FAILED as stored in pipeline_runs
+    assert [outcomes.word_of(s) for s in ("COMPLETED", "BLOCKED", "FAILED", "PENDING")] == [
+        "PROMOTED",
+        "HELD",
+        "FAILED",
+        "PENDING",
+    ]
+    # an attempt: a SUCCESS that made no version and wrote nothing found nothing new
+    assert outcomes.attempt_outcome("SUCCESS", 3, 10) == "PROMOTED"
+    assert outcomes.attempt_outcome("SUCCESS", 3, 0) == "PROMOTED"  # an empty version is one
+    assert outcomes.attempt_outcome("SUCCESS", None, 0) == "NOTHING-NEW"
+    assert outcomes.attempt_outcome("SUCCESS", None, None) == "NOTHING-NEW"
+    assert outcomes.attempt_outcome("BLOCKED", None, 0) == "HELD"
+    assert outcomes.attempt_outcome("FAILED", None, None) == "FAILED"
+    # a phase: the gate's BLOCKED is HELD, a phase that ended is DONE, never PROMOTED
+    assert outcomes.step_outcome("BLOCKED") == "HELD"
+    assert outcomes.step_outcome("COMPLETED") == "DONE"
+    assert outcomes.step_outcome("SKIPPED") == "SKIPPED"
+    # a word that is no outcome keeps its own text and gets no outcome's look
+    assert outcomes.word_of("SOMETHING") == "SOMETHING" and outcomes.look_of("SOMETHING") is None
+    assert outcomes.word_of(None) is None
+
+
+def test_the_cli_colours_each_outcome_as_its_look_says() -> None:
+    from openlaketx import render
+
+    for word, look in outcomes.LOOKS.items():
+        assert render.status_text(str(word)).style == look.colour, word
+    assert render.status_text("BLOCKED").style == outcomes.LOOKS[outcomes.RunOutcome.HELD].colour
