@@ -156,8 +156,10 @@ def test_the_overview_shows_the_three_outcomes_and_they_never_look_alike(
     silver = page.locator(f"tr[data-dataset=silver_cells{S}]")
     assert "PROMOTED" in silver.inner_text() and "v1" in silver.inner_text()
     timeline = page.locator(".timeline")
-    for outcome, word in (("promoted", "COMPLETED"), ("held", "HELD"), ("failed", "FAILED")):
-        assert word in timeline.locator(f"li[data-run='{dashboard.runs[outcome]}']").inner_text()
+    # one vocabulary: a run's word is its outcome's, never the stored COMPLETED or BLOCKED
+    for outcome, word in (("promoted", "PROMOTED"), ("held", "HELD"), ("failed", "FAILED")):
+        said = timeline.locator(f"li[data-run='{dashboard.runs[outcome]}']").inner_text()
+        assert word in said and "COMPLETED" not in said and "BLOCKED" not in said
     looks = {}
     for cls in ("o-ok", "o-held", "o-failed"):
         badge = page.locator(f".{cls}").first
@@ -268,6 +270,49 @@ def test_another_tenants_dataset_is_not_there(page: Any, dashboard: Dashboard) -
     assert answer is not None and answer.status == 404
     assert "bronze_cells_other" in page.locator("[data-testid=error-what]").inner_text()
     assert "bronze_cells_other" not in page.goto(dashboard.served.url + "/").text()
+
+
+def test_failures_are_in_sight_and_every_run_is_reachable(page: Any, dashboard: Dashboard) -> None:
+    url, p = dashboard.served.url, dashboard.project
+    failed, held = dashboard.runs["failed"], dashboard.runs["held"]
+    # the failed run (it could not take its leases): each task FAILED with the run's error
+    page.goto(f"{url}/runs/{failed}")
+    assert "No step finished yet." not in page.locator("body").inner_text()
+    for dataset in (p.bronze, p.silver):
+        task = page.locator(f"[data-testid=tasks] tr[data-task={dataset}]")
+        assert task.get_attribute("data-outcome") == "FAILED"
+        assert "someone_else" in task.inner_text() or task.locator(".error").count() == 1
+    shot(page, "failed-run")
+    # the held run: bronze HELD, silver SKIPPED (its upstream did not succeed)
+    page.goto(f"{url}/runs/{held}")
+    tasks = page.locator("[data-testid=tasks]")
+    assert tasks.locator(f"tr[data-task={p.bronze}]").get_attribute("data-outcome") == "HELD"
+    assert tasks.locator(f"tr[data-task={p.silver}]").get_attribute("data-outcome") == "SKIPPED"
+    assert page.locator("[data-outcome=BLOCKED], [data-outcome=COMPLETED]").count() == 0
+    # the dataset lists every run that touched it, the failed one too, each a link to it
+    page.goto(f"{url}/datasets/{p.bronze}")
+    attempts = page.locator("[data-testid=attempts]")
+    for outcome, word in (("promoted", "PROMOTED"), ("held", "HELD"), ("failed", "FAILED")):
+        row = attempts.locator(f"tr[data-run='{dashboard.runs[outcome]}']")
+        assert row.get_attribute("data-outcome") == word
+    attempts.locator(f"tr[data-run='{failed}'] a[href='/runs/{failed}']").click()
+    page.wait_for_url(f"{url}/runs/{failed}")
+    # every run, filtered by outcome, from the overview's link
+    page.goto(url + "/")
+    page.click("[data-testid=all-runs]")
+    page.wait_for_url(url + "/runs")
+    page.select_option("select[name=outcome]", "HELD")
+    page.click("[data-testid=run-filter] button[type=submit]")
+    page.wait_for_url(re.compile(r".*/runs\?.*outcome=HELD.*"))
+    rows = page.locator("[data-testid=runs] tr[data-run]")
+    assert rows.count() >= 1
+    assert {r.get_attribute("data-outcome") for r in rows.all()} == {"HELD"}
+    shot(page, "runs")
+    # a page that is not there: a page of the dashboard, titled for a person
+    answer = page.goto(f"{url}/no/such/page")
+    assert answer is not None and answer.status == 404
+    assert page.title().startswith("Not found")
+    assert page.locator("header.top a.brand").count() == 1
 
 
 def test_a_key_without_the_trigger_scope_gets_no_button_and_is_refused(
@@ -383,7 +428,7 @@ def test_a_run_triggered_from_the_page_finishes_and_a_forged_form_starts_none(
     status = page.locator("[data-testid=run-status]")
     page.locator("body:not([data-refresh])").wait_for(timeout=WAIT_MS)  # the run has ended
     shown = page.locator("body").inner_text()  # what the page says, if not this
-    assert status.count() == 1 and "COMPLETED" in status.inner_text(), shown[:2000]
+    assert status.count() == 1 and "PROMOTED" in status.inner_text(), shown[:2000]
     assert "dashboard" in page.locator("[data-testid=trigger]").inner_text()
     shot(page, "run")
 

@@ -16,11 +16,13 @@ from rich.text import Text
 from lakeguard.catalog.plan import Plan
 from lakeguard.shapes import JsonObject, StoredRow
 from lakeguard.store.records import DecisionRecord
+from openlaketx.outcomes import LOOKS, RunOutcome, attempt_outcome, word_of
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport
 from openlaketx.tabular import Column, Report, Tabular
 
 STATUS_STYLE = {
+    **{str(word): look.colour for word, look in LOOKS.items()},
     "ALLOW": "green",
     "ALERT": "yellow",
     "BLOCK": "red",
@@ -30,9 +32,7 @@ STATUS_STYLE = {
     "BLOCKED": "yellow",
     "WARN": "yellow",
     "WARNING": "yellow",
-    "FAILED": "red",
     "FAIL": "red",
-    "SKIPPED": "dim",
 }
 
 
@@ -80,7 +80,7 @@ def rows_table(rows: list[StoredRow], title: str = "") -> Tabular | str:
         columns,
         (
             [
-                status_text(v) if k.endswith("status") else Text(v)
+                status_text(v) if k.endswith(("status", "outcome")) else Text(v)
                 for k, v in zip(names, r, strict=True)
             ]
             for r in cells
@@ -131,8 +131,36 @@ def job_result_dict(result: JobResult) -> JsonObject:
     }
 
 
+def run_rows(runs: list[Any], as_json: bool) -> list[StoredRow]:
+    """`laketx runs`: each run with its `outcome` (the dashboard's and the API's word); the
+    JSON keeps `status` as stored too (BLOCKED for a HELD run), the table shows the outcome."""
+    return _with_outcome(runs, "status", "outcome", as_json)
+
+
+def status_rows(statuses: list[Any], as_json: bool) -> list[StoredRow]:
+    """`laketx status`: each dataset with its `last_outcome` (the overview's word) beside the
+    stored `last_status` (JSON), or instead of it (the table)."""
+    return _with_outcome(statuses, "last_status", "last_outcome", as_json)
+
+
+def _with_outcome(records: list[Any], stored: str, shown: str, as_json: bool) -> list[StoredRow]:
+    rows = []
+    for record in records:
+        row = asdict(record)
+        at = list(row).index(stored)
+        items = list(row.items())
+        items.insert(at, (shown, word_of(row[stored])))
+        row = dict(items)
+        if not as_json:
+            del row[stored]
+        rows.append(row)
+    return rows
+
+
 def job_result_table(result: JobResult) -> Group:
-    title = Text(f"run {result.run_id} of {result.pipeline_id}: ") + status_text(result.status)
+    title = Text(f"run {result.run_id} of {result.pipeline_id}: ") + status_text(
+        word_of(result.status)
+    )
     columns = [
         Column("dataset"),
         Column("status"),
@@ -144,7 +172,7 @@ def job_result_table(result: JobResult) -> Group:
     rows: list[list[Text | str]] = [
         [
             s.dataset_id,
-            status_text(s.status),
+            status_text(attempt_outcome(s.status, s.data_version, s.rows_written)),
             _cell(s.rows_read),
             _cell(s.rows_written),
             _cell(s.data_version),
@@ -153,7 +181,7 @@ def job_result_table(result: JobResult) -> Group:
         for s in result.steps
     ]
     rows += [
-        [skipped, status_text("SKIPPED"), "", "", "", "an upstream task did not succeed"]
+        [skipped, status_text(RunOutcome.SKIPPED), "", "", "", "an upstream task did not succeed"]
         for skipped in result.skipped
     ]
     table = Tabular(columns, rows, title=title)
@@ -176,7 +204,7 @@ def replay_table(report: ReplayReport) -> Group:
 
 
 def explain_panel(decision: DecisionRecord) -> Report:
-    verdict = Text("ALLOWED", "green") if decision.allowed else Text("BLOCKED", "yellow")
+    verdict = status_text(RunOutcome.PROMOTED if decision.allowed else RunOutcome.HELD)
     head = Text(f"{decision.dataset_id}: {decision.from_layer} → {decision.to_layer} ")
     head += verdict
     head += f" at {_cell(decision.evaluated_at)} (run {decision.run_id})"

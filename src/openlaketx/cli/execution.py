@@ -4,7 +4,6 @@ datasets and reading what they made."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 import typer
@@ -94,14 +93,15 @@ def sql(
 
 @app.command()
 def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: JsonFlag = False) -> None:
-    """The latest job runs with their terminal status. Reads metadata only: no Spark."""
-    _query_command(ctx, as_json, "runs", lambda lh: [asdict(r) for r in lh.runs(limit)])
+    """The latest job runs with their outcome (PROMOTED, HELD, FAILED, RUNNING, PENDING: the
+    words of the dashboard and the API). Reads metadata only: no Spark."""
+    _query_command(ctx, as_json, "runs", lambda lh: render.run_rows(lh.runs(limit), as_json))
 
 
 @app.command()
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Each registered dataset with its approved version and last attempt. No Spark."""
-    _query_command(ctx, as_json, "datasets", lambda lh: [asdict(s) for s in lh.status()])
+    _query_command(ctx, as_json, "datasets", lambda lh: render.status_rows(lh.status(), as_json))
 
 
 @app.command()

@@ -19,6 +19,7 @@ from lakeguard.store.records import DecisionRecord
 from lakeguard.store.runtime_rows import SchemaChangeRow
 from lakeguard.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
+from openlaketx.outcomes import word_of
 
 
 class _Model(BaseModel):
@@ -146,7 +147,6 @@ def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
     return diff_decisions(record, counterpart(lh, record))
 
 
-
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:
     """The dataset's schema change log, newest first."""
     lh.dataset(dataset_id)
@@ -191,8 +191,6 @@ def freshness(lh: Lakehouse) -> list[Freshness]:
 
 
 def last_outcome(status: AttemptStatus | str | None) -> str | None:
-    """The dashboard's word for an attempt's end: PROMOTED, HELD (the gate blocked it; the
-    data is safe) or FAILED (an error)."""
-    return {"SUCCESS": "PROMOTED", "COMPLETED": "PROMOTED", "BLOCKED": "HELD"}.get(
-        str(status), None if status is None else str(status)
-    )
+    """The word shown for an attempt's end: PROMOTED, HELD (the gate blocked it; the data is
+    safe) or FAILED (an error), from the one vocabulary (`openlaketx.outcomes`)."""
+    return word_of(status)

@@ -53,6 +53,28 @@ def status_of(exc: LakeTxError) -> int:
     return 400
 
 
+TITLES = {
+    400: "Bad request",
+    401: "Not logged in, or not this form",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not done that way",
+    409: "In use: try again",
+    413: "Too large",
+    415: "Not a format this server reads",
+    422: "Not valid",
+    429: "Too many requests",
+    500: "Something went wrong",
+    503: "Not available now",
+}
+
+
+def human_title(status: int) -> str:
+    """What a person reads as the title of an error page of this status (never a class
+    name: the API's problem documents keep theirs)."""
+    return TITLES.get(status, "Something went wrong" if status >= 500 else "Refused")
+
+
 def problem(
     status: int,
     title: str,

@@ -15,6 +15,7 @@ from lakeguard.errors import NotRegisteredError
 from lakeguard.shapes import JsonObject
 from lakeguard.store.records import JobRunRecord
 from lakeguard.vocabulary import IN_FLIGHT, TriggerType
+from openlaketx.service import run_views
 from openlaketx.service.api.context import (
     PREFIX,
     JobId,
@@ -51,7 +52,11 @@ class RunAccepted(Model):
 class RunSummary(Model):
     run_id: str
     job_id: str
-    status: str = Field(description="PENDING, RUNNING, COMPLETED, BLOCKED or FAILED")
+    status: str = Field(description="As stored: PENDING, RUNNING, COMPLETED, BLOCKED or FAILED")
+    outcome: str | None = Field(
+        description="As the pages and the CLI say it (openlaketx/outcomes.py): PROMOTED, HELD, "
+        "FAILED, RUNNING or PENDING"
+    )
     trigger_type: str
     triggered_by: str | None
     start_time: datetime
@@ -67,10 +72,18 @@ class RunPage(Model):
     runs: list[RunSummary]
     limit: int
     offset: int
-    next_offset: int | None
+    next_offset: int | None = Field(description="Paged by offset: the next page's offset")
+    next_after: str | None = Field(
+        default=None,
+        description="Filtered or paged by `after`: the next page's cursor (None: the last page)",
+    )
 
 
 class RunDetail(RunSummary):
+    tasks: list[JsonObject] = Field(
+        description="Each task of the job with its outcome in this run, the ones never "
+        "attempted too (SKIPPED, or FAILED when the run failed before any began)"
+    )
     attempts: list[JsonObject]
     steps: list[JsonObject]
     decisions: list[JsonObject]
@@ -78,20 +91,7 @@ class RunDetail(RunSummary):
 
 def summary(record: JobRunRecord) -> RunSummary:
     """A job run as the API shows it."""
-    return RunSummary(
-        run_id=record.pipeline_logging_id,
-        job_id=record.pipeline_id,
-        status=str(record.status),
-        trigger_type=str(record.trigger_type),
-        triggered_by=record.triggered_by,
-        start_time=record.start_time,
-        end_time=record.end_time,
-        duration_ms=record.duration_ms,
-        error=record.error_message,
-        current_step=record.current_step,
-        retry_of=record.retry_of,
-        scheduled_for=record.scheduled_for,
-    )
+    return RunSummary(**run_views.summary(record))
 
 
 def _ended(record: JobRunRecord | None) -> bool:
@@ -144,7 +144,23 @@ def list_runs(
     lh: Readable,
     limit: Annotated[int, Query(ge=1, le=MAX_RUNS)] = 20,
     offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+    job: Annotated[str | None, Query(max_length=63)] = None,
+    outcome: Annotated[str | None, Query(max_length=20, description="PROMOTED, HELD, ...")] = None,
+    trigger: Annotated[str | None, Query(max_length=40)] = None,
+    since: Annotated[str | None, Query(max_length=40, description="ISO date or time")] = None,
+    until: Annotated[str | None, Query(max_length=40, description="ISO date or time")] = None,
+    after: Annotated[str | None, Query(max_length=120, description="a page's next_after")] = None,
 ) -> RunPage:
+    if any((job, outcome, trigger, since, until, after)):  # a stable keyset page
+        where = run_views.RunFilter.parse(job, outcome, trigger, since, until)
+        page = run_views.runs_page(lh, where, run_views.Cursor.parse(after), limit)
+        return RunPage(
+            runs=[summary(r) for r in page.runs],
+            limit=limit,
+            offset=0,
+            next_offset=None,
+            next_after=None if page.after is None else page.after.text(),
+        )
     found = lh.reader.job_runs(limit + 1, offset)
     return RunPage(
         runs=[summary(r) for r in found[:limit]],
@@ -178,6 +194,7 @@ def get_run(
     decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
     return RunDetail(
         **summary(record).model_dump(),
+        tasks=run_views.task_rows(run_views.run_tasks(lh, record, attempts)),
         attempts=[plain(a.as_row()) for a in attempts],
         steps=[plain(s.as_row()) for s in lh.reader.steps(run_id)],
         decisions=[plain(d.to_json()) for d in decisions],

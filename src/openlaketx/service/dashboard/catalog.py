@@ -13,7 +13,7 @@ from lakeguard.errors import ConfigError, LakeTxError, NotRegisteredError
 from openlaketx.service import catalog_view
 from openlaketx.service.dashboard.state import Shared
 
-router = APIRouter()
+router = APIRouter(include_in_schema=False)
 MAX_QUERY = 200  # characters of a search
 
 

@@ -11,20 +11,24 @@ The routes are declared here at module level and take the dashboard's state by d
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 
 from lakeguard.decision_diff import diff_decisions
 from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.keys import Scope
 from lakeguard.vocabulary import TriggerType
-from openlaketx.service import alerts, history, insights, quarantine_view
+from openlaketx.service import alerts, history, insights, quarantine_view, run_views
 from openlaketx.service.auth import FailureBrake
 from openlaketx.service.dashboard import catalog, login
 from openlaketx.service.dashboard.charts import trend_chart
@@ -38,6 +42,7 @@ from openlaketx.service.dashboard.state import (
     Viewer,
     field_of,
     same_origin,
+    wants_page,
 )
 from openlaketx.service.dashboard.timeline import timeline_chart
 from openlaketx.service.graph import lineage_graph
@@ -47,11 +52,13 @@ from openlaketx.service.runs import RunService
 TREND_BATCHES = 20
 LISTED = 20  # decisions and versions on a dataset page (the API lists them all)
 RECENT_RUNS = 30
+RUNS_PAGE = 50  # runs on a page of /runs
 MAX_DEPTH = 10
 ROWS_PAGE = 50
 PAGE_READS = 4  # a dataset page's reads at once
 
 router = APIRouter(include_in_schema=False)
+_log = logging.getLogger(__name__)
 
 
 def install_dashboard(
@@ -68,6 +75,61 @@ def install_dashboard(
     @app.exception_handler(LoginNeeded)
     async def _login_needed(request: Request, exc: LoginNeeded) -> Response:
         return RedirectResponse("/login", status_code=303)
+
+    _errors_as_pages(app, state)
+
+
+Handler = Callable[[Request, Any], Awaitable[Response]]
+
+
+def _errors_as_pages(app: FastAPI, state: Dashboard) -> None:
+    """A browser asking a page that does not exist, or one that fails, gets an error page in
+    the dashboard's layout; an API client still gets the problem document (problems.py) that
+    was installed before."""
+    api: dict[Any, Handler] = dict(app.exception_handlers)
+
+    def negotiated(kind: type[Exception], page: Callable[[Request, Any], Response]) -> None:
+        problem = api[kind]
+
+        async def answer(request: Request, exc: Exception) -> Response:
+            if wants_page(request):
+                return page(request, exc)
+            return await problem(request, exc)
+
+        app.add_exception_handler(kind, answer)
+
+    def http(request: Request, exc: HTTPException) -> Response:
+        what = {
+            404: f"there is no page at {request.url.path}",
+            405: f"{request.url.path} does not take a {request.method}",
+        }.get(exc.status_code, str(exc.detail))
+        fix = "follow a link from the overview" if exc.status_code == 404 else None
+        return state.error_page(exc.status_code, what, fix, headers=dict(exc.headers or {}))
+
+    def invalid(request: Request, exc: RequestValidationError) -> Response:
+        said = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'request'}: {e.get('msg')}"
+            for e in exc.errors()
+        )
+        return state.error_page(
+            422, f"the address does not fit this page ({said})", "check the address"
+        )
+
+    def refused(request: Request, exc: LakeTxError) -> Response:
+        return state.failure(exc)
+
+    def unexpected(request: Request, exc: Exception) -> Response:
+        _log.error("unexpected error on %s: %s", request.url.path, type(exc).__name__)
+        return state.error_page(
+            500,
+            "the service failed to answer this page (its log has the cause)",
+            "try again; if it keeps failing, the service's log says why",
+        )
+
+    negotiated(HTTPException, http)
+    negotiated(RequestValidationError, invalid)
+    negotiated(LakeTxError, refused)
+    negotiated(Exception, unexpected)
 
 
 @router.get("/")
@@ -116,6 +178,7 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
             changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
             quarantine_f = pool.submit(quarantine_view.quarantine, lh, dataset_id)
+            attempts_f = pool.submit(run_views.dataset_attempts, lh, dataset_id, LISTED)
             trends, versions = trends_f.result(), versions_f.result()
         (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
         return d.page(
@@ -132,6 +195,7 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             trust_history=trust_charts(trusts_f.result()),
             schema_changes=changes_f.result(),
             quarantine=quarantine_f.result(),
+            touched=attempts_f.result(),
         )
     except LakeTxError as exc:
         return d.failure(exc)
@@ -184,6 +248,38 @@ def rows(request: Request, d: Shared, dataset_id: str, version: int, offset: int
         return d.failure(exc)
 
 
+@router.get("/runs")
+def run_list(
+    request: Request,
+    d: Shared,
+    job: str | None = None,
+    outcome: str | None = None,
+    trigger: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    after: str | None = None,
+) -> Response:
+    try:
+        v = d.viewer(request)
+        where = run_views.RunFilter.parse(job, outcome, trigger, since, until)
+        found = run_views.runs_page(v.lakehouse, where, run_views.Cursor.parse(after), RUNS_PAGE)
+        query = where.query()
+        return d.page(
+            "runs.html",
+            viewer=v,
+            runs=found.runs,
+            where=where,
+            query=query,
+            following=None if found.after is None else {**query, "after": found.after.text()},
+            first=found.first,
+            jobs=sorted(v.lakehouse.reader.registry().jobs),
+            outcomes=[str(w) for w in run_views.FILTERABLE],
+            triggers=[str(t) for t in TriggerType],
+        )
+    except LakeTxError as exc:
+        return d.failure(exc)
+
+
 @router.get("/runs/{run_id}")
 def run(request: Request, d: Shared, run_id: str) -> Response:
     try:
@@ -205,7 +301,7 @@ def _run(d: Dashboard, v: Viewer, run_id: str) -> Response:
         viewer=v,
         r=record,
         steps=lh.reader.steps(run_id),
-        attempts=attempts,
+        tasks=run_views.run_tasks(lh, record, attempts),
         decisions=decisions,
         running=str(record.status) in ("PENDING", "RUNNING"),
         refresh=str(record.status) in ("PENDING", "RUNNING"),

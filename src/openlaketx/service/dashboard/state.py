@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from lakeguard.errors import ForbiddenError, LakeTxError
 from lakeguard.judged import share_text
 from lakeguard.keys import ApiKey, Scope
+from openlaketx import outcomes
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import insights
 from openlaketx.service.auth import FailureBrake
@@ -29,7 +30,8 @@ from openlaketx.service.dashboard.sessions import (
     Sessions,
     cross_origin,
 )
-from openlaketx.service.problems import status_of
+from openlaketx.service.headers import SECURITY_HEADERS
+from openlaketx.service.problems import human_title, status_of
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
@@ -68,6 +70,11 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["outcome_of"] = insights.last_outcome
+    env.globals["word_of"] = outcomes.word_of
+    env.globals["look_of"] = outcomes.look_of
+    env.globals["step_outcome"] = outcomes.step_outcome
+    env.globals["attempt_outcome"] = outcomes.attempt_outcome
+    env.globals["rule_look"] = lambda word: outcomes.RULE_LOOKS.get(str(word).upper(), "r-none")
     env.globals["share_text"] = share_text
     return env
 
@@ -110,15 +117,35 @@ class Dashboard:
 
     def failure(self, exc: LakeTxError, *, refresh: bool = False) -> HTMLResponse:
         """The error page of a refusal, with its status."""
-        return self.page(
+        return self.error_page(status_of(exc), exc.what, exc.fix, refresh=refresh)
+
+    def error_page(
+        self,
+        code: int,
+        what: str,
+        fix: str | None = None,
+        *,
+        refresh: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> HTMLResponse:
+        """An error as a page of the dashboard: a title a person reads (never a class name),
+        what went wrong and what to do."""
+        answer = self.page(
             "error.html",
-            status_of(exc),
-            title=exc.kind,
-            what=exc.what,
-            fix=exc.fix,
+            code,
+            title=human_title(code),
+            what=what,
+            fix=fix,
             viewer=None,
             refresh=refresh,
+            status=code,
         )
+        # also here: a 500 is answered outside the middleware that adds them to every answer
+        for raw, said in SECURITY_HEADERS:
+            answer.headers.setdefault(raw.decode(), said.decode())
+        for name, value in (headers or {}).items():
+            answer.headers[name] = value
+        return answer
 
     def viewer(self, request: Request, scope: Scope = Scope.RUNS_READ) -> Viewer:
         """Who sends `request`: a live session whose key is usable and has `scope` (the
@@ -145,6 +172,14 @@ class Dashboard:
                 fix=f"log in with a key that has the {scope.value} scope",
             )
         return Viewer(session, key, self.tenants.get(key.tenant_id))
+
+
+def wants_page(request: Request) -> bool:
+    """Whether an error should answer as a dashboard page: a browser (it accepts text/html)
+    asking outside the API, whose clients always get problem+json."""
+    if request.url.path.startswith("/api/"):
+        return False
+    return "text/html" in request.headers.get("accept", "").lower()
 
 
 def same_origin(request: Request, form: str) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lakeguard.store.records import JobRunRecord
+from openlaketx.outcomes import word_of
 
 WIDTH, PAD, LANE_H, BAR_H, AXIS_H = 1100, 12, 22, 14, 24
 MIN_BAR = 6.0  # px: a run of a few seconds on a day's axis stays visible
@@ -16,7 +17,6 @@ CHAR_W = 6.2  # px per label character at the chart's font size (an estimate, fo
 LABEL_ROOM = 80  # px right of the axis: the newest run's label stays inside the chart
 MAX_LANES = 12
 TICKS = 6
-OUTCOMES = {"COMPLETED": "PROMOTED", "BLOCKED": "HELD", "FAILED": "FAILED"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class RunMark:
     x: float
     y: float
     width: float
-    outcome: str  # PROMOTED, HELD, FAILED or RUNNING: the bar's class
+    outcome: str  # PROMOTED, HELD, FAILED, RUNNING or PENDING: the bar's class
     label: str  # the trigger, drawn after the bar
     title: str  # the tooltip: job, outcome, start, duration, trigger and who
 
@@ -78,7 +78,7 @@ def timeline_chart(
             else:  # no free lane: the one that frees first (labels may touch)
                 lane = min(range(len(lanes)), key=lanes.__getitem__)
         lanes[lane] = right
-        outcome = OUTCOMES.get(str(run.status), "RUNNING")
+        outcome = word_of(run.status) or "RUNNING"  # the one vocabulary (openlaketx.outcomes)
         took = "" if run.duration_ms is None else f", {run.duration_ms / 1000:.1f} s"
         who = f" by {run.triggered_by}" if run.triggered_by else ""
         marks.append(
