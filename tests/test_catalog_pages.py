@@ -60,6 +60,9 @@ JOBS = f"""
 def document(loosened: bool = False) -> str:
     text = cells_yaml(S).replace("datasets:\n", "datasets:\n" + OWNED.lstrip("\n"), 1)
     text = text.replace("jobs:\n", "jobs:\n" + JOBS.lstrip("\n"), 1)
+    text = text.replace(
+        "{name: radio, type: string}", "{name: radio, type: string, description: Radio kind}"
+    )
     if loosened:  # the range rule: WARN, with a 50 % tolerance
         text = text.replace(
             "min: -90, max: 90, severity: FAIL}",
@@ -269,3 +272,22 @@ def test_the_summary_counts_each_attempt_of_the_window_once(
     assert api["total"] == {"promoted": 0, "nothing_new": 0, "held": 1, "failed": 1, "warned": 1}
     bad = client.get("/api/v1/summary", params={"since": "soon"}, headers=bearer)
     assert bad.status_code == 422
+
+
+def test_a_dataset_page_says_what_the_yaml_says_of_it(
+    site: tuple[TestClient, Tenants, str, Path],
+) -> None:
+    client, tenants, token, _ = site
+    plant_schema(tenants, f"bronze_cells{S}", 1, [("radio", "string", True), ("cell", "int", True)])
+    login(client, token)
+    ledger = client.get(f"/datasets/ledger{S}")
+    assert ledger.status_code == 200
+    about = ledger.text[ledger.text.index('data-testid="about"') :]
+    assert "Payments ledger" in about and "ana@example.com" in about and "finance" in about
+    assert XSS not in ledger.text and "Every settled payment &lt;script&gt;" in about
+    assert f'href="/jobs/nightly{S}"' in about and f'href="/jobs/paused{S}"' in about
+    assert f'href="/datasets/ledger{S}/schema"' in about
+    bronze = client.get(f"/datasets/bronze_cells{S}").text
+    columns = bronze[bronze.index('data-testid="columns"') :]
+    assert "<td>radio</td><td>string</td><td>yes</td><td>Radio kind</td>" in columns
+    assert f'href="/jobs/cells_job{S}"' in bronze

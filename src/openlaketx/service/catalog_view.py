@@ -22,7 +22,7 @@ from lakeguard.quality.kinds import stored_rule
 from lakeguard.schedule import next_tick
 from lakeguard.schema.fingerprint import SchemaColumn
 from lakeguard.store import deltars
-from lakeguard.store.definition_rows import JobRow, QualityRuleRow
+from lakeguard.store.definition_rows import JobRow, QualityRuleRow, SourceColumnRow
 from lakeguard.store.records import JobRunRecord, RuleDef
 from lakeguard.store.runtime_rows import (
     PipelineRunRow,
@@ -439,4 +439,70 @@ def summary(lh: Lakehouse, since: datetime) -> Summary:
         total=total,
         by_day=tuple(sorted(days.items())),
         by_dataset=tuple(sorted(datasets.items())),
+    )
+
+
+@dataclass(frozen=True)
+class ColumnAbout:
+    """A column of a dataset's latest approved version, with what its definitions say."""
+
+    name: str
+    type: str
+    nullable: bool
+    description: str | None = None  # a source column's, for a dataset its sources land in
+    pii: bool = False
+
+
+@dataclass(frozen=True)
+class DatasetAbout:
+    """What the YAML says of a dataset, for its page: names, owner, domain, description, tags,
+    the jobs that run it, and its columns."""
+
+    name: str | None
+    owner: str | None
+    domain: str | None
+    description: str | None
+    tags: tuple[str, ...]
+    jobs: tuple[str, ...]
+    columns: tuple[ColumnAbout, ...] | None  # None: no approved schema captured yet
+
+
+def dataset_about(lh: Lakehouse, dataset_id: str) -> DatasetAbout:
+    """The dataset's catalog facts (two definition reads and its approved schema)."""
+    registry = lh.reader.registry()
+    ds = lh.dataset(dataset_id)
+    sources = {o.source_object_id for o in registry.objects if o.dataset_id == dataset_id}
+    described = {
+        c.column_name: c
+        for c in lh.store.definitions(SourceColumnRow)
+        if c.source_object_id in sources
+    }
+    schema = lh.reader.approved_schema(dataset_id)
+    columns = None
+    if schema is not None:
+        columns = tuple(
+            ColumnAbout(
+                c.name,
+                c.type,
+                c.nullable,
+                described[c.name].description if c.name in described else None,
+                described[c.name].is_pii if c.name in described else False,
+            )
+            for c in schema
+        )
+    jobs = tuple(
+        sorted(
+            j.job_id
+            for j in registry.jobs.values()
+            if any(t.dataset_id == dataset_id for t in j.tasks)
+        )
+    )
+    return DatasetAbout(
+        ds.dataset_name if ds.dataset_name != dataset_id else None,
+        ds.owner,
+        ds.domain,
+        ds.description,
+        tuple(ds.tags),
+        jobs,
+        columns,
     )
