@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from lakeguard.evidence import CheckKind, CheckRecord, CheckResult
 from lakeguard.keys import Scope
 from lakeguard.schedule import next_tick
 from lakeguard.store.definition_rows import QualityRuleRow
@@ -291,3 +292,30 @@ def test_a_dataset_page_says_what_the_yaml_says_of_it(
     columns = bronze[bronze.index('data-testid="columns"') :]
     assert "<td>radio</td><td>string</td><td>yes</td><td>Radio kind</td>" in columns
     assert f'href="/jobs/cells_job{S}"' in bronze
+
+
+def test_a_promotion_with_an_alert_policy_says_so_above_the_fold(
+    site: tuple[TestClient, Tenants, str, Path],
+) -> None:
+    """A VOLUME policy in ALERT mode that failed was only in the reason's text."""
+    client, tenants, token, _ = site
+    lh = tenants.get("default")
+    volume = CheckRecord(
+        name="volume_band",
+        kind=CheckKind.POLICY,
+        result=CheckResult.ALERT,
+        detail="rows 12 outside the learnt band 90-110",
+        blocking=False,
+    )
+    plant = Plant(lh.store, dataset=f"bronze_cells{S}", job=f"cells_job{S}")
+    row = plant.attempt(AttemptStatus.SUCCESS, allowed=True, version=1, checks=(volume,), warn=True)
+    login(client, token)
+    page = client.get(f"/datasets/bronze_cells{S}/decisions/{row.run_id}").text
+    flagged = page[
+        page.index('data-testid="flagged"') : page.index(
+            "</section>", page.index('data-testid="flagged"')
+        )
+    ]
+    assert 'data-alert="volume_band"' in flagged and "outside the learnt band" in flagged
+    assert f'data-warn="radio_known{S}"' in flagged and "3 / 10 failing (30%" in flagged
+    assert page.index('data-testid="flagged"') < page.index("<h2>Rules")
