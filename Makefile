@@ -3,7 +3,8 @@
 #   make demo   create .venv if missing, install, resolve the Delta jars, run the demo pipeline
 #   (make demo-s3: the same with the lakehouse on an S3 server it starts: docs/object-store.md)
 #   make test   same set-up, then the whole test suite (parallel workers, docs/testing.md)
-# Also: make check (lint and the tests that need no JVM), make test-deep (more random cases).
+# Also: make check (lint and the tests that need no JVM), make test-deep (more random cases),
+# make screenshots (the README's, from the browser tests).
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
@@ -22,7 +23,7 @@ DEEP_EXAMPLES ?= 25
 # pytest rewrites each test module again (`make check` took 146 s without them, 125 s with).
 PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
-.PHONY: demo demo-s3 test check test-deep lint bench setup clean
+.PHONY: demo demo-s3 test check test-deep lint bench screenshots setup clean
 
 setup: $(STAMP)
 
@@ -64,6 +65,14 @@ test-deep: $(STAMP)
 	@$(ARCHIVE)
 	LAKETX_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) $(PYTEST) -q -n $(WORKERS) --dist loadgroup \
 	  tests/test_batch_boundaries.py
+
+# The README's screenshots, made by the dashboard's browser tests (Debian's chromium).
+SHOTS := overview dataset runs jobs rules phone-overview
+screenshots: $(STAMP)
+	@scripts/check_prereqs.sh >/dev/null || exit 2
+	LAKETX_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(PYTEST) -q tests/test_dashboard_browser.py
+	rm -f docs/img/dashboard-*.png
+	for n in $(SHOTS); do cp test-artifacts/dashboard/$$n.png docs/img/dashboard-$$n.png; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

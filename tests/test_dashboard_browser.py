@@ -434,14 +434,21 @@ def test_a_run_triggered_from_the_page_finishes_and_a_forged_form_starts_none(
 
 
 PHONE = {"width": 375, "height": 812}
+DESKTOP = {"width": 1280, "height": 900}
+# the catalog pages' screenshots, at each width (the README shows some of them)
+SHOTS = {"/jobs": "jobs", "/rules": "rules", "/summary": "summary", "/search?q=cells": "search"}
 
 
-def test_every_page_fits_a_phone_without_scrolling_sideways(
-    chromium: Any, dashboard: Dashboard
+@pytest.mark.parametrize("screen", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_every_page_fits_the_screen_without_scrolling_sideways(
+    chromium: Any, dashboard: Dashboard, screen: dict[str, int]
 ) -> None:
-    """At 375 px no page is wider than the screen, and no table spills out of its card: a
-    wide table scrolls inside it."""
-    context = chromium.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True)
+    """At 375 px and at 1280 px no page is wider than the screen, and no table spills out of
+    its card: a wide table scrolls inside it."""
+    phone = screen == PHONE
+    context = chromium.new_context(
+        viewport=screen, device_scale_factor=2 if phone else 1, is_mobile=phone
+    )
     page = context.new_page()
     try:
         login(page, dashboard.served.url, dashboard.token)
@@ -483,10 +490,12 @@ def test_every_page_fits_a_phone_without_scrolling_sideways(
                   return {width, spilled};
                 }"""
             )
-            if found["width"] > PHONE["width"] or found["spilled"]:
+            if found["width"] > screen["width"] or found["spilled"]:
                 wide[path] = found
-            if path in ("/", f"/datasets/{dashboard.project.bronze}"):
+            if phone and path in ("/", f"/datasets/{dashboard.project.bronze}"):
                 shot(page, "phone-" + ("overview" if path == "/" else "dataset"))
+            if path in SHOTS:
+                shot(page, ("phone-" if phone else "") + SHOTS[path])
         assert wide == {}
     finally:
         context.close()
