@@ -152,7 +152,7 @@ def status_cli(store: Store, repeat: int) -> None:
 
 
 def status_in_process(store: Store, repeat: int) -> None:
-    from lakeguard.store.reader import StoreReader
+    from lakeguard.reads.reader import StoreReader
     from lakeguard.store.snapshots import SNAPSHOTS
 
     for _ in range(repeat + 1):  # the first one warms the imports and pools, not counted

@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from lakeguard.evidence import CheckRecord, Evidence
-from lakeguard.hashing import to_json
-from lakeguard.store import MetadataStore
-from lakeguard.store.runtime_rows import (
+from lakeguard.records.evidence import CheckRecord, Evidence
+from lakeguard.records.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     PipelineRunRow,
@@ -18,7 +16,9 @@ from lakeguard.store.runtime_rows import (
     RunRequestRow,
     new_id,
 )
-from lakeguard.vocabulary import AttemptStatus, JobStatus, Outcome
+from lakeguard.store import MetadataStore
+from lakeguard.words.hashing import to_json
+from lakeguard.words.vocabulary import AttemptStatus, JobStatus, Outcome
 
 T0 = datetime(2026, 12, 1, 8, 0, 0)
 

@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import definition_changes
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.models import MetadataDocument
-from lakeguard.errors import ValidationError
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.vocabulary import AlertEvent, AlertSeverity, Layer
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import definition_changes
+from lakeguard.reads.reader import StoreReader
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.models import MetadataDocument
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, Layer
 from openlaketx.config import LakehouseConfig
 from tests.conftest import cells_yaml, copied_store, write
 

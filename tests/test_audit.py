@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.audit import AuditData, Violation, audit
-from lakeguard.commits import Commit
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store.runtime_rows import (
+from lakeguard.records.audit import AuditData, Violation, audit
+from lakeguard.records.commits import Commit
+from lakeguard.records.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     PipelineRunRow,
@@ -23,7 +22,8 @@ from lakeguard.store.runtime_rows import (
     RunHistoryRow,
     SourceProgressRow,
 )
-from lakeguard.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
+from lakeguard.records.source_kinds.file import SeenFile
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
 from openlaketx.cli import app
 from tests.conftest import Project
 

@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import ConfigError, NotRegisteredError
-from lakeguard.progress import Rejection, SourceProgress, still_rejected
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store import StoreReader
-from lakeguard.store.runtime_rows import DataVersionRow, RejectedFileRow, SourceProgressRow
-from lakeguard.vocabulary import FileAction
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.progress import Rejection, SourceProgress, still_rejected
+from lakeguard.records.runtime_rows import DataVersionRow, RejectedFileRow, SourceProgressRow
+from lakeguard.records.source_kinds.file import SeenFile
+from lakeguard.words.errors import ConfigError, NotRegisteredError
+from lakeguard.words.vocabulary import FileAction
 from openlaketx.cli import app
 from openlaketx.sources.bad_files import spark_culprits, unreadable
 from openlaketx.sources.files import select_files

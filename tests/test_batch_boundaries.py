@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from lakeguard.gate import Gate
-from lakeguard.store import StoreReader
+from lakeguard.actors.gate import Gate
+from lakeguard.reads.reader import StoreReader
 from tests.boundaries import Pairs, twin_state
 from tests.conftest import assert_sound
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import assert_sound, write
 
 pytestmark = pytest.mark.spark

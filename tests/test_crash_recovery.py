@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from openlaketx.loads.commit import app_id, published_through
 from openlaketx.loads.staging import STAGED_DIR
 from openlaketx.tables import dataset_location

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from lakeguard.store import RunWriter
-from lakeguard.vocabulary import TriggerType
+from lakeguard.words.vocabulary import TriggerType
 from tests.conftest import Project, cells_yaml, write
 from tests.service import Served, serving
 

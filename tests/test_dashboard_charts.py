@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lakeguard.store.records import JobRunRecord
-from lakeguard.vocabulary import EventStatus
+from lakeguard.records.stored import JobRunRecord
+from lakeguard.words.vocabulary import EventStatus
 from openlaketx.service.dashboard.charts import line_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.timeline import LABEL_ROOM, timeline_chart

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
@@ -179,7 +179,7 @@ def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_pa
 def test_a_run_page_keeps_reloading_through_a_passing_read_error_and_not_a_lasting_one(
     site: tuple[TestClient, Tenants, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lakeguard.errors import NotRegisteredError, StoreContended
+    from lakeguard.words.errors import NotRegisteredError, StoreContended
 
     client, tenants, token = site
     login(client, token)

@@ -13,12 +13,12 @@ import pytest
 import yaml
 from deltalake import DeltaTable
 
-from lakeguard.catalog.export import check_export
-from lakeguard.catalog.models import Job, SourceObject
-from lakeguard.durations import seconds
-from lakeguard.keys import Scope
-from lakeguard.store.definition_rows import JobRow, RouteRow, SourceObjectRow
-from lakeguard.vocabulary import AlertSeverity, FailBehavior
+from lakeguard.actors.keys import Scope
+from lakeguard.records.definition_rows import JobRow, RouteRow, SourceObjectRow
+from lakeguard.rules.catalog.export import check_export
+from lakeguard.rules.catalog.models import Job, SourceObject
+from lakeguard.words.durations import seconds
+from lakeguard.words.vocabulary import AlertSeverity, FailBehavior
 from openlaketx.runner.job import plan
 from tests.service import Served, serving
 

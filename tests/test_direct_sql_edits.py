@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.errors import InvalidDefinition
+from lakeguard.words.errors import InvalidDefinition
 from tests.conftest import Project, assert_sound
 
 pytestmark = pytest.mark.spark

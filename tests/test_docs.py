@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.store import load_table_defs
+from lakeguard.records.table_defs import load_table_defs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]

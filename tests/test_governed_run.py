@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import NotRegisteredError
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.words.errors import NotRegisteredError
 from openlaketx.runner import promotion, reaper
 from tests.conftest import Project, assert_sound
 

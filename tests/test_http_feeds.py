@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
-from lakeguard.store.definition_rows import SourceColumnRow
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.definition_rows import SourceColumnRow
 from openlaketx.runner.news import nothing_new
 from tests.conftest import assert_sound, write
 from tests.http_server import TOKEN, Server

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.progress import WatermarkMark
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.progress import WatermarkMark
 from tests.conftest import assert_sound, write
 from tests.killing import KILL_POINTS, kill_during_run
 from tests.postgres import PASSWORD
@@ -176,8 +176,8 @@ def test_wrong_password_and_unreachable_database_are_clear_and_classified(
 
 
 def test_a_watermark_of_the_wrong_type_is_refused_at_validate(tmp_path: Path) -> None:
-    from lakeguard.catalog.loader import load_file
-    from lakeguard.errors import ValidationError
+    from lakeguard.rules.catalog.loader import load_file
+    from lakeguard.words.errors import ValidationError
 
     bad = project_yaml("jdbc:postgresql://h/db", "_x").replace(
         "watermark_column: updated_at", "watermark_column: name"

@@ -1,4 +1,4 @@
-"""Every judgment shows the rule as it was when it judged (lakeguard.judged), without Spark:
+"""Every judgment shows the rule as it was when it judged (lakeguard.records.judged), without Spark:
 the definition recorded with each rule result, read back from the rule's history for results
 recorded before it was, a rule's chart with each batch's own severity and threshold (a step
 line, each change marked), and never today's definition."""
@@ -14,14 +14,15 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.judged import Known, in_force, share_text
-from lakeguard.quality.outcome import BatchEvaluation, outcome_for
-from lakeguard.quality.rules import compile_rule
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.definition_rows import QualityRuleRow
-from lakeguard.store.records import DatasetDef, DecisionRecord, RuleDef, RuleResult
-from lakeguard.store.runtime_rows import RuleResultRow
-from lakeguard.vocabulary import Layer, Outcome, Severity
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.definition_rows import QualityRuleRow
+from lakeguard.records.judged import Known, in_force, share_text
+from lakeguard.records.quality.outcome import BatchEvaluation, outcome_for
+from lakeguard.records.runtime_rows import RuleResultRow
+from lakeguard.records.stored import DatasetDef, DecisionRecord, RuleDef, RuleResult
+from lakeguard.rules.quality.rules import compile_rule
+from lakeguard.store import MetadataStore
+from lakeguard.words.vocabulary import Layer, Outcome, Severity
 from openlaketx.runner import evidence
 from openlaketx.service.dashboard.charts import step_path, trend_chart
 from openlaketx.service.insights import trends_of

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import describe, redact, root_cause
+from lakeguard.words.errors import describe, redact, root_cause
 from openlaketx.cli import app
 from tests.conftest import Project
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.errors import WriteConflict
-from lakeguard.store import MetadataStore, RunWriter, StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runtime_rows import LeaseEventRow
+from lakeguard.store import MetadataStore, RunWriter
 from lakeguard.store.leases import live_leases
-from lakeguard.store.runtime_rows import LeaseEventRow
-from lakeguard.vocabulary import LeaseAction
+from lakeguard.words.errors import WriteConflict
+from lakeguard.words.vocabulary import LeaseAction
 from openlaketx.runner.lease import LeaseHold
 from tests.children import lease_race
 from tests.conftest import copied_store

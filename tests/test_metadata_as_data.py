@@ -16,14 +16,15 @@ import pytest
 from deltalake import DeltaTable
 from typer.testing import CliRunner
 
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import definition_changes, diff, parse_since
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ConfigError
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.definition_rows import DefinitionSet, JobRow, JobTaskRow, SourceColumnRow
-from lakeguard.store.sameness import same_definition
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import definition_changes, diff, parse_since
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.definition_rows import DefinitionSet, JobRow, JobTaskRow, SourceColumnRow
+from lakeguard.records.sameness import same_definition
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import ConfigError
 from openlaketx.cli import app
 from tests.conftest import cells_yaml, copied_store, write
 

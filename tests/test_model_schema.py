@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.schema.drift import ChangeKind, derived_changes, diff
-from lakeguard.schema.fingerprint import SchemaColumn
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.schema.drift import ChangeKind, derived_changes, diff
+from lakeguard.records.schema.fingerprint import SchemaColumn
 from tests.conftest import write
 from tests.test_sql_models import deliver, document
 

@@ -100,7 +100,8 @@ def test_a_run_refused_its_datasets_starts_no_jvm(shared_lakehouse: Any, project
     Java (its leases are taken before Spark starts)."""
     from datetime import timedelta
 
-    from lakeguard.store import RunWriter, StoreReader
+    from lakeguard.reads.reader import StoreReader
+    from lakeguard.store import RunWriter
 
     lh, p = shared_lakehouse, project
     lh.apply(p.yaml)

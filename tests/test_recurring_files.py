@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store import StoreReader
-from lakeguard.store.runtime_rows import RejectedFileRow
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runtime_rows import RejectedFileRow
+from lakeguard.records.source_kinds.file import SeenFile
 from openlaketx.runner.news import nothing_new
 from openlaketx.sources import files
 from openlaketx.sources.kinds import engine

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import ConfigError, TimeLimitExceeded
-from lakeguard.store import StoreReader
-from lakeguard.store.records import DatasetDef
-from lakeguard.vocabulary import AttemptStatus, JobStatus
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.stored import DatasetDef
+from lakeguard.words.errors import ConfigError, TimeLimitExceeded
+from lakeguard.words.vocabulary import AttemptStatus, JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner import dataset_step, job, promotion

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from lakeguard.liveness import worker_instance
-from lakeguard.schedule import CatchUp
+from lakeguard.records.runtime_rows import RunEventRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import RunEventRow
-from lakeguard.vocabulary import EventStatus, TriggerType
+from lakeguard.words.liveness import worker_instance
+from lakeguard.words.schedule import CatchUp
+from lakeguard.words.vocabulary import EventStatus, TriggerType
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import SKIPPED, Scheduler

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import Scope, token_hash
+from lakeguard.actors.keys import Scope, token_hash
+from lakeguard.records.runtime_rows import RunEventRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import RunEventRow
-from lakeguard.vocabulary import EventStatus, TriggerType
+from lakeguard.words.vocabulary import EventStatus, TriggerType
 from tests.conftest import Project, assert_sound, cells_yaml, write
 from tests.service import Served, serving
 

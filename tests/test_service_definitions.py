@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ConfigError, ValidationError
-from lakeguard.keys import Scope
-from lakeguard.schedule import next_tick
+from lakeguard.actors.keys import Scope
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.words.errors import ConfigError, ValidationError
+from lakeguard.words.schedule import next_tick
 from openlaketx.settings import load_settings
 from tests.service import Served, serving
 

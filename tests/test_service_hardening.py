@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import PREFIX, Scope, _checksum, key_id_of, new_token
+from lakeguard.actors.keys import PREFIX, Scope, _checksum, key_id_of, new_token
 from lakeguard.store import RunWriter
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.settings import ServiceSettings, TenantLimits

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.commits import app_id, published_through
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.commits import app_id, published_through
 from openlaketx.tables import dataset_location
 from tests.conftest import Project, assert_sound
 from tests.sigkill import Kill, PhaseClock, kill_in_phase

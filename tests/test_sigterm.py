@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import Project, assert_sound
 from tests.killing import ROOT
 

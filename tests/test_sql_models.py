@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import ValidationError
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.words.errors import ValidationError
 from tests.conftest import write
 
 MODEL = """
@@ -66,7 +66,7 @@ def deliver(root: Path, folder: str, name: str, text: str) -> None:
 
 
 def test_a_model_names_its_parents_and_every_error_is_located(tmp_path: Path) -> None:
-    from lakeguard.catalog.to_rows import document_rows
+    from lakeguard.rules.catalog.to_rows import document_rows
 
     doc = load_file(write(tmp_path / "ok.yaml", document("_v")))
     rows = {r.dataset_id: r for r in document_rows(doc).dataset_registry}

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.progress import fold
-from lakeguard.store import MetadataStore
-from lakeguard.store.reader import StoreReader
-from lakeguard.store.runtime_rows import (
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.progress import fold
+from lakeguard.records.runtime_rows import (
     DataVersionRow,
     PipelineRunRow,
     ProfileRow,
@@ -21,8 +20,9 @@ from lakeguard.store.runtime_rows import (
     RunHistoryRow,
     SourceProgressRow,
 )
+from lakeguard.store import MetadataStore
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
+from lakeguard.words.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
 from tests.conftest import copied_store
 
 DS = "bronze_x"

@@ -19,12 +19,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.to_rows import document_rows
-from lakeguard.errors import OutOfReach, ValidationError
-from lakeguard.keys import Scope
-from lakeguard.reach import Destination, Reach, ReachSettings, normalized, within
-from lakeguard.store.definition_rows import DefinitionRow
+from lakeguard.actors.keys import Scope
+from lakeguard.records.definition_rows import DefinitionRow
+from lakeguard.records.reach import Destination, Reach, ReachSettings, normalized, within
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.to_rows import document_rows
+from lakeguard.words.errors import OutOfReach, ValidationError
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.settings import ServiceSettings, TenantLimits

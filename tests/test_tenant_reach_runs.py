@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.to_rows import document_rows
-from lakeguard.reach import ReachSettings
-from lakeguard.vocabulary import JobStatus
+from lakeguard.records.reach import ReachSettings
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.to_rows import document_rows
+from lakeguard.words.vocabulary import JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from tests.conftest import TEST_CONF

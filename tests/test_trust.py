@@ -11,19 +11,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.policy.sla import sla_hours
-from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.records import PolicyDef
-from lakeguard.store.runtime_rows import (
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runtime_rows import (
     DataVersionRow,
     DecisionRow,
     RuleResultRow,
     RunHistoryRow,
     SchemaChangeRow,
 )
-from lakeguard.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment, trust_score
-from lakeguard.vocabulary import AttemptStatus, Outcome
+from lakeguard.records.schema.drift import ChangeKind, DriftDecision
+from lakeguard.records.stored import PolicyDef
+from lakeguard.records.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment, trust_score
+from lakeguard.rules.policy.sla import sla_hours
+from lakeguard.store import MetadataStore
+from lakeguard.words.vocabulary import AttemptStatus, Outcome
 from tests.conftest import Project
 
 NOW = datetime(2026, 11, 26, 12)

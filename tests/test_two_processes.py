@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.children import HELD, decisions, laketx_watched, release, wait_for_decisions
 from tests.conftest import Project, assert_sound
 

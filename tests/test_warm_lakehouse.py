@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from lakeguard.records.versioning import StoreVersionError
 from lakeguard.store.registration import _known, is_registered
 from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.versioning import StoreVersionError
 from openlaketx.service.tenants import Tenants
 from openlaketx.tables import dataset_location, quarantine_name
 from tests.conftest import Project

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.service.dashboard.sessions import LoginForms, cross_origin
 from tests.conftest import cells_yaml, write
 from tests.service import Served, serving

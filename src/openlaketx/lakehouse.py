@@ -16,27 +16,28 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.alerts.incidents import Incident
-from lakeguard.alerts.outbox import Outbox
-from lakeguard.audit import Violation, audit, only
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import ChangeReport, definition_changes
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import load_file
-from lakeguard.catalog.models import MetadataDocument
-from lakeguard.catalog.plan import Plan
-from lakeguard.catalog.recheck import DefinitionProblem
-from lakeguard.catalog.watch import FolderWatcher
-from lakeguard.errors import NotRegisteredError
-from lakeguard.gate import Gate
-from lakeguard.liveness import known_dead
-from lakeguard.rejections import release
-from lakeguard.sqlsafety import tables_named
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.objectstore import is_remote
-from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
-from lakeguard.store.runtime_rows import RejectedFileRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.actors.alerts.outbox import Outbox
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import ChangeReport, definition_changes
+from lakeguard.actors.catalog.watch import FolderWatcher
+from lakeguard.actors.gate import Gate
+from lakeguard.actors.rejections import release
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.audit import Violation, audit, only
+from lakeguard.records.objectstore import is_remote
+from lakeguard.records.runtime_rows import RejectedFileRow
+from lakeguard.records.sqlsafety import tables_named
+from lakeguard.records.stored import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
+from lakeguard.rules.alerts.incidents import Incident
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.rules.catalog.models import MetadataDocument
+from lakeguard.rules.catalog.plan import Plan
+from lakeguard.rules.catalog.recheck import DefinitionProblem
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import NotRegisteredError
+from lakeguard.words.liveness import known_dead
+from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
 from openlaketx.loads.version_read import read_version
@@ -140,7 +141,7 @@ class Lakehouse:
     def definition_problems(self) -> list[DefinitionProblem]:
         """The stored definitions that do not validate (a direct SQL edit, say), each with its
         table, key, fix and what it blocks; no Spark. Runs check the same (see
-        lakeguard.catalog.recheck)."""
+        lakeguard.rules.catalog.recheck)."""
         return list(self.reader.registry().problems)
 
     def plan(self, path: str | Path) -> Plan:

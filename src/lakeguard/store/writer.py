@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from lakeguard.records.runtime_rows import LeaseEventRow, RuntimeRow, SourceProgressRow
+from lakeguard.records.stored import Lease
 from lakeguard.store import leases
-from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import LeaseEventRow, RuntimeRow, SourceProgressRow
 from lakeguard.store.store import MetadataStore
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult

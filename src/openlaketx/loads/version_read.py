@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 from openlaketx.loads.content import VERSION_COLUMN
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 
-from lakeguard.errors import LakeTxError, describe, root_cause
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.progress import Rejection
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.profiling import LastProfiles
-from lakeguard.quality.rules import compile_rules
-from lakeguard.shapes import JsonObject
-from lakeguard.store.runtime_rows import RejectedFileRow, TrustScoreRow
-from lakeguard.vocabulary import AttemptStatus, Layer
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.progress import Rejection
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quality.profiling import LastProfiles
+from lakeguard.records.runtime_rows import RejectedFileRow, TrustScoreRow
+from lakeguard.rules.quality.rules import compile_rules
+from lakeguard.words.errors import LakeTxError, describe, root_cause
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import AttemptStatus, Layer
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift, quarantine
@@ -285,7 +285,7 @@ def _nothing_new(
 
 def _settle_quarantine(ctx: RunContext, target: Target, result: StepResult) -> None:
     """After a batch was held or promoted: the held batches it read again leave quarantine,
-    so each is there once and none that a version holds (lakeguard.quarantine). Best effort:
+    so each is there once and none that a version holds (lakeguard.records.quarantine). Best effort:
     the attempt's outcome stands either way, and the next judged attempt (or `laketx migrate`)
     settles what is left."""
     if result.status != AttemptStatus.BLOCKED and result.data_version is None:

@@ -7,16 +7,16 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.gate import Decision, decide
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.fail_behavior import droppable as droppable_rules
-from lakeguard.quality.fail_behavior import fail_behavior
-from lakeguard.quality.outcome import BatchEvaluation
-from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
-from lakeguard.schema.fingerprint import from_fields
-from lakeguard.store.records import ApprovedVersion
-from lakeguard.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
+from lakeguard.actors.gate import Decision, decide
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quality.outcome import BatchEvaluation
+from lakeguard.records.quality.profiling import LastProfiles, full_profile_due, profile_drift
+from lakeguard.records.schema.fingerprint import from_fields
+from lakeguard.records.stored import ApprovedVersion
+from lakeguard.rules.quality.fail_behavior import droppable as droppable_rules
+from lakeguard.rules.quality.fail_behavior import fail_behavior
+from lakeguard.words.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
 from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
 from openlaketx.loads.version_read import read_version

@@ -13,16 +13,16 @@ from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, SourceError, first_line
-from lakeguard.progress import Rejection, SourceProgress
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.reach import Reach
-from lakeguard.sqlsafety import vetted_sql
-from lakeguard.store.ddl import quote
-from lakeguard.store.reader import StoreReader
-from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import (
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.progress import Rejection, SourceProgress
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.reach import Reach
+from lakeguard.records.sqlsafety import vetted_sql
+from lakeguard.records.stored import ApprovedVersion, DatasetDef, SourceObjectDef
+from lakeguard.words.errors import LakeTxError, SourceError, first_line
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import (
     PARENT_VERSION,
     Layer,
     LoadType,

@@ -9,11 +9,11 @@ that only Spark can answer for (JDBC, HDFS), may have something: the run starts 
 
 from __future__ import annotations
 
-from lakeguard.commits import app_id, published_through
-from lakeguard.store import StoreReader
-from lakeguard.store.records import DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.commits import app_id, published_through
+from lakeguard.records.stored import DatasetDef
+from lakeguard.words.vocabulary import Layer
 from openlaketx.sources.kinds import engine
 from openlaketx.tables import dataset_location
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from lakeguard.gate import Check
-from lakeguard.policy.evaluate import applicable, checks
-from lakeguard.policy.kinds import BatchFacts
-from lakeguard.policy.pii import Shape, raw_pii
-from lakeguard.schema.drift import ChangeKind
-from lakeguard.store import StoreReader
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.store.registry import Registry
+from lakeguard.actors.gate import Check
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.schema.drift import ChangeKind
+from lakeguard.records.stored import ApprovedVersion, DatasetDef
+from lakeguard.rules.policy.evaluate import applicable, checks
+from lakeguard.rules.policy.kinds import BatchFacts
+from lakeguard.rules.policy.pii import Shape, raw_pii
 
 
 def policy_checks(

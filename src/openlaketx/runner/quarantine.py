@@ -1,5 +1,6 @@
-"""A dataset's quarantine table kept to each held batch once (lakeguard.quarantine): the held
-batches a later attempt held again, or promoted, leave the table in one commit that says so.
+"""A dataset's quarantine table kept to each held batch once (lakeguard.records.quarantine):
+the held batches a later attempt held again, or promoted, leave the table in one commit that
+says so.
 
 Run after every judged attempt (the run's lease held), by `laketx migrate` for the tables
 written before, and read by the dashboard and `verify`. delta-rs only: no Spark. The files
@@ -19,8 +20,8 @@ import pyarrow as pa
 from deltalake import CommitProperties
 from deltalake.transaction import AddAction, RemoveAction
 
-from lakeguard.quarantine import BATCH, HeldPart, Hold, HoldState, Judged, plan, unwanted
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.quarantine import BATCH, HeldPart, Hold, HoldState, Judged, plan, unwanted
 from openlaketx import storage
 from openlaketx.tables import dataset_location, quarantine_name
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.store import MetadataStore, RunWriter, StoreReader
-from lakeguard.store.records import InFlightRun
-from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
+from lakeguard.records.stored import InFlightRun
+from lakeguard.store import MetadataStore, RunWriter
+from lakeguard.words.liveness import known_dead, worker_instance
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 
 
 def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> bool:

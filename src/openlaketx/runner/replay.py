@@ -20,15 +20,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, NotRegisteredError
-from lakeguard.quality.kinds import RULE_KINDS
-from lakeguard.quality.rules import compile_rules
-from lakeguard.reach import Reach
-from lakeguard.store import StoreReader
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer, LoadType
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.reach import Reach
+from lakeguard.records.stored import ApprovedVersion, DatasetDef
+from lakeguard.rules.quality.kinds import RULE_KINDS
+from lakeguard.rules.quality.rules import compile_rules
+from lakeguard.words.errors import LakeTxError, NotRegisteredError
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import Layer, LoadType
 from openlaketx import storage
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import staging, strategies

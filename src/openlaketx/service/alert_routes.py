@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, Path, Query
 
-from lakeguard.keys import ApiKey, Scope
+from lakeguard.actors.keys import ApiKey, Scope
 from openlaketx.service import alerts
 from openlaketx.service.auth import Authenticator
 from openlaketx.service.tenants import Tenants

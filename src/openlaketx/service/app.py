@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from lakeguard.errors import AuthError, NotRegisteredError
-from lakeguard.keys import ApiKey, Scope
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import JobRunRecord
-from lakeguard.vocabulary import IN_FLIGHT, TriggerType
+from lakeguard.actors.keys import ApiKey, Scope
+from lakeguard.records.stored import JobRunRecord
+from lakeguard.words.errors import AuthError, NotRegisteredError
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import problems
 from openlaketx.service.alert_routes import install_alert_routes

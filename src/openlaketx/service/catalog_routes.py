@@ -17,13 +17,13 @@ from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from lakeguard.catalog.changes import parse_since
-from lakeguard.catalog.plan import Plan
-from lakeguard.errors import ConfigError, NotRegisteredError, ValidationError
-from lakeguard.keys import ApiKey, Scope
-from lakeguard.schedule import next_tick
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import JobDef
+from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.actors.keys import ApiKey, Scope
+from lakeguard.records.stored import JobDef
+from lakeguard.rules.catalog.plan import Plan
+from lakeguard.words.errors import ConfigError, NotRegisteredError, ValidationError
+from lakeguard.words.schedule import next_tick
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service.auth import Authenticator
 from openlaketx.service.graph import LineageGraph, lineage_graph
 from openlaketx.service.refusals import UnsupportedMediaType

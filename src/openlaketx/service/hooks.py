@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from lakeguard.errors import LakeTxError
+from lakeguard.words.errors import LakeTxError
 from openlaketx.config import DEFAULT_TENANT
 from openlaketx.service.tenants import Tenants
 from openlaketx.sources.credentials import resolve

@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Path, Query
 from fastapi.encoders import jsonable_encoder
 
-from lakeguard.keys import ApiKey, Scope
-from lakeguard.shapes import JsonObject
+from lakeguard.actors.keys import ApiKey, Scope
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service import history, insights, quarantine_view
 from openlaketx.service.auth import Authenticator
 from openlaketx.service.tenants import Tenants

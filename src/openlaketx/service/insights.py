@@ -13,11 +13,11 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.decision_diff import DecisionDiff, compared_with, diff_decisions
-from lakeguard.judged import JudgedAs, changed
-from lakeguard.store.records import DecisionRecord
-from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.records.judged import JudgedAs, changed
+from lakeguard.records.runtime_rows import SchemaChangeRow
+from lakeguard.records.stored import DecisionRecord
+from lakeguard.rules.decision_diff import DecisionDiff, compared_with, diff_decisions
+from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
 
 
@@ -26,7 +26,7 @@ class _Model(BaseModel):
 
 
 class TrendPoint(_Model):
-    """One batch a rule judged, with the rule as it was then (lakeguard.judged)."""
+    """One batch a rule judged, with the rule as it was then (lakeguard.records.judged)."""
 
     run_id: str
     evaluated_at: datetime
@@ -144,7 +144,6 @@ def decision_diff(lh: Lakehouse, dataset_id: str, run_id: str) -> DecisionDiff:
     time, or why promoted now."""
     record = lh.explain(dataset_id, run_id)
     return diff_decisions(record, counterpart(lh, record))
-
 
 
 def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:

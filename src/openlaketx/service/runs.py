@@ -23,14 +23,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.errors import WriteConflict, describe
-from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.retries import backoff
-from lakeguard.store import RunWriter, StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runtime_rows import RunEventRow, RunRequestRow, new_id
+from lakeguard.store import RunWriter
 from lakeguard.store.requests import claim, find, recorded
-from lakeguard.store.runtime_rows import RunEventRow, RunRequestRow, new_id
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
+from lakeguard.words.errors import WriteConflict, describe
+from lakeguard.words.liveness import known_dead, worker_instance
+from lakeguard.words.retries import backoff
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult, plan
 from openlaketx.runner.lifecycle import JobRun

@@ -2,7 +2,7 @@
 
 One pass (`tick`) looks at every tenant's enabled jobs:
 
-- **schedule**: each tick (lakeguard/schedule.py) after the job's last claimed one, up to
+- **schedule**: each tick (lakeguard/words/schedule.py) after the job's last claimed one, up to
   now, is claimed once — `run_requests`, key `tick:<job>@<UTC time>` — so two schedulers
   never run one tick twice; after downtime only the latest missed tick runs (or all of them,
   with catch-up `all`, one after another). A tick that comes while a run of the job started
@@ -18,13 +18,13 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
-Each pass also checks every dataset's freshness SLA (`lakeguard.alerts.outbox`): a dataset
+Each pass also checks every dataset's freshness SLA (`lakeguard.actors.alerts.outbox`): a dataset
 whose latest approved version is older than its SLA gets its SLA_MISSED incident within one
 pass of the breach, with no run (a feed that stopped delivering starts none).
 
 A job whose stored definitions do not validate (a bad cron or time zone, a task naming an
-unknown dataset: lakeguard.catalog.recheck) is not fired; the pass says why, and the other jobs
-run as usual.
+unknown dataset: lakeguard.rules.catalog.recheck) is not fired; the pass says why, and the
+other jobs run as usual.
 
 `laketx serve` runs a pass every few seconds; `laketx scheduler --once` runs one and waits for
 the runs it started.
@@ -40,16 +40,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.alerts.outbox import Outbox
-from lakeguard.errors import LakeTxError, WriteConflict, describe
-from lakeguard.liveness import known_dead
-from lakeguard.retries import backoff
-from lakeguard.schedule import CatchUp, due
-from lakeguard.store.records import JobDef
+from lakeguard.actors.alerts.outbox import Outbox
+from lakeguard.records.runtime_rows import IncidentEventRow, RunRequestRow
+from lakeguard.records.stored import JobDef
 from lakeguard.store.requests import claim
-from lakeguard.store.runtime_rows import IncidentEventRow, RunRequestRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import EventStatus, Layer, TriggerType
+from lakeguard.words.errors import LakeTxError, WriteConflict, describe
+from lakeguard.words.liveness import known_dead
+from lakeguard.words.retries import backoff
+from lakeguard.words.schedule import CatchUp, due
+from lakeguard.words.vocabulary import EventStatus, Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.refusals import TooManyRuns
 from openlaketx.service.runs import RunService

@@ -20,10 +20,10 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.staticfiles import StaticFiles
 
-from lakeguard.decision_diff import diff_decisions
-from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
-from lakeguard.keys import Scope
-from lakeguard.vocabulary import TriggerType
+from lakeguard.actors.keys import Scope
+from lakeguard.rules.decision_diff import diff_decisions
+from lakeguard.words.errors import AuthError, LakeTxError, NotRegisteredError
+from lakeguard.words.vocabulary import TriggerType
 from openlaketx.service import alerts, history, insights, quarantine_view
 from openlaketx.service.auth import FailureBrake
 from openlaketx.service.dashboard import login
