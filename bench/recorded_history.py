@@ -17,20 +17,16 @@ import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
+from lakeguard.records.checks.result_rows import (
     DqResultRow,
-    PipelineRunRow,
     ProfileRow,
     RuleResultRow,
-    RunEventRow,
-    RunHistoryRow,
-    RuntimeRow,
-    StepLogRow,
     TrustScoreRow,
 )
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
 from lakeguard.records.table_defs import table_def
 from lakeguard.store import MetadataStore
 from lakeguard.store.store import utcnow

@@ -49,7 +49,7 @@ def project(home: Path) -> Path:
 
 def record_runs(store: MetadataStore, runs: int) -> None:
     """`runs` job runs of two datasets each, with the rows a real run leaves."""
-    from lakeguard.records.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow
+    from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
     from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus
 
     writer, gate = RunWriter(store), Gate(store)

@@ -6,16 +6,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from lakeguard.records.checks.result_rows import RuleResultRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
 from lakeguard.records.evidence import CheckRecord, Evidence
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    PipelineRunRow,
-    RuleResultRow,
-    RunHistoryRow,
-    RunRequestRow,
-    new_id,
-)
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.store import MetadataStore
 from lakeguard.words.hashing import to_json
 from lakeguard.words.vocabulary import AttemptStatus, JobStatus, Outcome

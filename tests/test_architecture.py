@@ -127,7 +127,7 @@ def test_no_lakeguard_module_mentions_openlaketx_imports() -> None:
 def test_openlaketx_never_writes_decisions_versions_or_definitions() -> None:
     """Invariant 10: the engine reads definitions and asks the gate; it never writes them.
 
-    Rows reach a table as typed rows (`lakeguard.records.runtime_rows`) through `RunWriter`,
+    Rows reach a table as typed rows (`lakeguard.records`) through `RunWriter`,
     whose store refuses the gate's tables; so the engine must not name the gate's row types,
     impersonate the gate, upsert, or name a gate table in any string, wherever it is held.
     """
@@ -159,7 +159,7 @@ def test_the_writer_refuses_the_gate_tables_whatever_it_is_handed(tmp_path: Path
 
     import pytest
 
-    from lakeguard.records.runtime_rows import DecisionRow
+    from lakeguard.records.decisions.rows import DecisionRow
     from lakeguard.store import MetadataStore, RunWriter
     from lakeguard.words.errors import MetadataStoreError
 

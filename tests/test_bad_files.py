@@ -16,9 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.progress import Rejection, SourceProgress, still_rejected
-from lakeguard.records.runtime_rows import DataVersionRow, RejectedFileRow, SourceProgressRow
-from lakeguard.records.source_kinds.file import SeenFile
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.sources.kinds.file import SeenFile
+from lakeguard.records.sources.progress import Rejection, SourceProgress, still_rejected
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.words.errors import ConfigError, NotRegisteredError
 from lakeguard.words.vocabulary import FileAction
 from openlaketx.cli import app

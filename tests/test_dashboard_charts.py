@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lakeguard.records.stored import JobRunRecord
+from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.words.vocabulary import EventStatus
 from openlaketx.service.dashboard.charts import line_chart
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
 from lakeguard.records.judged import Known
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision
-from lakeguard.records.stored import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.rules.decision_diff import compared_with, diff_decisions
 from lakeguard.words.vocabulary import Outcome, Severity
 

@@ -14,7 +14,9 @@ import yaml
 from deltalake import DeltaTable
 
 from lakeguard.actors.keys import Scope
-from lakeguard.records.definition_rows import JobRow, RouteRow, SourceObjectRow
+from lakeguard.records.alerts.channel_rows import RouteRow
+from lakeguard.records.definitions.jobs import JobRow
+from lakeguard.records.sources.rows import SourceObjectRow
 from lakeguard.rules.catalog.export import check_export
 from lakeguard.rules.catalog.models import Job, SourceObject
 from lakeguard.words.durations import seconds

@@ -13,16 +13,13 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import pytest
 
-from lakeguard.records.definition_rows import (
-    DOCUMENT_TABLES,
-    ROW_TYPES,
-    DefinitionSet,
-    JobRow,
-    RouteRow,
-    SourceObjectRow,
-)
-from lakeguard.records.rowschema import DeltaType, Stamped
+from lakeguard.records.alerts.channel_rows import RouteRow
+from lakeguard.records.definitions.jobs import JobRow
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
+from lakeguard.records.rows.schema import DeltaType, Stamped
 from lakeguard.records.sameness import content_hash
+from lakeguard.records.sources.rows import SourceObjectRow
+from lakeguard.records.table_defs import DEFINITION_ROW_TYPES as ROW_TYPES
 from lakeguard.records.table_defs import TableKind, load_table_defs
 from lakeguard.rules.catalog.alert_models import NotificationRoute
 from lakeguard.rules.catalog.models import Job, SourceObject

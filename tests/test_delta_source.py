@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.source_kinds.delta import SourceVersion
+from lakeguard.records.sources.kinds.delta import SourceVersion
 from tests.conftest import assert_sound, write
 
 pytestmark = pytest.mark.spark

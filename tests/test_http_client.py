@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lakeguard.records.reach import Destination, Reach
-from lakeguard.records.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
 from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.words.errors import OutOfReach, SourceError, ValidationError
 from openlaketx.sources.http_client import HttpClient

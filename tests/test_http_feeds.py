@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.definition_rows import SourceColumnRow
+from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.runner.news import nothing_new
 from tests.conftest import assert_sound, write
 from tests.http_server import TOKEN, Server

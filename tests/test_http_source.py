@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import RejectedFileRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.loads.staging import LANDING_DIR
 from openlaketx.runner.news import nothing_new
 from openlaketx.tables import dataset_location

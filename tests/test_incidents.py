@@ -16,7 +16,7 @@ from lakeguard.actors.alerts.outbox import RETRY_GRACE, Outbox
 from lakeguard.actors.catalog.apply import apply_file
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult
-from lakeguard.records.runtime_rows import RunRequestRow
+from lakeguard.records.runs.coordination import RunRequestRow
 from lakeguard.rules.alerts.events import Occurrence
 from lakeguard.rules.alerts.incidents import fold, place
 from lakeguard.store import MetadataStore
@@ -212,7 +212,8 @@ def test_routes_select_events_by_cause_severity_filters_and_warn_share() -> None
     from dataclasses import replace as changed
 
     from lakeguard.actors.alerts.routing import covers
-    from lakeguard.records.stored import DatasetDef, RouteDef
+    from lakeguard.records.alerts.records import RouteDef
+    from lakeguard.records.definitions.records import DatasetDef
     from lakeguard.rules.alerts.incidents import place as placed
     from lakeguard.words.vocabulary import AlertSeverity, Layer
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.progress import WatermarkMark
+from lakeguard.records.sources.progress import WatermarkMark
 from tests.conftest import assert_sound, write
 from tests.killing import KILL_POINTS, kill_during_run
 from tests.postgres import PASSWORD

@@ -15,11 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.definition_rows import QualityRuleRow
+from lakeguard.records.checks.result_rows import RuleResultRow
+from lakeguard.records.checks.rule_rows import QualityRuleRow
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult
+from lakeguard.records.definitions.records import DatasetDef, RuleDef
 from lakeguard.records.judged import Known, in_force, share_text
 from lakeguard.records.quality.outcome import BatchEvaluation, outcome_for
-from lakeguard.records.runtime_rows import RuleResultRow
-from lakeguard.records.stored import DatasetDef, DecisionRecord, RuleDef, RuleResult
 from lakeguard.rules.quality.rules import compile_rule
 from lakeguard.store import MetadataStore
 from lakeguard.words.vocabulary import Layer, Outcome, Severity

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import LeaseEventRow
+from lakeguard.records.runs.coordination import LeaseEventRow
 from lakeguard.store import MetadataStore, RunWriter
 from lakeguard.store.leases import live_leases
 from lakeguard.words.errors import WriteConflict

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.records.runtime_rows import RunEventRow
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.words.vocabulary import EventStatus
 from openlaketx.runner.reaper import reap

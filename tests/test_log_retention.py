@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.records.definition_rows import SourceSystemRow
+from lakeguard.records.sources.rows import SourceSystemRow
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import MetadataStore, compaction, deltars
 from lakeguard.store.migrations import m0004_log_retention, migrate

@@ -19,8 +19,10 @@ from typer.testing import CliRunner
 from lakeguard.actors.catalog.apply import apply_file, plan_file
 from lakeguard.actors.catalog.changes import definition_changes, diff, parse_since
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.definition_rows import DefinitionSet, JobRow, JobTaskRow, SourceColumnRow
+from lakeguard.records.definitions.jobs import JobRow, JobTaskRow
+from lakeguard.records.definitions.sets import DefinitionSet
 from lakeguard.records.sameness import same_definition
+from lakeguard.records.sources.rows import SourceColumnRow
 from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.store import MetadataStore

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lakeguard.records.definition_rows import SourceSystemRow
+from lakeguard.records.sources.rows import SourceSystemRow
 from lakeguard.records.table_defs import TableKind, load_table_defs
 from lakeguard.records.versioning import STORE_VERSION, VERSION_PROPERTY, StoreVersionError
 from lakeguard.store import MetadataStore, compaction, deltars
@@ -269,7 +269,7 @@ def test_compare_and_set_appends_never_both_win(store: MetadataStore, tmp_path: 
 
 def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: MetadataStore) -> None:
     from lakeguard.reads.reader import StoreReader
-    from lakeguard.records.runtime_rows import LeaseEventRow
+    from lakeguard.records.runs.coordination import LeaseEventRow
     from lakeguard.store import RunWriter
     from lakeguard.store.leases import live_lease
     from lakeguard.words.errors import WriteConflict
@@ -297,7 +297,7 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
 def test_per_key_reads_and_lineage_counts_agree_with_every_row(store: MetadataStore) -> None:
     """What DataFusion picks (each dataset's newest rows) and counts (lineage) equals what the
     same question answers over every row, for this tenant only."""
-    from lakeguard.records.runtime_rows import DataVersionRow, DecisionRow
+    from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
     from lakeguard.records.trust import Lineage
 
     now, rows = utcnow(), []

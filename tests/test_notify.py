@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lakeguard.actors.alerts.deliveries import delivery_id
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
 from lakeguard.records.reach import ReachSettings
-from lakeguard.records.runtime_rows import DeliveryRow, IncidentEventRow
 from lakeguard.words.vocabulary import AlertEvent, AttemptStatus, DeliveryAction, IncidentAction
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.records.runtime_rows import DeliveryRow
+from lakeguard.records.alerts.event_rows import DeliveryRow
 from lakeguard.store.store import utcnow
 from lakeguard.words.vocabulary import AttemptStatus, DeliveryAction
 from openlaketx.config import LakehouseConfig

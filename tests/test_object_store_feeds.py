@@ -64,8 +64,8 @@ def test_a_feed_on_the_object_store_is_listed_for_arrivals_and_news_without_a_jv
     """The scheduler's file-arrival trigger and `laketx run`'s check for anything new list a
     feed on the object store themselves: a delivered file is waiting, and new until a batch
     took it; a second one is new again."""
-    from lakeguard.records.progress import SourceProgress
-    from lakeguard.records.source_kinds.file import SeenFile
+    from lakeguard.records.sources.kinds.file import SeenFile
+    from lakeguard.records.sources.progress import SourceProgress
     from openlaketx.lakehouse import Lakehouse
     from openlaketx.sources.kinds import engine
     from openlaketx.sources.listing import store_files

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakeguard.records.definition_rows import DefinitionSet
+from lakeguard.records.definitions.sets import DefinitionSet
 from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.rules.catalog.plan import plan_changes
 from lakeguard.rules.catalog.to_rows import document_rows

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.records.stored import PolicyDef
+from lakeguard.records.definitions.records import PolicyDef
 from lakeguard.rules.catalog.loader import load_file
 from lakeguard.rules.policy.evaluate import checks
 from lakeguard.rules.policy.expression import evaluate, parse
@@ -58,7 +58,7 @@ def policy(kind: str, enforcement: str, expression: str = "") -> PolicyDef:
 def test_block_policies_block_and_alert_policies_log() -> None:
     from datetime import datetime, timedelta
 
-    from lakeguard.records.stored import ApprovedVersion
+    from lakeguard.records.decisions.versions import ApprovedVersion
     from lakeguard.rules.policy.kinds import BatchFacts
 
     now = datetime(2026, 11, 1, 12)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from lakeguard.actors.gate import Check, decide
+from lakeguard.records.definitions.records import RuleDef
 from lakeguard.records.quality.outcome import RuleOutcome, overall_status
-from lakeguard.records.stored import RuleDef
 from lakeguard.rules.quality.rules import compile_rule, compile_rules
 from lakeguard.words.errors import ValidationError
 

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeguard.records.audit import AuditData, audit
+from lakeguard.records.decisions.rows import DecisionRow
 from lakeguard.records.evidence import Evidence
 from lakeguard.records.quarantine import (
     BATCH,
@@ -30,7 +31,6 @@ from lakeguard.records.quarantine import (
     plan,
     unwanted,
 )
-from lakeguard.records.runtime_rows import DecisionRow
 from lakeguard.words.hashing import to_json
 from openlaketx.runner.quarantine import held_parts, settle
 

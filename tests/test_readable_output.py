@@ -16,15 +16,11 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner
 
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
+from lakeguard.records.decisions.versions import DatasetStatus
 from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision
-from lakeguard.records.stored import (
-    DatasetStatus,
-    DecisionRecord,
-    JobRunRecord,
-    RuleResult,
-    SchemaChange,
-)
 from lakeguard.words.vocabulary import (
     AttemptStatus,
     EventStatus,

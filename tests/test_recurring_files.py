@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import RejectedFileRow
-from lakeguard.records.source_kinds.file import SeenFile
+from lakeguard.records.sources.kinds.file import SeenFile
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.runner.news import nothing_new
 from openlaketx.sources import files
 from openlaketx.sources.kinds import engine

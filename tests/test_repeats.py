@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.records.stored import ApprovedVersion, DatasetDef
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.words.errors import SourceError
 from lakeguard.words.vocabulary import Layer, SourceKindName
 from openlaketx.runner.batch import InputBatch

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from lakeguard.actors.gate import decide
+from lakeguard.records.definitions.records import DatasetDef, RuleDef, Transform
 from lakeguard.records.quality.outcome import RuleOutcome
-from lakeguard.records.stored import DatasetDef, RuleDef, SourceObjectDef, Transform
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.rules.catalog.loader import load_file
 from lakeguard.rules.quality.evaluate import evaluate_row_count, implied_unique
 from lakeguard.rules.quality.fail_behavior import droppable, fail_behavior

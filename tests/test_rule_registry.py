@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lakeguard.records.stored import RuleDef
+from lakeguard.records.definitions.records import RuleDef
 from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.rules.catalog.to_rows import rule_parameters
 from lakeguard.rules.quality import kinds

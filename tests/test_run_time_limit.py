@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.stored import DatasetDef
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.words.errors import ConfigError, TimeLimitExceeded
 from lakeguard.words.vocabulary import AttemptStatus, JobStatus
 from openlaketx.config import LakehouseConfig

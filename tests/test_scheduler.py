@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.records.runtime_rows import RunEventRow
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.words.liveness import worker_instance
 from lakeguard.words.schedule import CatchUp

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.records.definition_rows import SourceColumnRow
+from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.tables import dataset_location
 from tests.conftest import assert_sound, write
 

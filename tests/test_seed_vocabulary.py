@@ -13,8 +13,9 @@ from sqlglot import exp, parse_one
 from sqlglot.executor import execute
 from typer.testing import CliRunner
 
-from lakeguard.records.definition_rows import SourceSystemRow
-from lakeguard.records.runtime_rows import RunEventRow, new_id
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.rows import RunEventRow
+from lakeguard.records.sources.rows import SourceSystemRow
 from lakeguard.records.sqlsafety import tables_named
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import RunWriter

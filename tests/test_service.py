@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lakeguard.actors.keys import Scope, token_hash
-from lakeguard.records.runtime_rows import RunEventRow
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.words.vocabulary import EventStatus, TriggerType
 from tests.conftest import Project, assert_sound, cells_yaml, write

@@ -51,8 +51,8 @@ def test_jvm_reflection_is_refused_whatever_the_arguments(name: str, arg: str) -
 
 def test_spark_gets_the_rerendered_tree_never_the_raw_text() -> None:
     """A trailing comment once swallowed the rest of the generated predicate."""
+    from lakeguard.records.definitions.records import RuleDef
     from lakeguard.records.sqlsafety import vetted_sql
-    from lakeguard.records.stored import RuleDef
     from lakeguard.rules.quality.rules import compile_rule
 
     assert vetted_sql("distance > 0 --", where="w") == "distance > 0"

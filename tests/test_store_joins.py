@@ -11,15 +11,11 @@ from pathlib import Path
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.progress import fold
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    PipelineRunRow,
-    ProfileRow,
-    RunEventRow,
-    RunHistoryRow,
-    SourceProgressRow,
-)
+from lakeguard.records.checks.result_rows import ProfileRow
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+from lakeguard.records.sources.progress import fold
+from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.store import MetadataStore
 from lakeguard.store.store import utcnow
 from lakeguard.words.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus

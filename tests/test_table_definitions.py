@@ -12,8 +12,9 @@ from typing import Annotated, ClassVar
 import pytest
 
 from lakeguard.records.features import UNWRITABLE_FEATURES, unwritable_features
-from lakeguard.records.rowschema import Comment, Int32, RuntimeTable, table_document
-from lakeguard.records.runtime_rows import ROW_TYPES, RuntimeRow
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.rows.schema import Comment, Int32, RuntimeTable, table_document
+from lakeguard.records.table_defs import RUNTIME_ROW_TYPES as ROW_TYPES
 from lakeguard.records.table_defs import TableDef, TableKind, load_table_defs
 from lakeguard.store import ddl
 from lakeguard.store.arrow import arrow_schema, delta_schema_json, to_arrow, to_rows

@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeguard.actors.keys import Scope
-from lakeguard.records.definition_rows import DefinitionRow
 from lakeguard.records.reach import Destination, Reach, ReachSettings, normalized, within
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.rules.catalog.to_rows import document_rows
 from lakeguard.words.errors import OutOfReach, ValidationError

@@ -12,15 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    RuleResultRow,
-    RunHistoryRow,
-    SchemaChangeRow,
-)
+from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.definitions.records import PolicyDef
+from lakeguard.records.runs.rows import RunHistoryRow
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision
-from lakeguard.records.stored import PolicyDef
 from lakeguard.records.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment, trust_score
 from lakeguard.rules.policy.sla import sla_hours
 from lakeguard.store import MetadataStore

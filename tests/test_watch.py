@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lakeguard.actors.catalog.watch import FolderWatcher
-from lakeguard.records.definition_rows import DOCUMENT_TABLES
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES
 from lakeguard.store import MetadataStore
 from lakeguard.words.vocabulary import SyncOutcome
 from tests.conftest import cells_yaml, write

@@ -24,10 +24,13 @@ from lakeguard.actors.gate import Gate
 from lakeguard.actors.rejections import release
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.audit import Violation, audit, only
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.decisions.versions import DatasetStatus
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.objectstore import is_remote
-from lakeguard.records.runtime_rows import RejectedFileRow
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from lakeguard.records.sqlsafety import tables_named
-from lakeguard.records.stored import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
 from lakeguard.rules.alerts.incidents import Incident
 from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
 from lakeguard.rules.catalog.loader import load_file

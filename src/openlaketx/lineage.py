@@ -20,7 +20,7 @@ from typing import Any
 
 import attr
 
-from lakeguard.records.stored import DatasetDef
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.words.vocabulary import AttemptStatus, Outcome
 from openlaketx.runner.context import StepObserver, StepResult
 

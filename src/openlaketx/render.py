@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console, Group
 from rich.text import Text
 
-from lakeguard.records.stored import DecisionRecord
+from lakeguard.records.decisions.records import DecisionRecord
 from lakeguard.rules.catalog.plan import Plan
 from lakeguard.words.shapes import JsonObject, StoredRow
 from openlaketx.runner.job import JobResult

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.definition_rows import SourceColumnRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.evidence import Check, CheckRecord, Evidence
 from lakeguard.records.quality.outcome import RuleOutcome
-from lakeguard.records.runtime_rows import DataVersionRow, DecisionRow
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from lakeguard.records.stored import ApprovedVersion
+from lakeguard.records.sources.rows import SourceColumnRow
 from lakeguard.words.errors import MetadataStoreError, WriteConflict
 from lakeguard.words.hashing import to_json
 

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from lakeguard.records.definition_rows import ApiKeyRow
+from lakeguard.records.definitions.keys import ApiKeyRow
 from lakeguard.words.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.words.hashing import fingerprint
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lakeguard.records.runtime_rows import RejectedFileRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from lakeguard.words.errors import ConfigError, NotRegisteredError
 
 if TYPE_CHECKING:

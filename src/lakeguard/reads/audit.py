@@ -9,15 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from lakeguard.reads.definitions import DefinitionReads
 from lakeguard.records.audit import AuditData
 from lakeguard.records.commits import Commit, history
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    PipelineRunRow,
-    RejectedFileRow,
-    RunEventRow,
-    RunHistoryRow,
-    SourceProgressRow,
-)
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import deltars, joins
 

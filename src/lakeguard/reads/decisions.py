@@ -9,7 +9,11 @@ from typing import Any
 
 from lakeguard.reads.status import StatusReads
 from lakeguard.reads.versions import VersionReads
-from lakeguard.records.definition_rows import QualityRuleRow
+from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
+from lakeguard.records.checks.rule_rows import QualityRuleRow
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
+from lakeguard.records.decisions.rows import DecisionRow
+from lakeguard.records.definitions.records import RuleDef
 from lakeguard.records.judged import (
     UNKNOWN,
     JudgedAs,
@@ -19,8 +23,6 @@ from lakeguard.records.judged import (
     in_force,
 )
 from lakeguard.records.quarantine import Judged
-from lakeguard.records.runtime_rows import DecisionRow, RuleResultRow, SchemaChangeRow
-from lakeguard.records.stored import DecisionRecord, RuleDef, RuleResult, SchemaChange
 from lakeguard.records.stuck import Blocked, stuck
 from lakeguard.rules.explain import advise
 from lakeguard.rules.quality.kinds import stored_rule

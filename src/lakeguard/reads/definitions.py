@@ -9,13 +9,10 @@ from datetime import datetime
 
 from lakeguard.reads.base import ReaderBase
 from lakeguard.reads.registry import REGISTRY_TABLES, Registry
-from lakeguard.records.definition_rows import (
-    DOCUMENT_TABLES,
-    DatasetRow,
-    DefinitionRow,
-    DefinitionSet,
-)
-from lakeguard.records.stored import DatasetDef
+from lakeguard.records.definitions.datasets import DatasetRow
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.words.errors import NotRegisteredError
 
 

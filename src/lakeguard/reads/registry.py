@@ -17,22 +17,15 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import TypeVar
 
-from lakeguard.records.definition_rows import DefinitionSet, JobParameterRow, JobTaskRow
+from lakeguard.records.alerts.records import ChannelDef, RouteDef
+from lakeguard.records.definitions.jobs import JobParameterRow, JobTaskRow
+from lakeguard.records.definitions.records import DatasetDef, JobDef, PolicyDef, RuleDef
+from lakeguard.records.definitions.sets import DefinitionSet
 from lakeguard.records.reach import Reach
 from lakeguard.records.sameness import content_hash
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision, profile_rules
-from lakeguard.records.source_kinds import DEFAULT_KIND
-from lakeguard.records.stored import (
-    ChannelDef,
-    DatasetDef,
-    JobDef,
-    PolicyDef,
-    RouteDef,
-    RuleDef,
-    SourceColumnDef,
-    SourceObjectDef,
-    SourceSystemDef,
-)
+from lakeguard.records.sources.kinds import DEFAULT_KIND
+from lakeguard.records.sources.records import SourceColumnDef, SourceObjectDef, SourceSystemDef
 from lakeguard.rules.catalog.recheck import DefinitionProblem, recheck
 from lakeguard.rules.catalog.recheck import refusal as refusal_for
 from lakeguard.words.errors import InvalidDefinition, NotRegisteredError, ValidationError

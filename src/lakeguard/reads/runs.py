@@ -7,14 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from lakeguard.reads.base import ReaderBase
-from lakeguard.records.runtime_rows import (
-    PipelineRunRow,
-    RunEventRow,
-    RunHistoryRow,
-    RunRequestRow,
-    StepLogRow,
-)
-from lakeguard.records.stored import InFlightRun, JobRunRecord, Lease
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.records.runs.records import InFlightRun, JobRunRecord, Lease
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
 from lakeguard.store import joins, leases
 from lakeguard.words.vocabulary import IN_FLIGHT, EventStatus
 

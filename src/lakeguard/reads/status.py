@@ -8,17 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from lakeguard.reads.definitions import DefinitionReads
-from lakeguard.records.definition_rows import DatasetRow, PolicyRuleRow
+from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
+from lakeguard.records.checks.rule_rows import PolicyRuleRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.decisions.versions import DatasetStatus
+from lakeguard.records.definitions.datasets import DatasetRow
+from lakeguard.records.definitions.records import PolicyDef
 from lakeguard.records.evidence import Evidence
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    RuleResultRow,
-    RunHistoryRow,
-    RuntimeRow,
-    SchemaChangeRow,
-)
-from lakeguard.records.stored import DatasetStatus, PolicyDef
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.rows import RunHistoryRow
 from lakeguard.records.stuck import Blocked, Stuck, stuck
 from lakeguard.records.trust import (
     RECENT,

@@ -9,16 +9,19 @@ from datetime import datetime
 from typing import Any
 
 from lakeguard.reads.base import ReaderBase
-from lakeguard.records.progress import SourceProgress, fold, key_of, rejected_states, still_rejected
+from lakeguard.records.checks.result_rows import SchemaSnapshotRow
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.quality.profiling import FULL_METRICS, LastProfiles
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    RejectedFileRow,
-    SchemaSnapshotRow,
-    SourceProgressRow,
-)
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from lakeguard.records.stored import ApprovedVersion
+from lakeguard.records.sources.progress import (
+    SourceProgress,
+    fold,
+    key_of,
+    rejected_states,
+    still_rejected,
+)
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.store import joins
 from lakeguard.words.shapes import StoredRow
 

@@ -15,21 +15,15 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from lakeguard.records.commits import Commit
-from lakeguard.records.progress import key_of, same_file, still_rejected
 from lakeguard.records.quarantine import BATCH, HeldPart, HoldState, Judged, plan, unwanted
-from lakeguard.records.source_kinds import MARKS
+from lakeguard.records.sources.kinds import MARKS
+from lakeguard.records.sources.progress import key_of, same_file, still_rejected
 from lakeguard.words.vocabulary import EventStatus
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
-    from lakeguard.records.runtime_rows import (
-        DataVersionRow,
-        DecisionRow,
-        PipelineRunRow,
-        RejectedFileRow,
-        RunEventRow,
-        RunHistoryRow,
-        SourceProgressRow,
-    )
+    from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+    from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+    from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 
 STALE_AFTER = timedelta(hours=12)
 # What may happen to an append-only table: appends, and changes that rewrite no row.

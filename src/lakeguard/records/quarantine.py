@@ -31,7 +31,7 @@ from lakeguard.records.evidence import Evidence
 from lakeguard.words.hashing import digest
 
 if TYPE_CHECKING:
-    from lakeguard.records.runtime_rows import DecisionRow
+    from lakeguard.records.decisions.rows import DecisionRow
 
 BATCH, MALFORMED = "batch", "malformed"  # a held batch, and the part of a promoted one set aside
 _EXACT, _RANGE, _MARK = "x", "r", "m"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lakeguard.records.evidence import Evidence
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
-    from lakeguard.records.runtime_rows import DecisionRow
+    from lakeguard.records.decisions.rows import DecisionRow
 
 # Blocked this many times in a row on the same start of input: stuck, not just blocked once.
 STUCK_AFTER = 2

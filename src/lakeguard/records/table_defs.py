@@ -1,8 +1,11 @@
 """Declarative definitions of the metadata tables (pure: no Spark).
 
-Every table is declared by its row class, read by `rowschema.py`: a definition table by its
-class in `definition_rows/`, a runtime table by its class in `runtime_rows/`. Both become the
-same validated `TableDef`, which `arrow.py` turns into Delta and Arrow schemas.
+Every table is declared by its row class, read by `rows/schema.py`, and listed here once: a
+definition table in `DEFINITION_ROW_TYPES` (and, if a document makes it, in `DefinitionSet`),
+a runtime table in `RUNTIME_ROW_TYPES`. The row classes sit with their concept (`runs/`,
+`decisions/`, `checks/`, `definitions/`, `sources/`, `alerts/`, `upkeep.py`). Both kinds
+become the same validated `TableDef`, which `lakeguard.store.arrow` turns into Delta and Arrow
+schemas.
 """
 
 from __future__ import annotations
@@ -13,9 +16,53 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lakeguard.records import definition_rows, runtime_rows
-from lakeguard.records.rowschema import definition_document, source_file, table_document
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.checks.result_rows import (
+    DqResultRow,
+    ProfileRow,
+    RuleResultRow,
+    SchemaChangeRow,
+    SchemaSnapshotRow,
+    TrustScoreRow,
+)
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.definitions.keys import ApiKeyRow
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.rows.schema import definition_document, source_file, table_document
+from lakeguard.records.runs.coordination import LeaseEventRow, RunRequestRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
+from lakeguard.records.upkeep import MetadataSyncRow, StoreMigrationRow
 from lakeguard.words.errors import MetadataStoreError
+
+# every definition table: a document's tables, then the API keys (a new one is added here)
+DEFINITION_ROW_TYPES: tuple[type[DefinitionRow], ...] = (*DOCUMENT_TABLES.values(), ApiKeyRow)
+
+# every runtime table (a new one is added here)
+RUNTIME_ROW_TYPES: tuple[type[RuntimeRow], ...] = (
+    StoreMigrationRow,
+    MetadataSyncRow,
+    RunRequestRow,
+    PipelineRunRow,
+    RunEventRow,
+    StepLogRow,
+    RunHistoryRow,
+    DqResultRow,
+    RuleResultRow,
+    ProfileRow,
+    SchemaSnapshotRow,
+    SchemaChangeRow,
+    SourceProgressRow,
+    RejectedFileRow,
+    TrustScoreRow,
+    DataVersionRow,
+    DecisionRow,
+    LeaseEventRow,
+    IncidentEventRow,
+    DeliveryRow,
+)
 
 
 class TableKind(StrEnum):
@@ -93,8 +140,8 @@ class TableDef(BaseModel):
 def load_table_defs() -> dict[str, TableDef]:
     """All metadata tables, by name: the definition row classes', then the runtime ones'."""
     declared = [
-        *((t, definition_document(t)) for t in definition_rows.ROW_TYPES),
-        *((t, table_document(t)) for t in runtime_rows.ROW_TYPES),
+        *((t, definition_document(t)) for t in DEFINITION_ROW_TYPES),
+        *((t, table_document(t)) for t in RUNTIME_ROW_TYPES),
     ]
     defs: dict[str, TableDef] = {}
     for row_type, document in declared:

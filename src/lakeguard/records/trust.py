@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Protocol
 from lakeguard.records.schema.drift import DriftDecision
 
 if TYPE_CHECKING:  # the store's reader imports this module: rows are types here, not imports
-    from lakeguard.records.runtime_rows import SchemaChangeRow
+    from lakeguard.records.checks.result_rows import SchemaChangeRow
 
 
 class Promoted(Protocol):

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.records.evidence import CheckKind, CheckRecord
 from lakeguard.records.judged import changed
-from lakeguard.records.stored import DecisionRecord, RuleResult, SchemaChange
 from lakeguard.words.vocabulary import Enforcement
 
 SHARE_DIGITS = 6  # failing shares equal to this many digits are the same share

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from lakeguard.records.decisions.records import DecisionRecord
 from lakeguard.records.evidence import CheckKind
-from lakeguard.records.stored import DecisionRecord
 from lakeguard.words.vocabulary import Outcome, Severity
 
 

@@ -16,7 +16,7 @@ from typing import Protocol
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from lakeguard.records.progress import REJECTED_SUFFIX
+from lakeguard.records.sources.progress import REJECTED_SUFFIX
 from lakeguard.store import deltars
 from lakeguard.store.filters import Filter, where_sql
 from lakeguard.store.snapshots import SNAPSHOTS

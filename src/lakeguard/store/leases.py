@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.records.runtime_rows import LeaseEventRow
-from lakeguard.records.stored import Lease
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.records.runs.records import Lease
 from lakeguard.words.errors import WriteConflict
 from lakeguard.words.liveness import known_dead, worker_instance
 from lakeguard.words.vocabulary import LeaseAction

@@ -1,9 +1,8 @@
 """The plain-data shapes that remain at the boundaries, each named once with its reason (pure).
 
 Everything inside the control plane and the engine travels as typed records (definition rows
-in `records/definition_rows/` and what runs them in `records/stored/`, runtime rows in
-`records/runtime_rows/`, decisions in `records/evidence.py`). What is left untyped is data whose
-shape belongs to someone else:
+and runtime rows, and what runs them, in the concept folders of `records/`, decisions in
+`records/evidence.py`). What is left untyped is data whose shape belongs to someone else:
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class SourceLoad(StrEnum):
 
 
 class SourceKindName(StrEnum):
-    """The kinds of source system (`lakeguard.records.source_kinds` declares each, one module
+    """The kinds of source system (`lakeguard.records.sources.kinds` declares each, one module
     apiece)."""
 
     FILE = "file"
@@ -234,7 +234,7 @@ class SyncOutcome(StrEnum):
 
 
 class ChannelKindName(StrEnum):
-    """The kinds of notification channel (`lakeguard.records.alert_channels` declares each)."""
+    """The kinds of notification channel (`lakeguard.records.alerts.channels` declares each)."""
 
     WEBHOOK = "webhook"
     SLACK = "slack"

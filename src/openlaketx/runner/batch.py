@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.records.evidence import Check
-from lakeguard.records.progress import Rejection
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.quarantine import derived_pieces, exact_piece, mark_piece
+from lakeguard.records.sources.progress import Rejection
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.loads.merge_plan import ROW_HASH
 from openlaketx.sources.reads import SourceRead

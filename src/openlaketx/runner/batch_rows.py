@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.quality.compiled import CompiledRule
-from lakeguard.records.stored import DatasetDef
 from lakeguard.rules.quality.evaluate import FAILED_RULES, failed_rules_sql, rule_flag_sql
 from lakeguard.words.quoting import quote, sql_string
 from lakeguard.words.vocabulary import DELETED_AT, DeleteMissing, LoadType

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lakeguard.actors.gate import Gate
 from lakeguard.reads.registry import Registry
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.quality.outcome import ProfileMetric, RuleOutcome
 from lakeguard.records.reach import Reach
-from lakeguard.records.stored import DatasetDef
 from lakeguard.store import RunWriter
 from lakeguard.words.errors import LakeTxError
 from lakeguard.words.vocabulary import AttemptStatus, LoadType

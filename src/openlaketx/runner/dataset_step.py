@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 
+from lakeguard.records.checks.result_rows import TrustScoreRow
 from lakeguard.records.evidence import Check, CheckKind
-from lakeguard.records.progress import Rejection
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.quality.profiling import LastProfiles
-from lakeguard.records.runtime_rows import RejectedFileRow, TrustScoreRow
+from lakeguard.records.sources.progress import Rejection
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from lakeguard.rules.quality.rules import compile_rules
 from lakeguard.words.errors import LakeTxError, describe, root_cause
 from lakeguard.words.shapes import JsonObject

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lakeguard.reads.registry import Registry
+from lakeguard.records.checks.result_rows import SchemaChangeRow
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.evidence import Check, CheckKind
-from lakeguard.records.runtime_rows import SchemaChangeRow
 from lakeguard.records.schema.drift import (
     Change,
     ChangeKind,
@@ -26,7 +27,6 @@ from lakeguard.records.schema.drift import (
     derived_changes,
 )
 from lakeguard.records.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
-from lakeguard.records.stored import DatasetDef
 from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import Layer, is_data_column
 from openlaketx.runner.batch import InputBatch

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lakeguard.records.quality.outcome import BatchEvaluation, overall_status
-from lakeguard.records.runtime_rows import (
+from lakeguard.records.checks.result_rows import (
     DqResultRow,
     ProfileRow,
     RuleResultRow,
-    RuntimeRow,
     SchemaSnapshotRow,
 )
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.quality.outcome import BatchEvaluation, overall_status
+from lakeguard.records.rows.runtime import RuntimeRow
 from lakeguard.records.schema.fingerprint import SchemaColumn, schema_hash, schema_json
-from lakeguard.records.stored import DatasetDef
 from lakeguard.words.hashing import fingerprint, to_json
 from lakeguard.words.vocabulary import DqStatus, Outcome
 

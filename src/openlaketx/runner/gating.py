@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from lakeguard.actors.gate import Decision, decide
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.evidence import Check, CheckKind
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.quality.outcome import BatchEvaluation
 from lakeguard.records.quality.profiling import LastProfiles, full_profile_due, profile_drift
 from lakeguard.records.schema.fingerprint import from_fields
-from lakeguard.records.stored import ApprovedVersion
 from lakeguard.rules.quality.fail_behavior import droppable as droppable_rules
 from lakeguard.rules.quality.fail_behavior import fail_behavior
 from lakeguard.words.vocabulary import FailBehavior, Outcome, RuleType, StepStatus

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 
 from lakeguard.reads.reader import StoreReader
 from lakeguard.reads.registry import Registry
-from lakeguard.records.progress import Rejection, SourceProgress
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.reach import Reach
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.records.sqlsafety import vetted_sql
-from lakeguard.records.stored import ApprovedVersion, DatasetDef, SourceObjectDef
 from lakeguard.words.errors import LakeTxError, SourceError, first_line
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import (

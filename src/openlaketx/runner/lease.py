@@ -14,8 +14,8 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TypeVar
 
-from lakeguard.records.runtime_rows import LeaseEventRow
-from lakeguard.records.stored import Lease
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.records.runs.records import Lease
 from lakeguard.store import RunWriter
 from lakeguard.words.errors import WriteConflict
 

@@ -14,14 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lakeguard.records.runtime_rows import (
-    PipelineRunRow,
-    RunEventRow,
-    RunHistoryRow,
-    RuntimeRow,
-    StepLogRow,
-    new_id,
-)
+from lakeguard.records.rows.runtime import RuntimeRow, new_id
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
 from lakeguard.store import RunWriter
 from lakeguard.words.errors import describe
 from lakeguard.words.hashing import to_json

@@ -13,8 +13,9 @@ import json
 from typing import TYPE_CHECKING
 
 from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.sqlsafety import render_query, vet_query
-from lakeguard.records.stored import ApprovedVersion, DatasetDef
 from lakeguard.words.errors import SourceError
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import Layer

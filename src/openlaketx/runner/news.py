@@ -12,7 +12,7 @@ from __future__ import annotations
 from lakeguard.reads.reader import StoreReader
 from lakeguard.reads.registry import Registry
 from lakeguard.records.commits import app_id, published_through
-from lakeguard.records.stored import DatasetDef
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.words.vocabulary import Layer
 from openlaketx.sources.kinds import engine
 from openlaketx.tables import dataset_location

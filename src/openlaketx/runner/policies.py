@@ -8,8 +8,9 @@ from datetime import datetime
 from lakeguard.actors.gate import Check
 from lakeguard.reads.reader import StoreReader
 from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.schema.drift import ChangeKind
-from lakeguard.records.stored import ApprovedVersion, DatasetDef
 from lakeguard.rules.policy.evaluate import applicable, checks
 from lakeguard.rules.policy.kinds import BatchFacts
 from lakeguard.rules.policy.pii import Shape, raw_pii

@@ -3,8 +3,8 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 
 from __future__ import annotations
 
-from lakeguard.records.progress import WatermarkMark
-from lakeguard.records.runtime_rows import SourceProgressRow
+from lakeguard.records.sources.progress import WatermarkMark
+from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.words.errors import SourceError
 from lakeguard.words.vocabulary import AttemptStatus, FailBehavior, LoadType
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect

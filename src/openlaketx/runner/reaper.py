@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
-from lakeguard.records.stored import InFlightRun
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.records import InFlightRun
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
 from lakeguard.store import MetadataStore, RunWriter
 from lakeguard.words.liveness import known_dead, worker_instance
 from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType

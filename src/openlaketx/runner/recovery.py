@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.schema.fingerprint import from_fields, schema_hash
-from lakeguard.records.stored import ApprovedVersion
 from lakeguard.words.errors import MetadataStoreError
 from lakeguard.words.vocabulary import LoadType
 from openlaketx import storage

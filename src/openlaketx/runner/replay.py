@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 from lakeguard.reads.reader import StoreReader
 from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.reach import Reach
-from lakeguard.records.stored import ApprovedVersion, DatasetDef
 from lakeguard.rules.quality.kinds import RULE_KINDS
 from lakeguard.rules.quality.rules import compile_rules
 from lakeguard.words.errors import LakeTxError, NotRegisteredError

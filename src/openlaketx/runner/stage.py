@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.quality.compiled import CompiledRule
-from lakeguard.records.stored import ApprovedVersion
 from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import LoadType
 from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.records.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
 from lakeguard.rules.alerts.incidents import Incident, details
 from lakeguard.words.errors import NotRegisteredError
 from openlaketx.lakehouse import Lakehouse

@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from lakeguard.actors.keys import ApiKey, Scope
-from lakeguard.records.stored import JobRunRecord
+from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.words.errors import AuthError, NotRegisteredError
 from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType

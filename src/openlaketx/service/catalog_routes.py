@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from lakeguard.actors.catalog.changes import parse_since
 from lakeguard.actors.keys import ApiKey, Scope
-from lakeguard.records.stored import JobDef
+from lakeguard.records.definitions.records import JobDef
 from lakeguard.rules.catalog.plan import Plan
 from lakeguard.words.errors import ConfigError, NotRegisteredError, ValidationError
 from lakeguard.words.schedule import next_tick

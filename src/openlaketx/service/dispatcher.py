@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from lakeguard.actors.alerts.deliveries import Deliveries, Due
 from lakeguard.actors.alerts.outbox import Outbox
-from lakeguard.records.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
 from lakeguard.store.store import utcnow
 from lakeguard.words.errors import LakeTxError, describe
 from lakeguard.words.retries import backoff

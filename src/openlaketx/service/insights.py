@@ -13,9 +13,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from lakeguard.records.checks.result_rows import SchemaChangeRow
+from lakeguard.records.decisions.records import DecisionRecord
 from lakeguard.records.judged import JudgedAs, changed
-from lakeguard.records.runtime_rows import SchemaChangeRow
-from lakeguard.records.stored import DecisionRecord
 from lakeguard.rules.decision_diff import DecisionDiff, compared_with, diff_decisions
 from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse

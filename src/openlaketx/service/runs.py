@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.runtime_rows import RunEventRow, RunRequestRow, new_id
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.store.requests import claim, find, recorded
 from lakeguard.store.store import utcnow

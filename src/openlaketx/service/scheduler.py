@@ -41,8 +41,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lakeguard.actors.alerts.outbox import Outbox
-from lakeguard.records.runtime_rows import IncidentEventRow, RunRequestRow
-from lakeguard.records.stored import JobDef
+from lakeguard.records.alerts.event_rows import IncidentEventRow
+from lakeguard.records.definitions.records import JobDef
+from lakeguard.records.runs.coordination import RunRequestRow
 from lakeguard.store.requests import claim
 from lakeguard.store.store import utcnow
 from lakeguard.words.errors import LakeTxError, WriteConflict, describe

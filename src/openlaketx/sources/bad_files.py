@@ -27,8 +27,8 @@ from urllib.parse import quote
 
 import pyarrow.parquet as pq
 
-from lakeguard.records.progress import ProgressMark, Rejection
-from lakeguard.records.stored import SourceObjectDef
+from lakeguard.records.sources.progress import ProgressMark, Rejection
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.words.errors import SourceError, first_line
 from openlaketx import storage
 from openlaketx.sources.http_body import looks_like_html

@@ -1,6 +1,6 @@
 """The engine's half of a source kind: everything the runner and the scheduler ask of it.
 
-A kind's LakeGuard half (`lakeguard.records.source_kinds`) declares its options, credential,
+A kind's LakeGuard half (`lakeguard.records.sources.kinds`) declares its options, credential,
 progress marks and checks; this half reads it. Each kind is one `SourceEngine` subclass in the
 kind's module of this package, registered once in `openlaketx.sources.kinds`. Nothing outside a kind
 compares kind names: the runner reads, the no-JVM "anything new?" and the scheduler's arrival
@@ -13,10 +13,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from lakeguard.records.progress import Rejection, SourceProgress
 from lakeguard.records.reach import Reach
-from lakeguard.records.runtime_rows import SourceProgressRow
-from lakeguard.records.stored import SourceObjectDef, SourceSystemDef
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.progress_rows import SourceProgressRow
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words.errors import SourceError
 from lakeguard.words.vocabulary import SourceKindName
 from openlaketx.sources.reads import SourceRead

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
 
-from lakeguard.records.progress import SourceProgress
 from lakeguard.records.reach import Reach
-from lakeguard.records.source_kinds import options_as
-from lakeguard.records.source_kinds.delta import DeltaObjectOptions, SourceVersion, is_table_name
-from lakeguard.records.stored import SourceObjectDef, SourceSystemDef
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.delta import DeltaObjectOptions, SourceVersion, is_table_name
+from lakeguard.records.sources.progress import SourceProgress
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words.errors import OutOfReach, SourceError, first_line
 from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine

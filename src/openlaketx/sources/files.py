@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.records.evidence import Check, CheckKind
-from lakeguard.records.progress import Rejection, SourceProgress
 from lakeguard.records.reach import Reach
-from lakeguard.records.runtime_rows import SourceProgressRow
 from lakeguard.records.schema.drift import Change, diff
-from lakeguard.records.source_kinds import options_as
-from lakeguard.records.source_kinds.base import RootOptions
-from lakeguard.records.source_kinds.file import FileObjectOptions, SeenFile
-from lakeguard.records.stored import SourceObjectDef, SourceSystemDef
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.base import RootOptions
+from lakeguard.records.sources.kinds.file import FileObjectOptions, SeenFile
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.progress_rows import SourceProgressRow
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words import errors
 from lakeguard.words.errors import (
     OutOfReach,

@@ -19,7 +19,7 @@ import httpcore
 import httpx
 
 from lakeguard.records.reach import Address, Reach, literal_address, resolved_refusal
-from lakeguard.records.source_kinds.jdbc import url_destinations
+from lakeguard.records.sources.kinds.jdbc import url_destinations
 from lakeguard.words.errors import OutOfReach, SourceUnavailable
 
 

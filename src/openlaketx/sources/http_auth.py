@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote_plus
 
 from lakeguard.records.reach import Reach
-from lakeguard.records.source_kinds.http import (
+from lakeguard.records.sources.kinds.http import (
     BasicAuth,
     BearerAuth,
     ClientCredentialsAuth,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lakeguard.records.source_kinds.http import FetchedFile
+from lakeguard.records.sources.kinds.http import FetchedFile
 from lakeguard.words.errors import SourceError
 
 SNIPPET = 200  # how much of a refused body an error quotes

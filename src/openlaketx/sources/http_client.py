@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from lakeguard.records.source_kinds.http import FetchedFile, HttpObjectOptions
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions
 from lakeguard.words.errors import SourceError, SourceUnavailable
 from openlaketx.sources.http_body import (
     SNIPPET,

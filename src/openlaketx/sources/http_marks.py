@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from lakeguard.records.progress import SourceProgress, WatermarkMark
-from lakeguard.records.source_kinds.http import FetchedFile, HttpObjectOptions, RejectedFetch
-from lakeguard.records.stored import SourceObjectDef
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions, RejectedFetch
+from lakeguard.records.sources.progress import SourceProgress, WatermarkMark
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.words.hashing import digest
 from openlaketx.sources.watermarks import Above, above
 

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import httpx
 
 from lakeguard.records.reach import Reach
-from lakeguard.records.source_kinds.http import HttpOptions, destination_of
+from lakeguard.records.sources.kinds.http import HttpOptions, destination_of
 from lakeguard.words.errors import OutOfReach, SourceError, SourceUnavailable
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.guard import http_client

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.records.progress import SourceProgress, WatermarkMark
 from lakeguard.records.reach import Reach
 from lakeguard.records.schema.types import is_watermark_type
-from lakeguard.records.source_kinds import options_as
-from lakeguard.records.source_kinds.jdbc import SUBPROTOCOLS, JdbcObjectOptions, JdbcOptions
-from lakeguard.records.stored import SourceObjectDef, SourceSystemDef
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.jdbc import SUBPROTOCOLS, JdbcObjectOptions, JdbcOptions
+from lakeguard.records.sources.progress import SourceProgress, WatermarkMark
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words.errors import LakeTxError, SourceError, SourceUnavailable, root_cause
 from lakeguard.words.hashing import digest
 from lakeguard.words.quoting import quote

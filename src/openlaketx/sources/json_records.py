@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeguard.records.schema.fingerprint import SchemaColumn
 from lakeguard.records.schema.types import canonical, is_nested, spark_ddl
-from lakeguard.records.stored import SourceObjectDef
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.words.quoting import quote, sql_string
 from lakeguard.words.vocabulary import CORRUPT_RECORD
 from openlaketx import storage

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from lakeguard.records.stored import SourceObjectDef
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import CORRUPT_RECORD
 from openlaketx import storage

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakeguard.records.evidence import Check
-from lakeguard.records.progress import ProgressMark, Rejection
 from lakeguard.records.schema.drift import Change, diff
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from lakeguard.records.stored import SourceObjectDef, SourceSystemDef
+from lakeguard.records.sources.progress import ProgressMark, Rejection
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words.errors import SourceError
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import SourceKindName

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from lakeguard.actors.alerts.routing import targets
 from lakeguard.reads.registry import Registry
-from lakeguard.records.runtime_rows import DeliveryRow, IncidentEventRow
-from lakeguard.records.stored import ChannelDef, RouteDef
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.alerts.records import ChannelDef, RouteDef
 from lakeguard.rules.alerts.incidents import delivery_order
 from lakeguard.words.hashing import digest
 from lakeguard.words.liveness import known_dead, worker_instance

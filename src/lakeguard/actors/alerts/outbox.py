@@ -20,16 +20,12 @@ from typing import TYPE_CHECKING
 
 from lakeguard.reads.reader import StoreReader
 from lakeguard.reads.registry import Registry
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.evidence import CheckResult, Evidence
-from lakeguard.records.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    DeliveryRow,
-    IncidentEventRow,
-    PipelineRunRow,
-    RunHistoryRow,
-)
-from lakeguard.records.stored import ApprovedVersion, DecisionRecord
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.records.stuck import Blocked, stuck
 from lakeguard.rules.alerts.events import (
     CAUSES,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from lakeguard.reads.registry import Registry
-from lakeguard.records.runtime_rows import IncidentEventRow
-from lakeguard.records.stored import ChannelDef, DatasetDef, RouteDef
+from lakeguard.records.alerts.event_rows import IncidentEventRow
+from lakeguard.records.alerts.records import ChannelDef, RouteDef
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.rules.alerts.incidents import details
 from lakeguard.words.vocabulary import AlertEvent, IncidentAction
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.definition_rows import DefinitionRow, DefinitionSet
+from lakeguard.records.definitions.sets import DefinitionSet
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.rules.catalog.loader import documents_base, load_file, validate_text
 from lakeguard.rules.catalog.plan import Plan, deactivated_rows, plan_changes, row_key
 from lakeguard.rules.catalog.to_rows import document_rows

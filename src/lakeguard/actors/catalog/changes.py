@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from lakeguard.records.definition_rows import DOCUMENT_TABLES, DefinitionRow, DefinitionSet
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.records.sameness import BOOKKEEPING
 from lakeguard.store import deltars
 from lakeguard.words.errors import ConfigError

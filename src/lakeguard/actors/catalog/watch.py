@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lakeguard.actors.catalog.apply import apply_file, plan_file
-from lakeguard.records.definition_rows import DOCUMENT_TABLES
-from lakeguard.records.runtime_rows import MetadataSyncRow
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES
+from lakeguard.records.upkeep import MetadataSyncRow
 from lakeguard.rules.catalog.plan import Plan, deactivated, row_key
 from lakeguard.words.errors import LakeTxError, ValidationError
 from lakeguard.words.liveness import known_dead, worker_instance

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.evidence import CheckResult
-from lakeguard.records.runtime_rows import PipelineRunRow, RunHistoryRow
-from lakeguard.records.stored import ApprovedVersion, DecisionRecord
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.rules.alerts.text import decision_text
 from lakeguard.words.hashing import digest
 from lakeguard.words.shapes import JsonObject

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from lakeguard.records.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
 from lakeguard.rules.alerts.events import Occurrence
 from lakeguard.words.hashing import digest, to_json
 from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, DeliveryAction, IncidentAction

@@ -3,8 +3,8 @@ says them for a decision (`lakeguard.rules.explain`'s advice, the stuck summary)
 
 from __future__ import annotations
 
+from lakeguard.records.decisions.records import DecisionRecord
 from lakeguard.records.evidence import CheckResult
-from lakeguard.records.stored import DecisionRecord
 from lakeguard.words.vocabulary import Outcome
 
 

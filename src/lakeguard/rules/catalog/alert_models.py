@@ -1,19 +1,20 @@
 """The alerting part of a metadata document: notification channels (typed by their kind,
-`lakeguard.records.alert_channels`) and the routes that send events to them (docs/alerts.md)."""
+`lakeguard.records.alerts.channels`) and the routes that send events to them (docs/alerts.md)."""
 
 from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from lakeguard.records.alert_channels import NotificationChannel
-from lakeguard.records.definition_rows import RouteRow
+from lakeguard.records.alerts.channel_rows import RouteRow
+from lakeguard.records.alerts.channels import NotificationChannel
 from lakeguard.words.durations import DURATION, seconds
 from lakeguard.words.fields import Identifier, Strict
 from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, Layer
 
 __all__ = ["DEFAULT_REPEAT", "NotificationChannel", "NotificationRoute"]
 
-# the defaults a stored row's NULL also reads as are its row class's (`definition_rows/`)
+# the defaults a stored row's NULL also reads as are its row class's
+# (`records/alerts/channel_rows.py`)
 DEFAULT_REPEAT = RouteRow.repeat_interval
 
 

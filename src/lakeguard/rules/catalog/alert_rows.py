@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from lakeguard.records.alert_channels import CHANNEL_KINDS
-from lakeguard.records.definition_rows import ChannelRow, RouteRow
+from lakeguard.records.alerts.channel_rows import ChannelRow, RouteRow
+from lakeguard.records.alerts.channels import CHANNEL_KINDS
 from lakeguard.rules.catalog.alert_models import NotificationRoute
 from lakeguard.rules.catalog.models import MetadataDocument
 from lakeguard.words.shapes import JsonObject

@@ -19,22 +19,14 @@ import yaml
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from lakeguard.records.definition_rows import (
-    DatasetRow,
-    DefinitionRow,
-    DefinitionSet,
-    JobParameterRow,
-    JobRow,
-    JobTaskRow,
-    PolicyRuleRow,
-    QualityRuleRow,
-    SchemaRuleRow,
-    SourceColumnRow,
-    SourceObjectRow,
-    SourceSystemRow,
-)
+from lakeguard.records.checks.rule_rows import PolicyRuleRow, QualityRuleRow, SchemaRuleRow
+from lakeguard.records.definitions.datasets import DatasetRow
+from lakeguard.records.definitions.jobs import JobParameterRow, JobRow, JobTaskRow
+from lakeguard.records.definitions.sets import DefinitionSet
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.records.schema.drift import SHIPPED_PROFILES
-from lakeguard.records.source_kinds import DEFAULT_KIND, SOURCE_KINDS, source_kind
+from lakeguard.records.sources.kinds import DEFAULT_KIND, SOURCE_KINDS, source_kind
+from lakeguard.records.sources.rows import SourceColumnRow, SourceObjectRow, SourceSystemRow
 from lakeguard.rules.catalog.alert_rows import export_channels, export_routes
 from lakeguard.rules.catalog.models import (
     Dataset,

@@ -16,7 +16,7 @@ from pydantic import (
 )
 from pydantic import ValidationError as PydanticError
 
-from lakeguard.records.definition_rows import JobRow
+from lakeguard.records.definitions.jobs import JobRow
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision
 from lakeguard.rules.catalog.alert_models import NotificationChannel, NotificationRoute
 from lakeguard.rules.catalog.source_models import (
@@ -213,7 +213,7 @@ class Job(Strict):
     schedule: str | None = Field(
         default=None, description="Cron expression, read in `timezone` (laketx serve runs it)"
     )
-    # a default a stored row's NULL also reads as is its row class's (`definition_rows/`)
+    # a default a stored row's NULL also reads as is its row class's (`records/definitions/`)
     timezone: str = Field(default=JobRow.timezone, description="IANA time zone of the schedule")
     triggers: list[JobTrigger] = Field(
         default_factory=list,

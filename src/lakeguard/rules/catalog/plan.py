@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeguard.records.definition_rows import DefinitionRow, DefinitionSet
+from lakeguard.records.definitions.sets import DefinitionSet
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.records.sameness import same_definition
 
 Key = tuple[Any, ...]

@@ -27,17 +27,13 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
-from lakeguard.records.definition_rows import (
-    DOCUMENT_TABLES,
-    ChannelRow,
-    DefinitionRow,
-    DefinitionSet,
-    PolicyRuleRow,
-    SourceColumnRow,
-    SourceSystemRow,
-)
+from lakeguard.records.alerts.channel_rows import ChannelRow
+from lakeguard.records.checks.rule_rows import PolicyRuleRow
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
 from lakeguard.records.reach import Reach
-from lakeguard.records.source_kinds import DEFAULT_KIND
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.records.sources.kinds import DEFAULT_KIND
+from lakeguard.records.sources.rows import SourceColumnRow, SourceSystemRow
 from lakeguard.rules.catalog.alert_models import NotificationChannel, NotificationRoute
 from lakeguard.rules.catalog.checks.reach import check_reach
 from lakeguard.rules.catalog.export import export_document

@@ -17,15 +17,15 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from lakeguard.records.definition_rows import SourceObjectRow
 from lakeguard.records.schema.types import TypeProblem, canonical
-from lakeguard.records.source_kinds import (
+from lakeguard.records.sources.kinds import (
     DEFAULT_KIND,
     KINDS,
     SOURCE_KINDS,
     ObjectOptions,
     SourceKind,
 )
+from lakeguard.records.sources.rows import SourceObjectRow
 from lakeguard.rules.quality.kinds import PER_COLUMN_KINDS
 from lakeguard.words.durations import DURATION
 from lakeguard.words.fields import ColumnName, Identifier, Strict
@@ -157,7 +157,7 @@ class ColumnSpec(Strict):
 class SourceObjectBase(Strict):
     """A table, a file pattern or an endpoint of a source system, landing in one dataset.
 
-    Its kind's own options (`lakeguard.records.source_kinds`) are written flat beside these fields;
+    Its kind's own options (`lakeguard.records.sources.kinds`) are written flat beside these fields;
     which of them apply is decided by the kind of its system (`kind_options`).
     """
 
@@ -188,7 +188,7 @@ class SourceObjectBase(Strict):
         description="Read again this far below the last watermark, for late rows: a number "
         "for a numeric watermark, a duration ('2 hours') for a date or timestamp one",
     )
-    # the defaults a stored row's NULL also reads as are its row class's (`definition_rows/`)
+    # the defaults a stored row's NULL also reads as are its row class's (`records/sources/rows.py`)
     fail_behavior: FailBehavior = Field(
         default=FailBehavior(SourceObjectRow.dq_fail_behavior),
         description="What a FAIL rule breach does: quarantine (the batch is blocked and kept "

@@ -5,22 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lakeguard.records.definition_rows import (
-    DatasetRow,
-    DefinitionSet,
-    JobParameterRow,
-    JobRow,
-    JobTaskRow,
-    PolicyRuleRow,
-    QualityRuleRow,
-    SchemaRuleRow,
-    SourceColumnRow,
-    SourceObjectRow,
-    SourceSystemRow,
-    TargetRow,
-)
+from lakeguard.records.checks.rule_rows import PolicyRuleRow, QualityRuleRow, SchemaRuleRow
+from lakeguard.records.definitions.datasets import DatasetRow, TargetRow
+from lakeguard.records.definitions.jobs import JobParameterRow, JobRow, JobTaskRow
+from lakeguard.records.definitions.sets import DefinitionSet
 from lakeguard.records.schema.drift import SHIPPED_PROFILES, ChangeKind, DriftDecision
-from lakeguard.records.source_kinds import DEFAULT_KIND
+from lakeguard.records.sources.kinds import DEFAULT_KIND
+from lakeguard.records.sources.rows import SourceColumnRow, SourceObjectRow, SourceSystemRow
 from lakeguard.rules.catalog.alert_rows import channel_rows, route_rows
 from lakeguard.rules.catalog.models import Dataset, Layer, MetadataDocument, SourceObject
 from lakeguard.rules.catalog.sql_models import model_parents

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lakeguard.records.definitions.records import PolicyDef
 from lakeguard.records.evidence import Check, CheckKind
-from lakeguard.records.stored import PolicyDef
 from lakeguard.rules.policy.expression import evaluate, parse
 from lakeguard.rules.policy.kinds import BatchFacts, policy_kind
 

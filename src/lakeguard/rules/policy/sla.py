@@ -10,7 +10,7 @@ from sqlglot import exp
 from lakeguard.rules.policy.expression import DEFAULTS, parse
 
 if TYPE_CHECKING:  # the store's reader imports this module
-    from lakeguard.records.stored import PolicyDef
+    from lakeguard.records.definitions.records import PolicyDef
 
 
 def sla_hours(policies: Iterable[PolicyDef], layer: str) -> float | None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.quality.compiled import CompiledRule
-from lakeguard.records.stored import DatasetDef, SourceObjectDef
+from lakeguard.records.sources.records import SourceObjectDef
 from lakeguard.words.vocabulary import DeleteMissing, FailBehavior, Layer, LoadType
 
 

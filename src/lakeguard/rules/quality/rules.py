@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lakeguard.records.definitions.records import RuleDef
 from lakeguard.records.quality.compiled import CompiledRule
-from lakeguard.records.stored import RuleDef
 from lakeguard.rules.quality.kinds import RULE_KINDS, stored_rule
 from lakeguard.words.errors import ValidationError
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from lakeguard.records.runtime_rows import RuntimeRow
+from lakeguard.records.rows.runtime import RuntimeRow
 from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Self, TypeVar
 
-from lakeguard.records.definition_rows import DefinitionRow
 from lakeguard.records.reach import Reach
-from lakeguard.records.runtime_rows import RuntimeRow
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.records.rows.runtime import RuntimeRow
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import deltars
 from lakeguard.words.errors import MetadataStoreError

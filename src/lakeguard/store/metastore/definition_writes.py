@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lakeguard.records.definition_rows import DefinitionRow
+from lakeguard.records.rows.definition import DefinitionRow
 from lakeguard.records.sameness import same_definition
 from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars

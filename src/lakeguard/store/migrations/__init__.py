@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakeguard.records.runtime_rows import StoreMigrationRow
+from lakeguard.records.upkeep import StoreMigrationRow
 from lakeguard.records.versioning import STORE_VERSION, VERSION_PROPERTY
 from lakeguard.store import deltars
 from lakeguard.store.migrations import (

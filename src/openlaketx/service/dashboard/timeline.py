@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.records.stored import JobRunRecord
+from lakeguard.records.runs.records import JobRunRecord
 
 WIDTH, PAD, LANE_H, BAR_H, AXIS_H = 1100, 12, 22, 14, 24
 MIN_BAR = 6.0  # px: a run of a few seconds on a day's axis stays visible

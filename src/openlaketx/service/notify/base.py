@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
-from lakeguard.records.alert_channels import ChannelKind
+from lakeguard.records.alerts.channels import ChannelKind
+from lakeguard.records.alerts.event_rows import IncidentEventRow
 from lakeguard.records.reach import Reach
-from lakeguard.records.runtime_rows import IncidentEventRow
 from lakeguard.rules.alerts.incidents import details
 from lakeguard.words.errors import ConfigError, LakeTxError, describe
 from lakeguard.words.shapes import JsonObject

@@ -13,7 +13,7 @@ import ssl
 from email.message import EmailMessage
 from typing import Any, ClassVar
 
-from lakeguard.records.alert_channels import EmailChannel
+from lakeguard.records.alerts.channels import EmailChannel
 from lakeguard.records.reach import Reach
 from lakeguard.words.errors import LakeTxError, describe
 from lakeguard.words.vocabulary import ChannelKindName

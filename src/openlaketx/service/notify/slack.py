@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from lakeguard.records.alert_channels import SlackChannel
+from lakeguard.records.alerts.channels import SlackChannel
 from lakeguard.records.reach import Reach
 from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import ChannelKindName

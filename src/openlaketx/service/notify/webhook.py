@@ -17,7 +17,7 @@ import hmac
 import time
 from typing import ClassVar
 
-from lakeguard.records.alert_channels import WebhookChannel
+from lakeguard.records.alerts.channels import WebhookChannel
 from lakeguard.records.reach import Reach
 from lakeguard.words.errors import ConfigError
 from lakeguard.words.vocabulary import ChannelKindName

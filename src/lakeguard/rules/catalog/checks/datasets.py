@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from lakeguard.records.source_kinds import DEFAULT_KIND
+from lakeguard.records.sources.kinds import DEFAULT_KIND
 from lakeguard.rules.catalog.models import Dataset, Layer, MetadataDocument
 from lakeguard.rules.catalog.sql_models import check_model, model_parents
 from lakeguard.rules.quality.fail_behavior import whole_dataset

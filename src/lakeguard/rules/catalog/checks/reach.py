@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lakeguard.records.reach import Reach
-from lakeguard.records.source_kinds import source_kind
+from lakeguard.records.sources.kinds import source_kind
 from lakeguard.rules.catalog.models import MetadataDocument
 from lakeguard.words.problems import Problem
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
-from lakeguard.records.source_kinds import ObjectFacts, SourceKind, shared_problems, source_kind
+from lakeguard.records.sources.kinds import ObjectFacts, SourceKind, shared_problems, source_kind
 from lakeguard.rules.catalog.models import MetadataDocument, SourceObject
 from lakeguard.words.problems import Problem
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, ClassVar
 from lakeguard.records.schema.drift import ChangeKind
 
 if TYPE_CHECKING:
-    from lakeguard.records.stored import ApprovedVersion, PolicyDef
+    from lakeguard.records.decisions.versions import ApprovedVersion
+    from lakeguard.records.definitions.records import PolicyDef
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 from lakeguard.rules.policy.kinds.base import BatchFacts, PolicyKind
 
 if TYPE_CHECKING:
-    from lakeguard.records.stored import PolicyDef
+    from lakeguard.records.definitions.records import PolicyDef
 
 
 class ProfilePolicy(PolicyKind):

@@ -8,7 +8,7 @@ from lakeguard.records.schema.drift import ChangeKind
 from lakeguard.rules.policy.kinds.base import BatchFacts, PolicyKind
 
 if TYPE_CHECKING:
-    from lakeguard.records.stored import PolicyDef
+    from lakeguard.records.definitions.records import PolicyDef
 
 BREAKING = frozenset(
     {

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from lakeguard.rules.policy.kinds.base import BatchFacts, PolicyKind
 
 if TYPE_CHECKING:
-    from lakeguard.records.stored import PolicyDef
+    from lakeguard.records.definitions.records import PolicyDef
 
 NEVER = 1e9  # hours: what "no approved version at all" counts as
 

@@ -32,7 +32,7 @@ from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import DECLARABLE_RULE_TYPES
 
 if TYPE_CHECKING:
-    from lakeguard.records.stored import RuleDef
+    from lakeguard.records.definitions.records import RuleDef
 
 KINDS: tuple[type[RuleKind], ...] = (
     NotNullRule,
