@@ -39,6 +39,28 @@ def test_no_import_cycle_between_any_two_modules() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_two_lakeguard_packages_import_each_other() -> None:
+    """Under each package of lakeguard its subpackages and modules import one another one way
+    only: no circle among siblings, even one no two modules close (as store <-> catalog was)."""
+    graph = grimp.build_graph("lakeguard")
+    imports = import_map(graph)
+    circles: list[list[str]] = []
+    for package in sorted(m for m in graph.modules if graph.find_children(m)):
+        children = sorted(graph.find_children(package))
+
+        def sibling(module: str, children: list[str] = children) -> str | None:
+            return next((c for c in children if module == c or module.startswith(f"{c}.")), None)
+
+        folded: dict[str, set[str]] = {c: set() for c in children}
+        for module, targets in imports.items():
+            if (own := sibling(module)) is not None:
+                folded[own] |= {t for t in map(sibling, targets) if t not in (None, own)}
+        circles += module_cycles(folded)
+    assert not circles, "packages importing each other:\n" + "\n".join(
+        " -> ".join(c) for c in circles
+    )
+
+
 def test_lakeguard_folders_are_its_layers() -> None:
     """Every module of lakeguard sits in a folder that is one of its layers (the contract is
     exhaustive over the package, as openlaketx's is): only the package's own __init__ stays at
