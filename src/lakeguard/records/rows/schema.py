@@ -13,7 +13,7 @@ A definition row class (over `definition.py`) says one thing more: a field with 
 type without None) is a nullable column whose NULL reads as that default, the one default of
 that column (a direct SQL edit may write NULL to it); a `Stamped` field is NOT NULL although a
 row not yet written has no value in it (the store stamps it: tenant, `active`, times). Its
-`TABLE` is a `DefinitionTable`: name, comment and the upsert keys. `definitions.py` validates
+`TABLE` is a `DefinitionTable`: name, comment and the upsert keys. `table_defs.py` validates
 what this module derives into the same `TableDef` for both kinds of table.
 """
 
