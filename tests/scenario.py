@@ -138,7 +138,7 @@ def report(lh: Any) -> dict[str, Any]:
     """What the lakehouse holds: versions (rows, content hash), quarantine, gold, the scd2
     history, `verify`, a replay of silver's newest version, and bronze's columns."""
     versions = {
-        ds: [[v.version, v.row_count, v.content_hash] for v in lh.reader.versions(ds)]
+        ds: [[v.version, v.row_count, v.content_hash] for v in lh.reader.versions.versions(ds)]
         for ds in DATASETS
     }
     quarantine = dataset_location(lh.warehouse, quarantine_name("bronze_ref"))

@@ -193,11 +193,13 @@ def test_files_rejected_and_release_need_no_spark(tmp_path: Path, project: Proje
     released = laketx("release", str(bad), "--by", "ops", "--json")
     assert released.exit_code == 0, released.output
     assert json.loads(released.stdout) == {"released": [f"file:{bad}"]}
-    assert [r.path for r in StoreReader(lh.store).rejected_files()] == [f"file:{other}"]
+    assert [r.path for r in StoreReader(lh.store).versions.rejected_files()] == [f"file:{other}"]
     everything = laketx("release", "--dataset", project.bronze, "--all", "--by", "oncall")
     assert everything.exit_code == 0, everything.output
     assert "1 file(s) released" in everything.stdout
-    assert StoreReader(lh.store).rejected_files() == [] and laketx("rejected").exit_code == 0
+    assert (
+        StoreReader(lh.store).versions.rejected_files() == [] and laketx("rejected").exit_code == 0
+    )
     stored = lh.store.read(RejectedFileRow)  # appended, nothing updated
     assert sorted(r.action for r in stored) == ["REJECTED", "REJECTED", "RELEASED", "RELEASED"]
     assert {r.released_by for r in stored if r.action == FileAction.RELEASED} == {"ops", "oncall"}
@@ -211,8 +213,8 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
     store = copied_store(empty_store_template, tmp_path / "meta")
     store.append_rows([row(FileAction.REJECTED, 1)])
     reader = StoreReader(store)
-    assert [r.path for r in reader.rejected_files("bronze_x")] == ["file:/in/b.csv"]
-    progress = reader.source_progress("bronze_x")
+    assert [r.path for r in reader.versions.rejected_files("bronze_x")] == ["file:/in/b.csv"]
+    progress = reader.versions.source_progress("bronze_x")
     assert set(progress.rejected_of("obj", SeenFile)) == {"file:/in/b.csv"}
     taken = SourceProgressRow.of(
         seen("file:/in/b.csv", 99),
@@ -225,7 +227,7 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
     )
     store.append_rows([taken])
     # the take counts once its run has an approved version: unapproved, the file stays aside
-    assert len(StoreReader(store).rejected_files("bronze_x")) == 1
+    assert len(StoreReader(store).versions.rejected_files("bronze_x")) == 1
     version = DataVersionRow(
         tenant_id="default",
         dataset_id="bronze_x",
@@ -238,5 +240,5 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
         promoted_by="job",
     )
     store.append_rows([version], _by_gate=True)
-    assert StoreReader(store).rejected_files("bronze_x") == []
-    assert StoreReader(store).source_progress("bronze_x").rejected == {}
+    assert StoreReader(store).versions.rejected_files("bronze_x") == []
+    assert StoreReader(store).versions.source_progress("bronze_x").rejected == {}

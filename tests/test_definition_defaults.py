@@ -112,7 +112,7 @@ def test_a_column_edited_to_null_runs_exports_and_answers_with_its_one_default(
     assert Job.model_fields["retry_delay_seconds"].default == retry
 
     # the registry a run loads, and the run's plan
-    registry = served.tenants.get(TENANT).reader.registry()
+    registry = served.tenants.get(TENANT).reader.definitions.registry()
     assert not registry.problems, registry.problems
     job = registry.job("nightly")
     assert job is not None

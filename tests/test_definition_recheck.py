@@ -49,7 +49,7 @@ def literal(text: str) -> str:
 
 
 def registry(store: MetadataStore) -> Registry:
-    return StoreReader(store).registry()
+    return StoreReader(store).definitions.registry()
 
 
 def refused(found: InvalidDefinition | None) -> InvalidDefinition:

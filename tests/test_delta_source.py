@@ -49,7 +49,7 @@ def test_new_versions_of_an_append_only_table_are_read_once(
     assert lh.read(f"bronze_orders{s}").count() == 3
     nothing = lh.run(f"bronze_orders{s}")
     assert nothing.steps[0].data_version is None
-    progress = StoreReader(lh.store).source_progress(f"bronze_orders{s}")
+    progress = StoreReader(lh.store).versions.source_progress(f"bronze_orders{s}")
     assert progress.last(f"orders{s}", SourceVersion) == SourceVersion(source_version=2)
 
     lh.sql(f"UPDATE delta.`{source}` SET amount = 11.0 WHERE id = 1")  # no change feed

@@ -42,7 +42,7 @@ def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]
 
 
 def outbox(store: MetadataStore) -> tuple[Outbox, object]:
-    return Outbox(store), StoreReader(store).registry()
+    return Outbox(store), StoreReader(store).definitions.registry()
 
 
 def test_a_blocked_attempt_opens_one_incident_repeats_join_it_and_a_promotion_resolves_it(

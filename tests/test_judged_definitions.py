@@ -238,7 +238,7 @@ def test_results_recorded_before_thresholds_read_the_rule_as_it_was_then(tmp_pat
     judged("r_held")
     define(0.5, "FAIL")  # loosened since, by a re-apply or a direct edit
     judged("r_after")
-    found = StoreReader(store).rule_results(["r_held", "r_after"])
+    found = StoreReader(store).decisions.rule_results(["r_held", "r_after"])
     (held,), (after,) = found["r_held"], found["r_after"]
     assert (held.threshold, held.known) == (0.1, Known.HISTORY)
     assert (after.threshold, after.known) == (0.5, Known.HISTORY)

@@ -41,7 +41,9 @@ def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]
 
 
 def export(store: MetadataStore) -> str:
-    return export_yaml(StoreReader(store).stored_definitions(EXPORTED_TABLES), tenant="default")
+    return export_yaml(
+        StoreReader(store).definitions.stored_definitions(EXPORTED_TABLES), tenant="default"
+    )
 
 
 def round_trip(store: MetadataStore, folder: Path) -> str:

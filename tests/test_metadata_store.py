@@ -276,13 +276,13 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
 
     writer, reader = RunWriter(store), StoreReader(store)
     lease = writer.acquire_lease("ds", "run1", ttl=timedelta(minutes=5))
-    assert reader.lease("ds") == lease
+    assert reader.runs.lease("ds") == lease
     with pytest.raises(WriteConflict, match="being written by run run1"):
         writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
     renewed = writer.renew_lease(lease, timedelta(minutes=10))
     assert renewed.expires_at > lease.expires_at
     writer.release_lease(renewed)
-    assert reader.lease("ds") is None
+    assert reader.runs.lease("ds") is None
     second = writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
     with pytest.raises(WriteConflict):
         writer.renew_lease(lease, timedelta(minutes=5))  # run1's lease is long gone

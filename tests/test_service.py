@@ -157,8 +157,8 @@ def test_an_idempotency_key_gives_the_same_run_and_a_held_job_answers_409(
         body = refused.json()
         assert body["title"] == "WriteConflict" and "someone_else" in body["detail"]
         assert body["fix"] and body["status"] == 409
-        assert lh.reader.job_runs(50) == [
-            r for r in lh.reader.job_runs(50) if r.pipeline_id != p.job
+        assert lh.reader.runs.job_runs(50) == [
+            r for r in lh.reader.runs.job_runs(50) if r.pipeline_id != p.job
         ]
         waiting = http.post(
             f"{API}/jobs/{p.job}/runs", json={"wait": 120}, headers={"Idempotency-Key": "k-1"}
@@ -171,7 +171,7 @@ def test_an_idempotency_key_gives_the_same_run_and_a_held_job_answers_409(
         writer.release_leases(held)
         run_id = waiting.json()["run_id"]
         assert served.wait_for(token, run_id)["status"] == "COMPLETED"
-        runs_of_job = [r for r in lh.reader.job_runs(50) if r.pipeline_id == p.job]
+        runs_of_job = [r for r in lh.reader.runs.job_runs(50) if r.pipeline_id == p.job]
         assert [r.pipeline_logging_id for r in runs_of_job] == [run_id]
 
 

@@ -339,7 +339,7 @@ def _alpha_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _nothing_written(lh: Lakehouse) -> None:
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     assert registry.systems == {} and registry.objects == () and registry.jobs == {}
 
 
@@ -422,7 +422,7 @@ def test_rows_written_directly_are_refused_when_a_run_loads_them(
     for table, rows in written.items():
         if rows:
             beta.store.upsert(table, rows)
-    registry = beta.reader.registry()
+    registry = beta.reader.definitions.registry()
     for n, attempt in enumerate(cases):
         wanted = attempt.path.split(" (")[0]
         refused = (

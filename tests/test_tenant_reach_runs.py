@@ -75,7 +75,7 @@ def _failed_and_clean(lh: Lakehouse, dataset: str, field: str, says: str) -> str
     assert step.error is not None
     message = step.error.message
     assert field in message and says in message, message
-    assert step.data_version is None and lh.reader.approved(dataset) is None
+    assert step.data_version is None and lh.reader.versions.approved(dataset) is None
     assert all(r.status != "RUNNING" for r in lh.runs(50))
     assert lh.verify({dataset}) == []
     return message

@@ -89,7 +89,7 @@ class Lakehouse:
         reads from an object store although the lakehouse itself is local."""
         if self.config.uses_object_store:
             return self.config
-        registry = self.reader.registry()
+        registry = self.reader.definitions.registry()
         locations = [o.locator for o in registry.objects] + [
             s.options.model_dump_json() for s in registry.systems.values()
         ]
@@ -116,7 +116,7 @@ class Lakehouse:
         """Register every registered dataset's table (and its quarantine) that exists."""
         names = [
             name
-            for ds in self.reader.datasets()
+            for ds in self.reader.definitions.datasets()
             for name in (ds.table_name, quarantine_name(ds.dataset_id))
         ]
         return self._register(names)
@@ -145,7 +145,7 @@ class Lakehouse:
         """The stored definitions that do not validate (a direct SQL edit, say), each with its
         table, key, fix and what it blocks; no Spark. Runs check the same (see
         lakeguard.rules.catalog.recheck)."""
-        return list(self.reader.registry().problems)
+        return list(self.reader.definitions.registry().problems)
 
     def plan(self, path: str | Path) -> Plan:
         return plan_file(self.store, path, self.warehouse)[0]
@@ -165,7 +165,7 @@ class Lakehouse:
         """The tenant's active definitions as one YAML document (direct SQL edits included);
         `plan` on it finds nothing to change. `relative`: roots under the tenant's home are
         written relative to it, as `plan_text` (the API) takes them."""
-        stored = self.reader.stored_definitions(EXPORTED_TABLES)
+        stored = self.reader.definitions.stored_definitions(EXPORTED_TABLES)
         home = os.path.realpath(self.config.tenant_home) if relative else None
         return export_yaml(stored, tenant=self.store.tenant, home=home)
 
@@ -203,7 +203,7 @@ class Lakehouse:
         worker is alive, so it is never a candidate); a reaper failure is reported, and the
         next run tries again.
         """
-        registry = self.reader.registry()
+        registry = self.reader.definitions.registry()
         job_plan = job_runner.plan(registry, target)  # an unknown target fails before Spark
         for problem in registry.unattached:  # blocks nothing, but nobody should think it runs
             progress(f"{problem.where}: {problem.message}")
@@ -252,7 +252,7 @@ class Lakehouse:
 
         Reads metadata and Delta logs only: no Spark.
         """
-        data = self.reader.audit_data(lambda table: dataset_location(self.warehouse, table))
+        data = self.reader.audit.audit_data(lambda table: dataset_location(self.warehouse, table))
         if datasets is not None:
             data = only(data, datasets)
         # each quarantine table's parts: a data table, read here (lakeguard never opens them)
@@ -278,7 +278,7 @@ class Lakehouse:
 
     # -- reading --------------------------------------------------------------------------
     def dataset(self, dataset_id: str) -> DatasetDef:
-        return self.reader.dataset(dataset_id)
+        return self.reader.definitions.dataset(dataset_id)
 
     def read(self, dataset_id: str, version: int | None = None) -> DataFrame:
         """The latest approved snapshot of a dataset (or an older approved version)."""
@@ -300,18 +300,18 @@ class Lakehouse:
         return self.spark.sql(query)
 
     def runs(self, limit: int = 20) -> list[JobRunRecord]:
-        return self.reader.job_runs(limit)
+        return self.reader.runs.job_runs(limit)
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
-        return self.reader.status()
+        return self.reader.status.status()
 
     def rejected_files(self, dataset_id: str | None = None) -> list[RejectedFileRow]:
         """The delivered files put aside as unreadable that are still rejected (of one
         dataset, or all), oldest first, each with its reason. No Spark."""
         if dataset_id is not None:
             self.dataset(dataset_id)
-        return self.reader.rejected_files(dataset_id)
+        return self.reader.versions.rejected_files(dataset_id)
 
     def release_files(
         self,
@@ -336,7 +336,7 @@ class Lakehouse:
         """Why the latest promotion of a dataset (or attempt `run_id`'s) was allowed or
         blocked: rules, checks and policies, schema changes, upstream versions, what to do."""
         self.dataset(dataset_id)
-        decision = self.reader.latest_decision(dataset_id, run_id)
+        decision = self.reader.decisions.latest_decision(dataset_id, run_id)
         if decision is not None:
             return decision
         if run_id is None:

@@ -113,7 +113,7 @@ class Gate:
 
     def latest(self, dataset_id: str, version: int | None = None) -> ApprovedVersion | None:
         """The latest approved version of a dataset (or approved `version`); None if none."""
-        return self.reader.approved(dataset_id, version)
+        return self.reader.versions.approved(dataset_id, version)
 
     def evolve_source_schema(self, source_object_id: str, live: list[SchemaColumn]) -> int:
         """Make `live` the approved schema of a source object, after a promotion its profile

@@ -60,8 +60,8 @@ def release(
             fix="laketx files release --dataset D --all",
         )
     if dataset_id is not None:
-        reader.dataset(dataset_id)  # an unknown dataset is NotRegisteredError
-    rejected = reader.rejected_files(dataset_id)
+        reader.definitions.dataset(dataset_id)  # an unknown dataset is NotRegisteredError
+    rejected = reader.versions.rejected_files(dataset_id)
     if everything:
         chosen = rejected
     else:

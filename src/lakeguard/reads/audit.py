@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from lakeguard.reads.base import ReaderBase
 from lakeguard.reads.definitions import DefinitionReads
 from lakeguard.records.audit import AuditData
 from lakeguard.records.commits import Commit, history
@@ -14,10 +15,15 @@ from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryR
 from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import deltars, joins
+from lakeguard.store.store import MetadataStore
 
 
-class AuditReads(DefinitionReads):
+class AuditReads(ReaderBase):
     """Everything the audit checks, read at once."""
+
+    def __init__(self, store: MetadataStore, definitions: DefinitionReads) -> None:
+        super().__init__(store)
+        self._definitions = definitions
 
     def audit_data(self, locate: Callable[[str], str]) -> AuditData:
         """Everything `lakeguard.records.audit` checks: this tenant's run, version and decision
@@ -37,7 +43,7 @@ class AuditReads(DefinitionReads):
             versions = pool.submit(store.read, DataVersionRow)
             decisions = pool.submit(store.read, DecisionRow)
             rejected = pool.submit(store.read, RejectedFileRow)
-            datasets = {d.dataset_id: d.table_name for d in self.datasets()}
+            datasets = {d.dataset_id: d.table_name for d in self._definitions.datasets()}
             commits = {d: pool.submit(history, locate(t)) for d, t in datasets.items()}
             metadata = {t: pool.submit(table_history, t) for t in runtime}
             # the approved marks of datasets with rejected files: what is taken as well

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from lakeguard.reads.base import ReaderBase
 from lakeguard.reads.status import StatusReads
 from lakeguard.reads.versions import VersionReads
 from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
@@ -27,11 +28,17 @@ from lakeguard.records.stuck import Blocked, stuck
 from lakeguard.rules.explain import advise
 from lakeguard.rules.quality.kinds import stored_rule
 from lakeguard.store import deltars
+from lakeguard.store.store import MetadataStore
 from lakeguard.words.errors import ValidationError
 
 
-class DecisionReads(VersionReads, StatusReads):
+class DecisionReads(ReaderBase):
     """Gate decisions and the rule results they were made on."""
+
+    def __init__(self, store: MetadataStore, versions: VersionReads, status: StatusReads) -> None:
+        super().__init__(store)
+        self._versions = versions
+        self._status = status
 
     def rule_results(self, run_ids: Sequence[str]) -> dict[str, tuple[RuleResult, ...]]:
         """Rule outcomes of the given dataset attempts, by run id, in rule order."""
@@ -134,14 +141,16 @@ class DecisionReads(VersionReads, StatusReads):
         attempt = latest.run_id
         results = self.rule_results([attempt])
         changes = self._store.read(SchemaChangeRow, filters=[("run_id", "=", attempt)])
-        version = next((v.version for v in self.versions(dataset_id) if v.run_id == attempt), None)
+        version = next(
+            (v.version for v in self._versions.versions(dataset_id) if v.run_id == attempt), None
+        )
         record = DecisionRecord.from_row(latest, results.get(attempt, ()))
         decided = replace(
             record,
             schema_changes=tuple(SchemaChange.from_row(c) for c in changes),
             version=version,
         )
-        score = self.trust([dataset_id])[dataset_id]
+        score = self._status.trust([dataset_id])[dataset_id]
         blocked = stuck(sorted((Blocked.from_row(r) for r in rows), key=lambda b: b.evaluated_at))
         advice = advise(decided)
         if blocked is not None and not decided.allowed:

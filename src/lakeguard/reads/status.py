@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from lakeguard.reads.base import ReaderBase
 from lakeguard.reads.definitions import DefinitionReads
 from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
 from lakeguard.records.checks.rule_rows import PolicyRuleRow
@@ -27,6 +28,7 @@ from lakeguard.records.trust import (
     trust_score,
 )
 from lakeguard.rules.policy.sla import sla_hours
+from lakeguard.store.store import MetadataStore
 from lakeguard.words.shapes import StoredRow
 from lakeguard.words.vocabulary import AttemptStatus, Layer
 
@@ -110,8 +112,12 @@ def _summary(found: Stuck | None) -> str | None:
     return found.summary() if found else None
 
 
-class StatusReads(DefinitionReads):
+class StatusReads(ReaderBase):
     """Each dataset's latest version, latest attempt, trust score and whether it is stuck."""
+
+    def __init__(self, store: MetadataStore, definitions: DefinitionReads) -> None:
+        super().__init__(store)
+        self._definitions = definitions
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
@@ -119,7 +125,7 @@ class StatusReads(DefinitionReads):
 
     def _status(self) -> list[DatasetStatus]:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            datasets_f = pool.submit(self.datasets)
+            datasets_f = pool.submit(self._definitions.datasets)
             # each dataset's newest row only, picked by DataFusion: flat as history grows
             versions_f = pool.submit(
                 self._store.rows,
@@ -217,7 +223,7 @@ class StatusReads(DefinitionReads):
         ids = (
             list(dataset_ids)
             if dataset_ids is not None
-            else [d.dataset_id for d in self.datasets()]
+            else [d.dataset_id for d in self._definitions.datasets()]
         )
         only: list[tuple[str, str, Any]] = [("dataset_id", "in", ids)]
         with ThreadPoolExecutor(max_workers=4) as pool:

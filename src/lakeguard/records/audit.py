@@ -3,7 +3,7 @@
 The audit takes the typed rows of the metadata tables and the commit histories of the dataset
 tables and of the append-only metadata tables, and returns every violation it finds, each with
 the invariant it breaks, where, what and how to fix it. An empty list means every invariant
-holds. Reading the data is the store reader's job (`StoreReader.audit_data`).
+holds. Reading the data is the store reader's job (`StoreReader.audit.audit_data`).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
             ahead = (storage.table_fields(target.path), last_profiles_ahead(ctx, target))
         table_fields, profiles = ahead  # the profiles are read while Spark stages the batch
         derived = target.dataset.layer != Layer.BRONZE
-        approved = ctx.gate.reader.approved_schema(target.dataset_id) if derived else None
+        approved = ctx.gate.reader.versions.approved_schema(target.dataset_id) if derived else None
         drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, table_fields)
         batch.checks += drift.checks(drifts)
         all_rules = [*batch.builtin_rules, *rules]
@@ -294,7 +294,8 @@ def _settle_quarantine(ctx: RunContext, target: Target, result: StepResult) -> N
     dataset_id = target.dataset_id
     try:
         state = quarantine.settle(
-            target.quarantine_path, lambda held: ctx.gate.reader.judgments(dataset_id, held)
+            target.quarantine_path,
+            lambda held: ctx.gate.reader.decisions.judgments(dataset_id, held),
         )
     except Exception as exc:
         ctx.progress(f"{dataset_id}: quarantine not settled: {describe(exc)}")
@@ -309,7 +310,7 @@ def _trust_row(ctx: RunContext, attempt: DatasetAttempt) -> TrustScoreRow | None
     cannot be read never fails a run; the next attempt records one again)."""
     dataset_id = attempt.dataset_id
     try:
-        score = ctx.gate.reader.trust([dataset_id], pending=attempt.evidence)[dataset_id]
+        score = ctx.gate.reader.status.trust([dataset_id], pending=attempt.evidence)[dataset_id]
     except Exception as exc:
         ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")
         return None

@@ -63,7 +63,7 @@ def last_profiles_ahead(ctx: RunContext, target: Target) -> Future[LastProfiles]
         done: Future[LastProfiles] = Future()
         done.set_result(LastProfiles({}))
         return done
-    return read_ahead(lambda: ctx.gate.reader.last_profiles(target.dataset_id))
+    return read_ahead(lambda: ctx.gate.reader.versions.last_profiles(target.dataset_id))
 
 
 def gate(

@@ -258,7 +258,7 @@ def dataset_input(
     at a version (a replay); by default each parent's latest approved one. `aside`: files of
     each source object this attempt found unreadable already, left out as rejected ones are."""
     if dataset.layer == Layer.BRONZE:
-        progress = reader.source_progress(dataset.dataset_id)
+        progress = reader.versions.source_progress(dataset.dataset_id)
         for source_object_id, found in (aside or {}).items():
             progress = progress.put_aside(source_object_id, found)
         batch = bronze_input(
@@ -266,14 +266,16 @@ def dataset_input(
         )
         return without_repeats(spark, batch, own_latest, warehouse, dataset)
     if parents is None:
-        parents = {p: reader.approved(p) for p in dataset.parents}
+        parents = {p: reader.versions.approved(p) for p in dataset.parents}
     if dataset.transform.sql is not None:
         return model_input(spark, registry, dataset, dict(parents), own_latest, warehouse, run_id)
     parent = dataset.parents[0]
     upto = parents.get(parent)
     consumed = own_latest.upstream_refs.get(parent, 0) if own_latest else 0
     versions = (
-        reader.versions(parent, after=consumed, upto=upto.version) if upto is not None else []
+        reader.versions.versions(parent, after=consumed, upto=upto.version)
+        if upto is not None
+        else []
     )
     return derived_input(spark, registry, dataset, versions, own_latest, warehouse)
 

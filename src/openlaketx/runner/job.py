@@ -215,7 +215,7 @@ class _Begun:
 
 
 def _begin(store: MetadataStore, target: str, request: RunRequest) -> _Begun:
-    registry = StoreReader(store).registry()
+    registry = StoreReader(store).definitions.registry()
     job_plan = plan(registry, target)
     if not request.retries:
         job_plan = replace(job_plan, max_retries=0)

@@ -38,8 +38,10 @@ def policy_checks(
         raw_pii=tuple(sorted(registered_raw_pii(registry).get(dataset.dataset_id, set()))),
         drift_kinds=tuple(drift_kinds),
         profile_drift=profile_drift,
-        parents_latest=lambda: {p: reader.approved(p) for p in dataset.parents},
-        rows_written=lambda n: [v.rows_written or 0 for v in reader.newest(dataset.dataset_id, n)],
+        parents_latest=lambda: {p: reader.versions.approved(p) for p in dataset.parents},
+        rows_written=lambda n: [
+            v.rows_written or 0 for v in reader.versions.newest(dataset.dataset_id, n)
+        ],
     )
     return checks(policies, facts)
 

@@ -86,7 +86,7 @@ def settle(
 ) -> QuarantineState:
     """The quarantine at `location` with its superseded and released batches removed (unless
     `apply` is False: then only said). `judgments(held)`: the dataset's decisions from the
-    oldest of the held attempts on (`StoreReader.judgments`)."""
+    oldest of the held attempts on (`StoreReader.decisions.judgments`)."""
     parts = held_parts(location)
     held = sorted({p.run_id for p in parts if p.part == BATCH})
     holds = plan(judgments(held), present=set(held)) if held else {}
@@ -101,10 +101,10 @@ def settle_all(reader: StoreReader, warehouse: str, *, apply: bool = True) -> di
     `apply` False would remove, by quarantine table (`laketx migrate`, for the tables written
     before each batch was held once)."""
     said = {}
-    for dataset in reader.datasets():
+    for dataset in reader.definitions.datasets():
         state = settle(
             dataset_location(warehouse, quarantine_name(dataset.dataset_id)),
-            partial(reader.judgments, dataset.dataset_id),
+            partial(reader.decisions.judgments, dataset.dataset_id),
             apply=apply,
         )
         if state.removed:

@@ -62,12 +62,12 @@ def reap(store: MetadataStore, stale_after: timedelta = timedelta(hours=12)) -> 
     now = store.now()
     runs = [
         r
-        for r in reader.in_flight()
+        for r in reader.runs.in_flight()
         if is_abandoned(r.worker_instance, now - r.event_time, stale_after)
     ]
     if not runs:
         return []
-    layers = {d.dataset_id: d.layer for d in reader.datasets()}
+    layers = {d.dataset_id: d.layer for d in reader.definitions.datasets()}
     rows: list[RuntimeRow] = []
     for r in runs:
         message = (

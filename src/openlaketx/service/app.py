@@ -252,7 +252,7 @@ def create_app(
         limit: Annotated[int, Query(ge=1, le=MAX_RUNS)] = 20,
         offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
     ) -> RunPage:
-        found = lakehouse(key).reader.job_runs(limit + 1, offset)
+        found = lakehouse(key).reader.runs.job_runs(limit + 1, offset)
         return RunPage(
             runs=[_summary(r) for r in found[:limit]],
             limit=limit,
@@ -274,18 +274,18 @@ def create_app(
         ] = 0.0,
     ) -> RunDetail:
         lh = lakehouse(key)
-        record = lh.reader.job_run(run_id)
+        record = lh.reader.runs.job_run(run_id)
         if record is None:
             raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
         if wait > 0 and record.status in IN_FLIGHT:
-            runs.wait_for(run_id, wait, ended=lambda: _ended(lh.reader.job_run(run_id)))
-            record = lh.reader.job_run(run_id) or record
-        attempts = lh.reader.attempts(run_id)
-        decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
+            runs.wait_for(run_id, wait, ended=lambda: _ended(lh.reader.runs.job_run(run_id)))
+            record = lh.reader.runs.job_run(run_id) or record
+        attempts = lh.reader.runs.attempts(run_id)
+        decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
         return RunDetail(
             **_summary(record).model_dump(),
             attempts=[_plain(a.as_row()) for a in attempts],
-            steps=[_plain(s.as_row()) for s in lh.reader.steps(run_id)],
+            steps=[_plain(s.as_row()) for s in lh.reader.runs.steps(run_id)],
             decisions=[_plain(d.to_json()) for d in decisions],
         )
 
@@ -300,12 +300,12 @@ def create_app(
         lh = lakehouse(key)
         lh.dataset(dataset_id)  # 404 when it is not this tenant's
         (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
-        latest = lh.reader.latest_decision(dataset_id)
+        latest = lh.reader.decisions.latest_decision(dataset_id)
         return _plain(
             {
                 **asdict(status),
-                "versions": [asdict(v) for v in lh.reader.versions(dataset_id)],
-                "trust": asdict(lh.reader.trust([dataset_id])[dataset_id]),
+                "versions": [asdict(v) for v in lh.reader.versions.versions(dataset_id)],
+                "trust": asdict(lh.reader.status.trust([dataset_id])[dataset_id]),
                 "latest_decision": None if latest is None else latest.to_json(),
             }
         )

@@ -215,7 +215,7 @@ def install_catalog_routes(
     def list_jobs(key: Annotated[ApiKey, reading]) -> list[JobSummary]:
         lh = tenants.get(key.tenant_id)
         now = lh.store.now()
-        jobs = sorted(lh.reader.registry().jobs.values(), key=lambda j: j.job_id)
+        jobs = sorted(lh.reader.definitions.registry().jobs.values(), key=lambda j: j.job_id)
         return [
             JobSummary(**_job(j, now).model_dump(exclude={"tasks", "parameters"})) for j in jobs
         ]
@@ -223,11 +223,11 @@ def install_catalog_routes(
     @app.get(f"{prefix}/jobs/{{job_id}}", response_model=JobDetail)
     def get_job(job_id: Annotated[str, job_path], key: Annotated[ApiKey, reading]) -> JobDetail:
         lh = tenants.get(key.tenant_id)
-        job = lh.reader.registry().job(job_id)
+        job = lh.reader.definitions.registry().job(job_id)
         if job is None:
             raise NotRegisteredError(f"no job {job_id}", where="jobs")
         return _job(job, lh.store.now())
 
     @app.get(f"{prefix}/lineage", response_model=LineageGraph)
     def lineage(key: Annotated[ApiKey, reading]) -> LineageGraph:
-        return lineage_graph(tenants.get(key.tenant_id).reader.registry())
+        return lineage_graph(tenants.get(key.tenant_id).reader.definitions.registry())

@@ -72,7 +72,7 @@ class Dispatcher:
 
     def _tenant(self, lh: Lakehouse, done: Pass) -> None:
         now = self.clock()
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         outbox = Outbox(lh.store, clock=self.clock)
         done.recorded += outbox.ingest(registry, now)
         if not registry.routes:

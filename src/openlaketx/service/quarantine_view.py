@@ -70,10 +70,12 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     """The dataset's quarantine by batch and run, and the newest `limit` rows it counts."""
     lh.dataset(dataset_id)
     location = dataset_location(lh.warehouse, quarantine_name(dataset_id))
-    state = ledger.settle(location, lambda held: lh.reader.judgments(dataset_id, held), apply=False)
+    state = ledger.settle(
+        location, lambda held: lh.reader.decisions.judgments(dataset_id, held), apply=False
+    )
     counted = state.counted()
     runs = sorted({p.run_id for p in state.parts})
-    decisions = {d.run_id: d for d in lh.reader.decisions(run_ids=runs)}
+    decisions = {d.run_id: d for d in lh.reader.decisions.decisions(run_ids=runs)}
     settled = _settled(location, {p.run_id for p in state.parts})
     replaced = {b.run_id: b.by for b in settled if b.state == HoldState.SUPERSEDED}
     batches = []

@@ -102,10 +102,10 @@ class Scheduler:
 
     def _tenant(self, tenant: str, now: datetime) -> list[Fired]:
         lh = self.runs.tenants.get(tenant)
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         in_flight = {
             r.pipeline_id: r.run_id
-            for r in lh.reader.in_flight()
+            for r in lh.reader.runs.in_flight()
             if not r.dataset_id and not known_dead(r.worker_instance)  # the dead are reaped
         }
         fired: list[Fired] = []
@@ -211,7 +211,7 @@ class Scheduler:
     ) -> list[Fired]:
         if job.job_id in in_flight:
             return []  # that run may take the files: the next pass sees what is left
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         waiting: list[str] = []
         situation: list[str] = []
         reach = lh.store.tenant_reach()
@@ -220,7 +220,7 @@ class Scheduler:
             situation.append(f"{dataset.dataset_id}:{registry.definition_hash(dataset.dataset_id)}")
             if dataset.layer != Layer.BRONZE or registry.refusal(dataset.dataset_id) is not None:
                 continue  # a dataset that cannot run lists nothing (its run says why)
-            progress = lh.reader.source_progress(dataset.dataset_id)
+            progress = lh.reader.versions.source_progress(dataset.dataset_id)
             for obj in registry.source_objects(dataset.dataset_id):
                 system = registry.system(obj.source_system_id)
                 waiting += engine(system.kind).arrivals(system, obj, progress, reach) or []
@@ -254,7 +254,7 @@ class Scheduler:
         for request in recent:
             if request.request_key.partition("@")[0] != prefix:
                 break
-            run = lh.reader.job_run(request.run_id)
+            run = lh.reader.runs.job_run(request.run_id)
             if run is None or run.status != EventStatus.FAILED:
                 break  # completed or blocked (an outcome), or not ended yet
             failed.append(run.end_time or request.requested_at)
@@ -265,16 +265,16 @@ class Scheduler:
         return now >= failed[0] + timedelta(seconds=wait)
 
     def _upstream(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         own = {t.dataset_id for t in job.tasks}
         for task in job.tasks:
             dataset = registry.dataset(task.dataset_id)
-            consumed = lh.reader.approved(dataset.dataset_id)
+            consumed = lh.reader.versions.approved(dataset.dataset_id)
             refs = consumed.upstream_refs if consumed else {}
             for parent in dataset.parents:
                 if parent in own:
                     continue  # written by this job itself
-                latest = lh.reader.approved(parent)
+                latest = lh.reader.versions.approved(parent)
                 if latest is not None and latest.version > refs.get(parent, 0):
                     key = f"upstream:{job.job_id}:{parent}@{latest.version}"
                     detail = f"{parent} v{latest.version} approved"

@@ -229,7 +229,7 @@ class Outbox:
         the dataset was stuck as of this decision, from the decisions up to it)."""
         record: DecisionRecord | None = None
         if row is not None:
-            record = self.reader.latest_decision(attempt.dataset_id, attempt.run_id)
+            record = self.reader.decisions.latest_decision(attempt.dataset_id, attempt.run_id)
             if record is not None:
                 before = [
                     Blocked.from_row(d)

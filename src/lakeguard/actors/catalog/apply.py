@@ -39,7 +39,7 @@ def plan_file(
         else validate_text(text, str(file), reach=reach, base_dir=folder)
     )
     rows = document_rows(doc, base_dir=folder, warehouse=warehouse)
-    plan = plan_changes(rows, StoreReader(store).stored_definitions())
+    plan = plan_changes(rows, StoreReader(store).definitions.stored_definitions())
     return plan, rows
 
 
@@ -69,7 +69,7 @@ def apply_file(
         if changed:
             todo[table] = [r for r in table_rows if row_key(r) in changed]
     owned = sorted({c.table for c in plan.changes if c.action == "deactivate"})
-    stored = StoreReader(store).stored_definitions(owned) if owned else DefinitionSet()
+    stored = StoreReader(store).definitions.stored_definitions(owned) if owned else DefinitionSet()
     for table, gone in deactivated_rows(plan, stored).items():
         todo[table] = [*todo.get(table, []), *gone]
     # One merge commit per table; tables are independent, so they commit concurrently.

@@ -87,8 +87,8 @@ def _overview(d: Dashboard, v: Viewer) -> Response:
         layers.setdefault(str(status.layer), []).append(status)
     order: list[str] = [name for name in ("bronze", "silver", "gold") if name in layers]
     order += sorted(set(layers) - set(order))
-    jobs = sorted(lh.reader.registry().jobs)
-    runs = lh.reader.job_runs(RECENT_RUNS)
+    jobs = sorted(lh.reader.definitions.registry().jobs)
+    runs = lh.reader.runs.job_runs(RECENT_RUNS)
     return d.page(
         "overview.html",
         viewer=v,
@@ -109,9 +109,9 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
         # the page's reads are independent scans (delta-rs lets go of the GIL): at once
         with ThreadPoolExecutor(max_workers=PAGE_READS) as pool:
             trends_f = pool.submit(insights.rule_trends, lh, dataset_id, TREND_BATCHES)
-            versions_f = pool.submit(lh.reader.versions, dataset_id)
+            versions_f = pool.submit(lh.reader.versions.versions, dataset_id)
             statuses_f = pool.submit(lh.status)
-            trust_f = pool.submit(lh.reader.trust_all)
+            trust_f = pool.submit(lh.reader.status.trust_all)
             profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
             trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
             changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
@@ -197,16 +197,16 @@ def run(request: Request, d: Shared, run_id: str) -> Response:
 
 def _run(d: Dashboard, v: Viewer, run_id: str) -> Response:
     lh = v.lakehouse
-    record = lh.reader.job_run(run_id) if len(run_id) == 32 else None
+    record = lh.reader.runs.job_run(run_id) if len(run_id) == 32 else None
     if record is None:
         raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
-    attempts = lh.reader.attempts(run_id)
-    decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
+    attempts = lh.reader.runs.attempts(run_id)
+    decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
     return d.page(
         "run.html",
         viewer=v,
         r=record,
-        steps=lh.reader.steps(run_id),
+        steps=lh.reader.runs.steps(run_id),
         attempts=attempts,
         decisions=decisions,
         running=str(record.status) in ("PENDING", "RUNNING"),
@@ -243,7 +243,7 @@ def lineage(request: Request, d: Shared, focus: str | None = None, depth: int = 
 
 def _lineage(d: Dashboard, v: Viewer, focus: str | None, depth: int) -> Response:
     lh = v.lakehouse
-    graph = lineage_graph(lh.reader.registry())
+    graph = lineage_graph(lh.reader.definitions.registry())
     ids = {n.id for n in graph.nodes}
     if focus is not None and focus not in ids:
         raise NotRegisteredError(f"no lineage node {focus}", where="lineage")
