@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.tenants import Tenants
 

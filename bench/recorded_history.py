@@ -17,25 +17,21 @@ import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from lakeguard.evidence import CheckKind, CheckRecord, CheckResult, Evidence
-from lakeguard.hashing import to_json
-from lakeguard.store import MetadataStore
-from lakeguard.store.definitions import table_def
-from lakeguard.store.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
+from lakeguard.records.checks.result_rows import (
     DqResultRow,
-    PipelineRunRow,
     ProfileRow,
     RuleResultRow,
-    RunEventRow,
-    RunHistoryRow,
-    RuntimeRow,
-    StepLogRow,
     TrustScoreRow,
 )
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
+from lakeguard.records.table_defs import table_def
+from lakeguard.store import MetadataStore
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import (
+from lakeguard.words.hashing import to_json
+from lakeguard.words.vocabulary import (
     AttemptStatus,
     DqStatus,
     EventStatus,
@@ -213,7 +209,7 @@ class History:
                     sample_values=["999.0"] if failing else [],
                     outcome=outcome,
                     executed_at=end,
-                    # the rule as it judged, as the engine records it (lakeguard.judged)
+                    # the rule as it judged, as the engine records it (lakeguard.records.judged)
                     threshold=0.0,
                     rule_expression='{"column":"lat"}',
                     asks=f"{kind} on lat",

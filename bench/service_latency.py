@@ -68,7 +68,7 @@ def deliver(project: Path, name: str) -> None:
 def setup(work: Path) -> tuple[Path, Path, str]:
     from tests.conftest import cells_yaml
 
-    from lakeguard.keys import Scope
+    from lakeguard.actors.keys import Scope
     from openlaketx.config import LakehouseConfig
     from openlaketx.service.tenants import Tenants
 
@@ -124,7 +124,7 @@ def record_history(home: Path, project: Path, runs: int) -> str:
     """A tenant `bench` with the project and `runs` recorded runs; a key to read it."""
     from bench.status_latency import record_runs
 
-    from lakeguard.keys import Scope
+    from lakeguard.actors.keys import Scope
     from openlaketx.config import LakehouseConfig
     from openlaketx.service.tenants import Tenants
 

@@ -140,7 +140,7 @@ def served(home: Path) -> Iterator[tuple[str, str]]:
     """The `laketx serve` app on uvicorn in a thread of this process; (url, a key's token)."""
     import uvicorn
 
-    from lakeguard.keys import Scope
+    from lakeguard.actors.keys import Scope
     from openlaketx.config import LakehouseConfig
     from openlaketx.service.app import create_app
     from openlaketx.service.runs import RunService

@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from lakeguard.gate import Decision, Gate
+from lakeguard.actors.gate import Decision, Gate
 from lakeguard.store import MetadataStore, RunWriter
 from lakeguard.store.store import utcnow
 from openlaketx.lakehouse import Lakehouse
@@ -49,8 +49,8 @@ def project(home: Path) -> Path:
 
 def record_runs(store: MetadataStore, runs: int) -> None:
     """`runs` job runs of two datasets each, with the rows a real run leaves."""
-    from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow
-    from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus
+    from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+    from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus
 
     writer, gate = RunWriter(store), Gate(store)
     versions = dict.fromkeys(DATASETS, 0)

@@ -5,7 +5,7 @@ and ``day`` pair, ~40 bytes of other columns) is written once under a temporary 
 each key shape, in the same SparkSession:
 
 * baseline: the key columns read once (``select(keys)`` written to Spark's ``noop`` sink);
-* unique: ``lakeguard.quality.evaluate.evaluate_unique``, the check the gate runs.
+* unique: ``lakeguard.rules.quality.evaluate.evaluate_unique``, the check the gate runs.
 
 The figures are the best of ``--repeat`` rounds; the ratio is unique / baseline. The data has
 no duplicate (the normal case for a FAIL rule that holds); ``--dupes N`` plants N duplicate
@@ -29,9 +29,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import evaluate_unique
-from lakeguard.quality.kinds.base import as_text
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.rules.quality.evaluate import evaluate_unique
+from lakeguard.rules.quality.kinds.base import as_text
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import get_or_create_session
 

@@ -146,7 +146,7 @@ LEASE_CHILD = """
 import sys
 from datetime import timedelta
 from tests.children import watch_lease_decisions
-from lakeguard.errors import WriteConflict
+from lakeguard.words.errors import WriteConflict
 from lakeguard.store import MetadataStore, RunWriter
 root, folder, name, wanted = sys.argv[1:5]
 watch_lease_decisions(folder, name, hold_first=True)

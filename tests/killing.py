@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import os, sys
-from lakeguard.gate import Gate
+from lakeguard.actors.gate import Gate
 import openlaketx.runner.promotion as step  # where a batch is published
 from openlaketx.lakehouse import Lakehouse
 from tests.conftest import TEST_CONF

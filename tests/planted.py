@@ -6,19 +6,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from lakeguard.evidence import CheckRecord, Evidence
-from lakeguard.hashing import to_json
+from lakeguard.records.checks.result_rows import RuleResultRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.evidence import CheckRecord, Evidence
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.store import MetadataStore
-from lakeguard.store.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    PipelineRunRow,
-    RuleResultRow,
-    RunHistoryRow,
-    RunRequestRow,
-    new_id,
-)
-from lakeguard.vocabulary import AttemptStatus, JobStatus, Outcome
+from lakeguard.words.hashing import to_json
+from lakeguard.words.vocabulary import AttemptStatus, JobStatus, Outcome
 
 T0 = datetime(2026, 12, 1, 8, 0, 0)
 

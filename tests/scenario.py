@@ -138,7 +138,7 @@ def report(lh: Any) -> dict[str, Any]:
     """What the lakehouse holds: versions (rows, content hash), quarantine, gold, the scd2
     history, `verify`, a replay of silver's newest version, and bronze's columns."""
     versions = {
-        ds: [[v.version, v.row_count, v.content_hash] for v in lh.reader.versions(ds)]
+        ds: [[v.version, v.row_count, v.content_hash] for v in lh.reader.versions.versions(ds)]
         for ds in DATASETS
     }
     quarantine = dataset_location(lh.warehouse, quarantine_name("bronze_ref"))
@@ -185,7 +185,7 @@ def arm(point: str) -> None:
 
         step.publish = _die  # type: ignore[assignment]
     elif point == "before_version":
-        from lakeguard.gate import Gate
+        from lakeguard.actors.gate import Gate
 
         Gate.record_version = _die  # type: ignore[method-assign]
     elif point == "mid_move":  # every file copied to quarantine, the source not yet deleted
@@ -248,7 +248,7 @@ def feed_at(root: str) -> Feed:
     """The feed at `root`; on S3 through the object store the `LAKETX_S3_*` settings name."""
     if not root.startswith("s3://"):
         return Feed(root)
-    from lakeguard.store.objectstore import ObjectStoreSettings
+    from lakeguard.records.objectstore import ObjectStoreSettings
 
     settings = ObjectStoreSettings.from_env()
     keys = settings.storage_options()

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService

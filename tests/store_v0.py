@@ -14,17 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from lakeguard.audit import AuditData, audit
-from lakeguard.commits import history
+from lakeguard.records.audit import AuditData, audit
+from lakeguard.records.commits import history
+from lakeguard.records.table_defs import table_def
+from lakeguard.records.versioning import MARK_STEP, MIGRATING_PROPERTY, STORE_VERSION, table_version
 from lakeguard.store import MetadataStore, deltars, table_replace
 from lakeguard.store.arrow import to_arrow, to_rows
-from lakeguard.store.definitions import table_def
-from lakeguard.store.versioning import (
-    MARK_STEP,
-    MIGRATING_PROPERTY,
-    STORE_VERSION,
-    table_version,
-)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store_v0"
@@ -183,8 +178,8 @@ def interrupted_then_refused(store: MetadataStore, point: str, monkeypatch: Any)
     open until the next `laketx migrate`."""
     import pytest
 
+    from lakeguard.records.versioning import StoreVersionError
     from lakeguard.store.migrations import migrate
-    from lakeguard.store.versioning import StoreVersionError
 
     with monkeypatch.context() as patched:
         interrupt_at(patched, point)

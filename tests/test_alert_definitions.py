@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import definition_changes
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.models import MetadataDocument
-from lakeguard.errors import ValidationError
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.vocabulary import AlertEvent, AlertSeverity, Layer
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import definition_changes
+from lakeguard.reads.reader import StoreReader
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.models import MetadataDocument
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, Layer
 from openlaketx.config import LakehouseConfig
 from tests.conftest import cells_yaml, copied_store, write
 
@@ -67,7 +68,9 @@ def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]
 
 
 def export(store: MetadataStore) -> str:
-    return export_yaml(StoreReader(store).stored_definitions(EXPORTED_TABLES), tenant="default")
+    return export_yaml(
+        StoreReader(store).definitions.stored_definitions(EXPORTED_TABLES), tenant="default"
+    )
 
 
 def test_the_document_declares_channels_and_routes_and_the_schema_shows_them() -> None:
@@ -166,7 +169,7 @@ def test_apply_stores_them_and_the_export_plans_nothing(
     assert [c for c in again.changes if c.action != "unchanged"] == []
     assert export(store) == text  # the same store, the same bytes
     # the run's definitions snapshot carries them, typed
-    reg = StoreReader(store).registry()
+    reg = StoreReader(store).definitions.registry()
     assert reg.problems == ()
     assert sorted(reg.channels) == ["oncall_mail", "radio_hook", "radio_slack"]
     assert reg.channels["oncall_mail"].spec.shown().startswith("email to oncall@example.com")
@@ -179,9 +182,11 @@ def test_a_store_without_alerts_keeps_its_config_version(
     store: MetadataStore, tmp_path: Path
 ) -> None:
     apply_file(store, project(tmp_path / "p", extra=""), WAREHOUSE)
-    before = StoreReader(store).registry().config_version
+    before = StoreReader(store).definitions.registry().config_version
     apply_file(store, project(tmp_path / "p"), WAREHOUSE)
-    assert StoreReader(store).registry().config_version == before  # alerts are not the run's
+    assert (
+        StoreReader(store).definitions.registry().config_version == before
+    )  # alerts are not the run's
 
 
 def test_changes_list_channels_and_routes(store: MetadataStore, tmp_path: Path) -> None:
@@ -204,7 +209,7 @@ def test_a_direct_edit_that_breaks_a_channel_refuses_only_it(
     DeltaTable(store.location("notification_routes")).update(
         updates={"min_severity": "'loud'"}, predicate="route_id = 'warn_mail'"
     )
-    reg = StoreReader(store).registry()
+    reg = StoreReader(store).definitions.registry()
     wheres = {p.where: p for p in reg.problems}
     assert "notification_channels[channel_id=radio_slack]" in wheres
     assert wheres["notification_channels[channel_id=radio_slack]"].channels == {"radio_slack"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.vocabulary import AlertEvent, AttemptStatus, DeliveryAction
+from lakeguard.words.vocabulary import AlertEvent, AttemptStatus, DeliveryAction
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.tenants import Tenants

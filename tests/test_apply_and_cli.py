@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import ValidationError
+from lakeguard.words.errors import ValidationError
 from openlaketx.cli import app
 from tests.conftest import Project, write
 

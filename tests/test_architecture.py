@@ -39,23 +39,41 @@ def test_no_import_cycle_between_any_two_modules() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-def _layer_modules(contract_name: str) -> set[str]:
-    (contract,) = [c for c in CONTRACTS if c["name"].startswith(contract_name)]
-    return {m.strip() for layer in contract["layers"] for m in re.split(r"[:|]", layer)}
-
-
-def test_every_lakeguard_module_sits_in_a_layer() -> None:
-    """A new module of lakeguard is placed in its layers contract (openlaketx's contract is
-    exhaustive by itself); only a package whose modules sit in several layers is left out."""
-    layers = _layer_modules("LakeGuard's layers")
+def test_no_two_lakeguard_packages_import_each_other() -> None:
+    """Under each package of lakeguard its subpackages and modules import one another one way
+    only: no circle among siblings, even one no two modules close (as store <-> catalog was)."""
     graph = grimp.build_graph("lakeguard")
-    unplaced = sorted(
-        m
-        for m in graph.modules
-        if not any(m == layer or m.startswith(f"{layer}.") for layer in layers)
-        and not any(layer.startswith(f"{m}.") for layer in layers)
+    imports = import_map(graph)
+    circles: list[list[str]] = []
+    for package in sorted(m for m in graph.modules if graph.find_children(m)):
+        children = sorted(graph.find_children(package))
+
+        def sibling(module: str, children: list[str] = children) -> str | None:
+            return next((c for c in children if module == c or module.startswith(f"{c}.")), None)
+
+        folded: dict[str, set[str]] = {c: set() for c in children}
+        for module, targets in imports.items():
+            if (own := sibling(module)) is not None:
+                folded[own] |= {t for t in map(sibling, targets) if t not in (None, own)}
+        circles += module_cycles(folded)
+    assert not circles, "packages importing each other:\n" + "\n".join(
+        " -> ".join(c) for c in circles
     )
-    assert not unplaced, f"add these to a layer of pyproject.toml's lakeguard contract: {unplaced}"
+
+
+def test_lakeguard_folders_are_its_layers() -> None:
+    """Every module of lakeguard sits in a folder that is one of its layers (the contract is
+    exhaustive over the package, as openlaketx's is): only the package's own __init__ stays at
+    the top, beside the layer folders."""
+    (contract,) = [c for c in CONTRACTS if c.get("containers") == ["lakeguard"]]
+    assert contract["type"] == "layers"
+    assert contract["exhaustive"] is True
+    layers = {n.strip() for layer in contract["layers"] for n in re.split(r"[:|]", layer)}
+    top = SRC / "lakeguard"
+    folders = {p.name for p in top.iterdir() if (p / "__init__.py").is_file()}
+    modules = sorted(p.name for p in top.glob("*.py") if p.name != "__init__.py")
+    assert not modules, f"move these into the folder of their layer: {modules}"
+    assert folders == layers, f"folders {sorted(folders)} are not the layers {sorted(layers)}"
 
 
 _PRAGMA = re.compile(r"noqa(:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*)?|type:\s*ignore(\[[^]]*])?")
@@ -131,7 +149,7 @@ def test_no_lakeguard_module_mentions_openlaketx_imports() -> None:
 def test_openlaketx_never_writes_decisions_versions_or_definitions() -> None:
     """Invariant 10: the engine reads definitions and asks the gate; it never writes them.
 
-    Rows reach a table as typed rows (`lakeguard.store.runtime_rows`) through `RunWriter`,
+    Rows reach a table as typed rows (`lakeguard.records`) through `RunWriter`,
     whose store refuses the gate's tables; so the engine must not name the gate's row types,
     impersonate the gate, upsert, or name a gate table in any string, wherever it is held.
     """
@@ -163,9 +181,9 @@ def test_the_writer_refuses_the_gate_tables_whatever_it_is_handed(tmp_path: Path
 
     import pytest
 
-    from lakeguard.errors import MetadataStoreError
+    from lakeguard.records.decisions.rows import DecisionRow
     from lakeguard.store import MetadataStore, RunWriter
-    from lakeguard.store.runtime_rows import DecisionRow
+    from lakeguard.words.errors import MetadataStoreError
 
     store = MetadataStore("lg", str(tmp_path / "meta"), "default")
     store.ensure()
@@ -191,7 +209,7 @@ def test_every_pure_module_imports_without_spark() -> None:
 
     import lakeguard
 
-    edge = {"lakeguard.quality.evaluate"}
+    edge = {"lakeguard.rules.quality.evaluate"}
     modules = [
         m.name
         for m in pkgutil.walk_packages(lakeguard.__path__, "lakeguard.")

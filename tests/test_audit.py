@@ -11,19 +11,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.audit import AuditData, Violation, audit
-from lakeguard.commits import Commit
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    PipelineRunRow,
-    RejectedFileRow,
-    RunEventRow,
-    RunHistoryRow,
-    SourceProgressRow,
-)
-from lakeguard.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
+from lakeguard.records.audit import AuditData, Violation, audit
+from lakeguard.records.commits import Commit
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+from lakeguard.records.sources.kinds.file import SeenFile
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
 from openlaketx.cli import app
 from tests.conftest import Project
 

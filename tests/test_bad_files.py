@@ -15,12 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import ConfigError, NotRegisteredError
-from lakeguard.progress import Rejection, SourceProgress, still_rejected
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store import StoreReader
-from lakeguard.store.runtime_rows import DataVersionRow, RejectedFileRow, SourceProgressRow
-from lakeguard.vocabulary import FileAction
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.sources.kinds.file import SeenFile
+from lakeguard.records.sources.progress import Rejection, SourceProgress, still_rejected
+from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
+from lakeguard.words.errors import ConfigError, NotRegisteredError
+from lakeguard.words.vocabulary import FileAction
 from openlaketx.cli import app
 from openlaketx.sources.bad_files import spark_culprits, unreadable
 from openlaketx.sources.files import select_files
@@ -192,11 +193,13 @@ def test_files_rejected_and_release_need_no_spark(tmp_path: Path, project: Proje
     released = laketx("release", str(bad), "--by", "ops", "--json")
     assert released.exit_code == 0, released.output
     assert json.loads(released.stdout) == {"released": [f"file:{bad}"]}
-    assert [r.path for r in StoreReader(lh.store).rejected_files()] == [f"file:{other}"]
+    assert [r.path for r in StoreReader(lh.store).versions.rejected_files()] == [f"file:{other}"]
     everything = laketx("release", "--dataset", project.bronze, "--all", "--by", "oncall")
     assert everything.exit_code == 0, everything.output
     assert "1 file(s) released" in everything.stdout
-    assert StoreReader(lh.store).rejected_files() == [] and laketx("rejected").exit_code == 0
+    assert (
+        StoreReader(lh.store).versions.rejected_files() == [] and laketx("rejected").exit_code == 0
+    )
     stored = lh.store.read(RejectedFileRow)  # appended, nothing updated
     assert sorted(r.action for r in stored) == ["REJECTED", "REJECTED", "RELEASED", "RELEASED"]
     assert {r.released_by for r in stored if r.action == FileAction.RELEASED} == {"ops", "oncall"}
@@ -210,8 +213,8 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
     store = copied_store(empty_store_template, tmp_path / "meta")
     store.append_rows([row(FileAction.REJECTED, 1)])
     reader = StoreReader(store)
-    assert [r.path for r in reader.rejected_files("bronze_x")] == ["file:/in/b.csv"]
-    progress = reader.source_progress("bronze_x")
+    assert [r.path for r in reader.versions.rejected_files("bronze_x")] == ["file:/in/b.csv"]
+    progress = reader.versions.source_progress("bronze_x")
     assert set(progress.rejected_of("obj", SeenFile)) == {"file:/in/b.csv"}
     taken = SourceProgressRow.of(
         seen("file:/in/b.csv", 99),
@@ -224,7 +227,7 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
     )
     store.append_rows([taken])
     # the take counts once its run has an approved version: unapproved, the file stays aside
-    assert len(StoreReader(store).rejected_files("bronze_x")) == 1
+    assert len(StoreReader(store).versions.rejected_files("bronze_x")) == 1
     version = DataVersionRow(
         tenant_id="default",
         dataset_id="bronze_x",
@@ -237,5 +240,5 @@ def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
         promoted_by="job",
     )
     store.append_rows([version], _by_gate=True)
-    assert StoreReader(store).rejected_files("bronze_x") == []
-    assert StoreReader(store).source_progress("bronze_x").rejected == {}
+    assert StoreReader(store).versions.rejected_files("bronze_x") == []
+    assert StoreReader(store).versions.source_progress("bronze_x").rejected == {}

@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from lakeguard.gate import Gate
-from lakeguard.store import StoreReader
+from lakeguard.actors.gate import Gate
+from lakeguard.reads.reader import StoreReader
 from tests.boundaries import Pairs, twin_state
 from tests.conftest import assert_sound
 
@@ -150,7 +150,7 @@ def play(lh: Any, pairs: Pairs, script: list[Turn]) -> None:
 
 
 def parent_of(lh: Any, dataset_id: str) -> str:
-    (parent,) = lh.reader.registry().dataset(dataset_id).parents
+    (parent,) = lh.reader.definitions.registry().dataset(dataset_id).parents
     return str(parent)
 
 
@@ -159,7 +159,7 @@ def assert_caught_up_on_several_versions(lh: Any, pairs: Pairs) -> None:
     reader = StoreReader(lh.store)
     for kind, _, caught_up in pairs.pairs():
         parent = parent_of(lh, caught_up)
-        seen = [0] + [v.upstream_refs[parent] for v in reader.versions(caught_up)]
+        seen = [0] + [v.upstream_refs[parent] for v in reader.versions.versions(caught_up)]
         steps = [b - a for a, b in itertools.pairwise(seen)]
         assert max(steps) > 1, (kind, seen)
 
@@ -173,7 +173,7 @@ def assert_same(lh: Any, pairs: Pairs) -> None:
     assert_sound(lh, *datasets)
     reader = StoreReader(lh.store)
     for _, _, caught_up in pairs.pairs():
-        latest = reader.approved(caught_up)
+        latest = reader.versions.approved(caught_up)
         assert latest is not None
         report = lh.replay(caught_up, latest.version)
         assert report.matches, (caught_up, report.comparisons)

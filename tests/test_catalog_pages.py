@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from lakeguard.evidence import CheckKind, CheckRecord, CheckResult
-from lakeguard.keys import Scope
-from lakeguard.schedule import next_tick
-from lakeguard.store.definition_rows import QualityRuleRow
-from lakeguard.store.runtime_rows import DataVersionRow, SchemaSnapshotRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.actors.keys import Scope
+from lakeguard.records.checks.result_rows import SchemaSnapshotRow
+from lakeguard.records.checks.rule_rows import QualityRuleRow
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult
+from lakeguard.words.schedule import next_tick
+from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.service import catalog_view
 from openlaketx.service.app import create_app

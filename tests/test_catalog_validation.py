@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.catalog.loader import load_file, validate_text
-from lakeguard.errors import ValidationError
+from lakeguard.rules.catalog.loader import load_file, validate_text
+from lakeguard.words.errors import ValidationError
 
 
 def errors_of(text: str) -> list[dict[str, str]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import assert_sound, write
 
 pytestmark = pytest.mark.spark
@@ -93,7 +93,7 @@ def test_a_correction_consumed_with_the_version_it_corrects_promotes_cleanly(
     assert {o.rule_id: o.outcome for o in step.outcomes}[f"sales_unique{s}"] == "PASS"
     rows = {(r.month, r.store): r.amount for r in lh.read(f"silver_sales{s}").collect()}
     assert rows == {("2026-01", 1): 110.0, ("2026-01", 2): 190.0, ("2026-02", 1): 50.0}
-    (version,) = StoreReader(lh.store).versions(f"silver_sales{s}")
+    (version,) = StoreReader(lh.store).versions.versions(f"silver_sales{s}")
     assert version.upstream_refs == {f"bronze_sales{s}": 2}
     assert lh.replay(f"silver_sales{s}", 1).matches
     assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")
@@ -134,7 +134,10 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
     assert len(folds) == 1  # the novelty check's fold is the one merged
     rows = {(r.month, r.store): r.amount for r in lh.read(f"silver_sales{s}").collect()}
     assert rows == {("2026-01", 1): 100.0, ("2026-01", 2): 210.0, ("2026-02", 1): 55.0}
-    assert [v.version for v in StoreReader(lh.store).versions(f"silver_sales{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"silver_sales{s}")] == [
+        1,
+        2,
+    ]
 
     # two deliveries that only repeat what the table holds: counted, and nothing published
     for name, rows in [("mar.csv", ["2026-01,2,210.0"]), ("apr.csv", ["2026-02,1,55.0"])]:
@@ -145,7 +148,10 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
     (step,) = again.steps
     assert step.data_version is None and "no row would change" in (step.reason or "")
     assert len(folds) == 2
-    assert [v.version for v in StoreReader(lh.store).versions(f"silver_sales{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"silver_sales{s}")] == [
+        1,
+        2,
+    ]
     assert lh.replay(f"silver_sales{s}", 2).matches
 
     # whether a batch fits delta-rs is asked once per step (the novelty check's answer goes
@@ -163,7 +169,7 @@ def test_a_small_catch_up_into_the_table_is_folded_once_and_one_that_changes_not
         assert merged.status == "COMPLETED", merged.error
         assert len(fits) == 1
     assert len(folds) == folded + 1  # the catch-up's; one version is not folded
-    versions = StoreReader(lh.store).versions(f"silver_sales{s}")
+    versions = StoreReader(lh.store).versions.versions(f"silver_sales{s}")
     assert [v.version for v in versions] == [1, 2, 3, 4]
     assert [v.upstream_refs[f"bronze_sales{s}"] for v in versions][-2:] == [6, 7]
     assert_sound(lh, f"bronze_sales{s}", f"silver_sales{s}")

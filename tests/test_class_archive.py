@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import ConfigError
+from lakeguard.words.errors import ConfigError
 from openlaketx import class_archive, class_archive_build
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import DRIVER_JAVA_OPTIONS, session_conf

@@ -89,7 +89,7 @@ def app_ids(cluster: Standalone) -> set[str]:
 def versions(lh: Any, *datasets: str) -> dict[str, list[tuple[int, int, str | None]]]:
     """Every approved version of each dataset: (version, row count, content hash)."""
     return {
-        d: [(v.version, v.row_count, v.content_hash) for v in lh.reader.versions(d)]
+        d: [(v.version, v.row_count, v.content_hash) for v in lh.reader.versions.versions(d)]
         for d in datasets
     }
 

@@ -122,7 +122,7 @@ def deliver(root: Path, ids: list[int], amounts: list[float]) -> None:
 
 def versions(lh: Any, *datasets: str) -> dict[str, list[tuple[int, int, str | None]]]:
     return {
-        d: [(v.version, v.row_count, v.content_hash) for v in lh.reader.versions(d)]
+        d: [(v.version, v.row_count, v.content_hash) for v in lh.reader.versions.versions(d)]
         for d in datasets
     }
 
@@ -175,7 +175,7 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
 
     files = run_remote(lh.config.home, connect_server, "cells_job_scf")
     assert files["status"] == "COMPLETED", files
-    (bronze,) = lh.reader.versions("bronze_cells_scf")
+    (bronze,) = lh.reader.versions.versions("bronze_cells_scf")
     assert bronze.row_count == 1 and bronze.content_hash
     # the first batch into an empty table is published, not merged: run it here, locally
     assert lh.run("orders_job_scd").status == "COMPLETED"
@@ -183,7 +183,7 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
     small = run_remote(lh.config.home, connect_server, "orders_job_scd")
     assert small["status"] == "COMPLETED", small
     assert {step["status"] for step in small["steps"]} == {"SUCCESS"}
-    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2]
+    assert [v.version for v in lh.reader.versions.versions("silver_orders_scd")] == [1, 2]
     for ids, amounts in (([3], [31.0]), ([4], [40.0])):  # two bronze versions silver lacks
         deliver(root, ids, amounts)
         assert lh.run("bronze_job_scd").status == "COMPLETED"
@@ -195,10 +195,10 @@ def test_a_file_source_runs_through_connect_and_a_spark_merge_is_refused_by_name
         "the Spark MERGE into silver_orders_scd cannot run through Spark Connect: it goes "
         "through Delta's DeltaTable API, which needs Delta's Connect plugins on the server"
     ), merged
-    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2]
+    assert [v.version for v in lh.reader.versions.versions("silver_orders_scd")] == [1, 2]
     caught_up = run_remote(lh.config.home, connect_server, "orders_job_scd")
     assert caught_up["status"] == "COMPLETED", caught_up["error"]
-    assert [v.version for v in lh.reader.versions("silver_orders_scd")] == [1, 2, 3]
+    assert [v.version for v in lh.reader.versions.versions("silver_orders_scd")] == [1, 2, 3]
     table = DeltaTable(
         dataset_location(lh.warehouse, "silver.silver_orders_scd")
     ).to_pyarrow_table()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from openlaketx.loads.commit import app_id, published_through
 from openlaketx.loads.staging import STAGED_DIR
 from openlaketx.tables import dataset_location
@@ -49,20 +49,20 @@ def test_kill_after_staging_leaves_the_target_untouched_and_is_swept(
     left = [f for f in staged_folders(lh, table) if f not in staged_before]
     assert len(left) == 1 and left[0].name.startswith("v000000002-")  # the dead run's batch
     assert lh.read(p.bronze).count() == 4
-    dead = [r for r in StoreReader(lh.store).in_flight() if r.dataset_id == p.bronze]
+    dead = [r for r in StoreReader(lh.store).runs.in_flight() if r.dataset_id == p.bronze]
     assert len(dead) == 1
 
     retried = lh.run(p.bronze)  # the dead holder's lease does not block this run
     assert retried.status == "COMPLETED", retried.error
     assert not left[0].exists()  # swept by the run that took the lease
     assert lh.read(p.bronze).count() == 6
-    assert [v.version for v in StoreReader(lh.store).versions(p.bronze)] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(p.bronze)] == [1, 2]
     history = {
         r["run_id"]: r["status"]
         for r in lh.store.rows("run_history", filters=[("dataset_id", "=", p.bronze)])
     }
     assert history[dead[0].run_id] == "FAILED"  # reaped: one terminal row for the dead attempt
-    assert StoreReader(lh.store).in_flight() == []
+    assert StoreReader(lh.store).runs.in_flight() == []
     assert_sound(lh, p.bronze)
 
 
@@ -75,13 +75,13 @@ def test_kill_after_publishing_is_adopted_not_written_twice(
     kill_during_run(lh.config.home, "before_version", p.bronze)
     path = dataset_location(lh.warehouse, f"bronze.cells{p.suffix}")
     assert published_through(path, app_id(lh.store.tenant, p.bronze)) == 1
-    assert StoreReader(lh.store).versions(p.bronze) == []  # committed, not recorded
+    assert StoreReader(lh.store).versions.versions(p.bronze) == []  # committed, not recorded
 
     retried = lh.run(p.bronze)
     assert retried.status == "COMPLETED", retried.error
     assert "recovered commit" in (retried.steps[0].reason or "")
     assert lh.read(p.bronze).count() == 4  # not 8
-    (version,) = StoreReader(lh.store).versions(p.bronze)
+    (version,) = StoreReader(lh.store).versions.versions(p.bronze)
     dead_attempt = [
         r
         for r in lh.store.rows("run_history", filters=[("dataset_id", "=", p.bronze)])

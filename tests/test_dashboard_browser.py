@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from lakeguard.store import RunWriter
-from lakeguard.vocabulary import TriggerType
+from lakeguard.words.vocabulary import TriggerType
 from tests.conftest import Project, cells_yaml, write
 from tests.service import Served, serving
 
@@ -261,7 +261,7 @@ def _values(marks: Any) -> list[str]:
 def _attempt(dashboard: Dashboard, outcome: str) -> str:
     """The bronze attempt of one of the fixture's job runs."""
     lh = dashboard.served.tenants.get("default")
-    attempts = lh.reader.attempts(dashboard.runs[outcome])
+    attempts = lh.reader.runs.attempts(dashboard.runs[outcome])
     return next(a.run_id for a in attempts if a.dataset_id == dashboard.project.bronze)
 
 
@@ -332,7 +332,7 @@ def test_a_key_without_the_trigger_scope_gets_no_button_and_is_refused(
 
 
 def _runs(dashboard: Dashboard) -> list[Any]:
-    return dashboard.served.tenants.get("default").reader.job_runs(100)
+    return dashboard.served.tenants.get("default").reader.runs.job_runs(100)
 
 
 def test_the_api_answers_what_the_pages_show_to_the_owner_and_404_to_another_tenant(
@@ -453,7 +453,7 @@ def test_every_page_fits_the_screen_without_scrolling_sideways(
     try:
         login(page, dashboard.served.url, dashboard.token)
         held = dashboard.runs["held"]
-        attempts = dashboard.served.tenants.get("default").reader.attempts(held)
+        attempts = dashboard.served.tenants.get("default").reader.runs.attempts(held)
         bronze = next(a for a in attempts if a.dataset_id == dashboard.project.bronze)
         paths = [
             "/",

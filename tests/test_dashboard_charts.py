@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.store.records import JobRunRecord
-from lakeguard.vocabulary import EventStatus
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.words.vocabulary import EventStatus
 from openlaketx.service.dashboard.charts import SHARE_TOPS, line_chart, share_top, time_ticks
 from openlaketx.service.dashboard.drift import profile_charts, trust_charts
 from openlaketx.service.dashboard.timeline import LABEL_ROOM, timeline_chart

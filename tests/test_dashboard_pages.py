@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
@@ -83,7 +83,7 @@ def test_the_cookie_is_a_session_id_and_a_form_needs_its_csrf_token(
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and token not in cookie
     refused = client.post(f"/jobs/cells_job{S}/runs", data={"csrf": "guessed"})
     assert refused.status_code == 401
-    assert tenants.get("default").reader.job_runs(10) == []  # nothing started
+    assert tenants.get("default").reader.runs.job_runs(10) == []  # nothing started
     csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/").text)
     assert csrf is not None
     client.post("/logout", data={"csrf": csrf.group(1)})
@@ -148,7 +148,7 @@ def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_pa
     with TestClient(create_app(runs), follow_redirects=False) as client:
         profiles = client.get("/api/v1/datasets/silver_cells_p00/profiles", headers=api).json()
         trust = client.get("/api/v1/datasets/bronze_cells_p00/trust?last=5", headers=api).json()
-        decisions = lh.reader.decisions(dataset_id="silver_cells_p00")
+        decisions = lh.reader.decisions.decisions(dataset_id="silver_cells_p00")
         latest = decisions[-1].run_id
         diff = client.get(
             f"/api/v1/datasets/silver_cells_p00/decisions/{latest}/diff", headers=api
@@ -179,7 +179,7 @@ def test_history_routes_and_pages_answer_from_recorded_rows_without_spark(tmp_pa
 def test_a_run_page_keeps_reloading_through_a_passing_read_error_and_not_a_lasting_one(
     site: tuple[TestClient, Tenants, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lakeguard.errors import NotRegisteredError, StoreContended
+    from lakeguard.words.errors import NotRegisteredError, StoreContended
 
     client, tenants, token = site
     login(client, token)
@@ -188,13 +188,13 @@ def test_a_run_page_keeps_reloading_through_a_passing_read_error_and_not_a_lasti
     def passing(run_id: str) -> None:
         raise StoreContended("run_events could not be read")
 
-    monkeypatch.setattr(reader, "job_run", passing)
+    monkeypatch.setattr(reader.runs, "job_run", passing)
     answer = client.get("/runs/" + "a" * 32)
     assert answer.status_code != 200 and 'data-refresh="1"' in answer.text  # it reloads
 
     def lasting(run_id: str) -> None:
         raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
 
-    monkeypatch.setattr(reader, "job_run", lasting)
+    monkeypatch.setattr(reader.runs, "job_run", lasting)
     answer = client.get("/runs/" + "a" * 32)
     assert answer.status_code == 404 and "data-refresh" not in answer.text

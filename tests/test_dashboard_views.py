@@ -18,9 +18,9 @@ from markupsafe import escape
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from lakeguard.keys import Scope
-from lakeguard.store.runtime_rows import PipelineRunRow, RunHistoryRow, StepLogRow
-from lakeguard.vocabulary import JobStatus, StepStatus
+from lakeguard.actors.keys import Scope
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow, StepLogRow
+from lakeguard.words.vocabulary import JobStatus, StepStatus
 from openlaketx import outcomes
 from openlaketx.cli import app as cli
 from openlaketx.config import LakehouseConfig
@@ -124,9 +124,9 @@ def test_the_cli_the_api_and_the_pages_say_held_for_a_held_run(site: Site) -> No
         assert f'data-outcome="{row["last_outcome"]}"' in line
     status_table = CliRunner().invoke(cli, [*home, "status"]).output
     assert "BLOCKED" not in status_table and "SUCCESS" not in status_table
-    record = site.lh.reader.job_run(run_id)
+    record = site.lh.reader.runs.job_run(run_id)
     assert record is not None and run_views.summary(record)["outcome"] == "HELD"
-    tasks = run_views.run_tasks(site.lh, record, site.lh.reader.attempts(run_id))
+    tasks = run_views.run_tasks(site.lh, record, site.lh.reader.runs.attempts(run_id))
     assert [t["outcome"] for t in run_views.task_rows(tasks)] == ["HELD", "SKIPPED"]
     assert f'data-run="{run_id}" data-outcome="HELD"' in overview  # the timeline's bar
     listed_page = site.client.get("/runs").text

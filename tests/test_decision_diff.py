@@ -1,4 +1,4 @@
-"""The diff of a decision against the one it is compared with (lakeguard.decision_diff), pure:
+"""The diff of a decision against the one it is compared with (lakeguard.rules.decision_diff), pure:
 two typed records in, only what differs out, over the definitions judged under (first), rules,
 checks, policies, schema changes and upstream versions."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 
-from lakeguard.decision_diff import compared_with, diff_decisions
-from lakeguard.evidence import CheckKind, CheckRecord, CheckResult, Evidence
-from lakeguard.judged import Known
-from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.store.records import DecisionRecord, RuleResult, SchemaChange
-from lakeguard.vocabulary import Outcome, Severity
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.records.judged import Known
+from lakeguard.records.schema.drift import ChangeKind, DriftDecision
+from lakeguard.rules.decision_diff import compared_with, diff_decisions
+from lakeguard.words.vocabulary import Outcome, Severity
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -13,12 +13,14 @@ import pytest
 import yaml
 from deltalake import DeltaTable
 
-from lakeguard.catalog.export import check_export
-from lakeguard.catalog.models import Job, SourceObject
-from lakeguard.durations import seconds
-from lakeguard.keys import Scope
-from lakeguard.store.definition_rows import JobRow, RouteRow, SourceObjectRow
-from lakeguard.vocabulary import AlertSeverity, FailBehavior
+from lakeguard.actors.keys import Scope
+from lakeguard.records.alerts.channel_rows import RouteRow
+from lakeguard.records.definitions.jobs import JobRow
+from lakeguard.records.sources.rows import SourceObjectRow
+from lakeguard.rules.catalog.export import check_export
+from lakeguard.rules.catalog.models import Job, SourceObject
+from lakeguard.words.durations import seconds
+from lakeguard.words.vocabulary import AlertSeverity, FailBehavior
 from openlaketx.runner.job import plan
 from tests.service import Served, serving
 
@@ -110,7 +112,7 @@ def test_a_column_edited_to_null_runs_exports_and_answers_with_its_one_default(
     assert Job.model_fields["retry_delay_seconds"].default == retry
 
     # the registry a run loads, and the run's plan
-    registry = served.tenants.get(TENANT).reader.registry()
+    registry = served.tenants.get(TENANT).reader.definitions.registry()
     assert not registry.problems, registry.problems
     job = registry.job("nightly")
     assert job is not None

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.errors import InvalidDefinition
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import TriggerType
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import InvalidDefinition
+from lakeguard.words.vocabulary import TriggerType
 from openlaketx.config import LakehouseConfig
 from openlaketx.runner import job as job_runner
 from openlaketx.service.runs import Accepted
@@ -48,7 +49,7 @@ def literal(text: str) -> str:
 
 
 def registry(store: MetadataStore) -> Registry:
-    return StoreReader(store).registry()
+    return StoreReader(store).definitions.registry()
 
 
 def refused(found: InvalidDefinition | None) -> InvalidDefinition:

@@ -13,19 +13,16 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import pytest
 
-from lakeguard.catalog.alert_models import NotificationRoute
-from lakeguard.catalog.models import Job, SourceObject
-from lakeguard.store.definition_rows import (
-    DOCUMENT_TABLES,
-    ROW_TYPES,
-    DefinitionSet,
-    JobRow,
-    RouteRow,
-    SourceObjectRow,
-)
-from lakeguard.store.definitions import TableKind, load_table_defs
-from lakeguard.store.rowschema import DeltaType, Stamped
-from lakeguard.store.sameness import content_hash
+from lakeguard.records.alerts.channel_rows import RouteRow
+from lakeguard.records.definitions.jobs import JobRow
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
+from lakeguard.records.rows.schema import DeltaType, Stamped
+from lakeguard.records.sameness import content_hash
+from lakeguard.records.sources.rows import SourceObjectRow
+from lakeguard.records.table_defs import DEFINITION_ROW_TYPES as ROW_TYPES
+from lakeguard.records.table_defs import TableKind, load_table_defs
+from lakeguard.rules.catalog.alert_models import NotificationRoute
+from lakeguard.rules.catalog.models import Job, SourceObject
 
 STORE_V0 = Path(__file__).parent / "fixtures" / "store_v0" / "metadata" / "lakeguard"
 # what each Python type of a field is as a column (`rowschema.py`, said again here by hand)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.source_kinds.delta import SourceVersion
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.sources.kinds.delta import SourceVersion
 from tests.conftest import assert_sound, write
 
 pytestmark = pytest.mark.spark
@@ -49,7 +49,7 @@ def test_new_versions_of_an_append_only_table_are_read_once(
     assert lh.read(f"bronze_orders{s}").count() == 3
     nothing = lh.run(f"bronze_orders{s}")
     assert nothing.steps[0].data_version is None
-    progress = StoreReader(lh.store).source_progress(f"bronze_orders{s}")
+    progress = StoreReader(lh.store).versions.source_progress(f"bronze_orders{s}")
     assert progress.last(f"orders{s}", SourceVersion) == SourceVersion(source_version=2)
 
     lh.sql(f"UPDATE delta.`{source}` SET amount = 11.0 WHERE id = 1")  # no change feed
@@ -89,8 +89,8 @@ def test_a_table_by_name_with_a_change_feed_follows_updates(
 def test_a_lookback_on_a_delta_source_is_refused_at_validate(tmp_path: Path) -> None:
     """A Delta source is followed by table version, never read again below a watermark: a
     lookback there would only seem to catch late rows, so it is refused with its field."""
-    from lakeguard.catalog.loader import load_file
-    from lakeguard.errors import ValidationError
+    from lakeguard.rules.catalog.loader import load_file
+    from lakeguard.words.errors import ValidationError
 
     doc = document("_dlb", tmp_path, "orders", extra="\n    lookback: 5")
     with pytest.raises(ValidationError) as info:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.errors import InvalidDefinition
+from lakeguard.words.errors import InvalidDefinition
 from tests.conftest import Project, assert_sound
 
 pytestmark = pytest.mark.spark
@@ -64,7 +64,7 @@ def test_sql_edits_are_honoured_revalidated_and_leave_the_tables_to_delta_rs(
     assert silver.error.where == f"quality_rules[rule_id=silver_unique{s}]"
     assert "java_method() is not allowed" in silver.error.message
     assert f"WHERE rule_id = 'silver_unique{s}'" in (silver.error.fix or "")
-    assert lh.reader.approved(p.silver) is None
+    assert lh.reader.versions.approved(p.silver) is None
 
     # UPDATE a severity and soft-delete the inserted rule: the next run honours both
     sql(
@@ -100,7 +100,7 @@ def test_sql_edits_are_honoured_revalidated_and_leave_the_tables_to_delta_rs(
         (f"silver_unique{s}",),
     }
     lh.apply(p.yaml)
-    assert lh.reader.registry().problems == ()
+    assert lh.reader.definitions.registry().problems == ()
     seen = {
         r["rule_id"]: (r["rule_type"], r["severity"], r["active"])
         for r in lh.sql("SELECT * FROM lakeguard.quality_rules").collect()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.store import load_table_defs
+from lakeguard.records.table_defs import load_table_defs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
@@ -137,7 +137,7 @@ def test_the_package_map_names_every_package_and_module() -> None:
             if len(rel.parts) > 2 and f"`{rel.parts[-2]}/`" not in text:
                 missing.append(f"{rel.parent}/")
             continue
-        one_per_kind = rel.parts[-2] in ("kinds", "source_kinds", "migrations")
+        one_per_kind = rel.parts[-2] in ("kinds", "migrations")
         if not one_per_kind and f"`{path.name}`" not in text and f"`{path.stem}.py`" not in text:
             missing.append(str(rel))
     assert not missing, "docs/architecture.md does not name: " + ", ".join(missing)

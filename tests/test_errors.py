@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import lakeguard.errors as errors
-from lakeguard.errors import ExitCode, LakeTxError
+import lakeguard.words.errors as errors
+from lakeguard.words.errors import ExitCode, LakeTxError
 from openlaketx.service import refusals
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -27,7 +27,7 @@ def _families() -> list[type[LakeTxError]]:
 
 def test_the_readme_lists_every_exit_code_once() -> None:
     text = " ".join(README.read_text().split())
-    listed = re.search(r"Exit codes \(`lakeguard\.errors\.ExitCode`\): (.*?)\.(?: |$)", text)
+    listed = re.search(r"Exit codes \(`lakeguard\.words\.errors\.ExitCode`\): (.*?)\.(?: |$)", text)
     assert listed, "README.md lost its list of exit codes"
     numbers = [int(n) for n in re.findall(r"(?:^|, )(\d+) ", listed.group(1))]
     assert numbers == [code.value for code in ExitCode]

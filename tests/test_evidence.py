@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from lakeguard.evidence import Check, CheckKind, CheckResult, Evidence
-from lakeguard.gate import decide
-from lakeguard.quality.outcome import RuleOutcome
+from lakeguard.actors.gate import decide
+from lakeguard.records.evidence import Check, CheckKind, CheckResult, Evidence
+from lakeguard.records.quality.outcome import RuleOutcome
 
 
 def test_a_decision_records_typed_checks_and_the_batch_it_judged() -> None:

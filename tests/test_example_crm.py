@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import assert_sound
 
 pytestmark = pytest.mark.spark
@@ -71,7 +71,7 @@ def test_the_crm_example_runs_daily_with_exact_history_and_aggregates(
     assert third.status == "COMPLETED"
     assert all(step.data_version is None for step in third.steps)
     reader = StoreReader(lh.store)
-    gold_version = reader.versions("gold_value_by_region")[-1]
+    gold_version = reader.versions.versions("gold_value_by_region")[-1]
     assert gold_version.version == 2
     assert gold_version.upstream_refs == {"silver_customers": 2, "silver_regions": 1}
-    assert_sound(lh, *[d.dataset_id for d in lh.reader.datasets()])
+    assert_sound(lh, *[d.dataset_id for d in lh.reader.definitions.datasets()])

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import NotRegisteredError
+from lakeguard.words.errors import NotRegisteredError
 from tests.conftest import write
 
 pytestmark = pytest.mark.spark

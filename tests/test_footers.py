@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import RuleTally, row_outcomes
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.rules.quality.evaluate import RuleTally, row_outcomes
 from openlaketx.loads.footers import STRING_PREFIX, delta_stats, profile, read_footer
 from openlaketx.loads.publish import fields_of
 from openlaketx.runner.rule_tallies import rule_tallies

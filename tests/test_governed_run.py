@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import NotRegisteredError
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.words.errors import NotRegisteredError
 from openlaketx.runner import promotion, reaper
 from tests.conftest import Project, assert_sound
 
@@ -124,7 +124,7 @@ def test_two_overlapping_deliveries_flow_to_silver_with_full_audit(
         f"WHERE run_id = '{first.steps[0].run_id}'",
     )
     assert summary == [{"overall_status": "WARNING", "expectations_failed": 1}]
-    assert StoreReader(lh.store).in_flight() == []
+    assert StoreReader(lh.store).runs.in_flight() == []
     assert_sound(lh, p.bronze, p.silver)
 
 
@@ -196,7 +196,7 @@ def test_crash_in_the_write_ends_failed_and_records_nothing(
         f"SELECT status FROM lakeguard.pipeline_runs WHERE pipeline_logging_id = '{result.run_id}'",
     ) == [{"status": "FAILED"}]
     assert q(lh, f"SELECT * FROM lakeguard.data_versions WHERE dataset_id = '{p.bronze}'") == []
-    assert StoreReader(lh.store).in_flight() == []
+    assert StoreReader(lh.store).runs.in_flight() == []
     assert_sound(lh, p.bronze)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import assert_sound, write
 from tests.postgres import PASSWORD
 
@@ -105,8 +105,8 @@ def test_scd2_keeps_history_and_closes_deleted_keys(
     again = run_both(lh, s)
     assert all(r.status == "COMPLETED" and r.steps[0].data_version is None for r in again)
     reader = StoreReader(lh.store)
-    assert [v.version for v in reader.versions(f"bronze_people{s}")] == [1, 2]
-    assert [v.version for v in reader.versions(f"silver_people{s}")] == [1, 2]
+    assert [v.version for v in reader.versions.versions(f"bronze_people{s}")] == [1, 2]
+    assert [v.version for v in reader.versions.versions(f"silver_people{s}")] == [1, 2]
 
     postgres.sql(f"INSERT INTO people{s} VALUES (3, 'Cy', 'Quito', '2026-03-03')")  # back again
     assert all(r.status == "COMPLETED" for r in run_both(lh, s))
@@ -133,6 +133,6 @@ def test_merge_with_hard_deletes_rewrites_only_changed_rows(
     assert silver_run.steps[0].rows_written == 2  # one update, one delete; id 1 untouched
     rows = {r["id"]: (r["name"], r["city"]) for r in lh.read(f"silver_people{s}").collect()}
     assert rows == {1: ("Ada", "Oslo"), 2: ("Bob", "Paris")}
-    (latest,) = StoreReader(lh.store).versions(f"silver_people{s}")[-1:]
+    (latest,) = StoreReader(lh.store).versions.versions(f"silver_people{s}")[-1:]
     assert latest.row_count == 2
     assert_sound(lh, f"bronze_people{s}", f"silver_people{s}")

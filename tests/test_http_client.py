@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import OutOfReach, SourceError, ValidationError
-from lakeguard.reach import Destination, Reach
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
+from lakeguard.records.reach import Destination, Reach
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions, HttpOptions, Paging
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.words.errors import OutOfReach, SourceError, ValidationError
 from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.http_paging import PageState
 from tests.http_server import (
@@ -838,7 +838,7 @@ def test_a_bearer_auth_is_todays_token_and_an_old_document_reads_the_same() -> N
 
 
 def test_the_schema_describes_auth_paging_and_the_budget() -> None:
-    from lakeguard.catalog.models import MetadataDocument
+    from lakeguard.rules.catalog.models import MetadataDocument
 
     defs = MetadataDocument.model_json_schema()["$defs"]
     http = defs["HttpOptions"]["properties"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
-from lakeguard.store.definition_rows import SourceColumnRow
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.runner.news import nothing_new
 from tests.conftest import assert_sound, write
 from tests.http_server import TOKEN, Server
@@ -114,7 +114,10 @@ def test_a_lookback_over_records_reads_late_rows_and_lands_each_once(
     ]
     third = lh.run(f"bronze_orders{s}")  # everything read again is held: nothing new
     assert third.status == "COMPLETED", third.error
-    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_orders{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"bronze_orders{s}")] == [
+        1,
+        2,
+    ]
     assert_sound(lh, f"bronze_orders{s}")
 
 
@@ -171,7 +174,10 @@ def test_an_api_that_compares_dates_gets_every_row_of_a_split_day_once(
     third = lh.run(f"bronze_events{s}")
     assert third.status == "COMPLETED", third.error
     assert server.routes.seen(path)[-1].query.get("since") == "2013-03-16"
-    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_events{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"bronze_events{s}")] == [
+        1,
+        2,
+    ]
     assert sorted(r["id"] for r in data_rows(lh, f"bronze_events{s}")) == [1, 2, 3, 4]
     assert_sound(lh, f"bronze_events{s}")
 
@@ -384,7 +390,7 @@ def test_fields_a_document_does_not_declare_are_drift_for_the_profile(
     step = tight.steps[0]
     assert step.status == "BLOCKED"
     assert "column_added note" in (step.reason or "") and "column_added meta" in (step.reason or "")
-    assert StoreReader(lh.store).versions(f"bronze_tight{s}") == []
+    assert StoreReader(lh.store).versions.versions(f"bronze_tight{s}") == []
 
 
 BAD = """
@@ -430,7 +436,9 @@ def test_a_source_blocked_as_wholly_malformed_is_not_quarantined_again_until_it_
     assert [st.status for st in first.steps] == ["BLOCKED", "BLOCKED"]
     assert "year: expected int, got string 'abc'" in (first.steps[0].reason or "")
     reader = StoreReader(lh.store)  # known without a JVM too: a 304 for the rejected file
-    notes = nothing_new(reader, reader.registry(), [f"bronze_export{s}"], str(lh.warehouse))
+    notes = nothing_new(
+        reader, reader.definitions.registry(), [f"bronze_export{s}"], str(lh.warehouse)
+    )
     assert "has not changed since its batch was blocked as malformed" in notes[f"bronze_export{s}"]
     for _ in range(2):  # the same sources again: nothing new, nothing quarantined
         again = lh.run(f"bad_job{s}")

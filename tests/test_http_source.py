@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
-from lakeguard.store.runtime_rows import RejectedFileRow
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.loads.staging import LANDING_DIR
 from openlaketx.runner.news import nothing_new
 from openlaketx.tables import dataset_location
@@ -151,7 +151,10 @@ def test_a_gzip_export_and_a_paged_api_feed_a_job_each_new_thing_once(
     # nothing new: known without a JVM (a 304 and an empty first page above the watermark)
     reader = StoreReader(lh.store)
     notes = nothing_new(
-        reader, reader.registry(), [f"bronze_cells{s}", f"bronze_orders{s}"], str(lh.warehouse)
+        reader,
+        reader.definitions.registry(),
+        [f"bronze_cells{s}", f"bronze_orders{s}"],
+        str(lh.warehouse),
     )
     assert notes == {
         f"bronze_cells{s}": f"{server.url}/downloads/cells{s}.csv.gz?type=full has not changed "
@@ -161,7 +164,7 @@ def test_a_gzip_export_and_a_paged_api_feed_a_job_each_new_thing_once(
     assert routes.seen(f"/downloads/cells{s}.csv.gz")[-1].status == 304
     again = lh.run(f"feeds{s}")
     assert again.status == "COMPLETED"
-    assert [v.version for v in reader.versions(f"bronze_orders{s}")] == [1]
+    assert [v.version for v in reader.versions.versions(f"bronze_orders{s}")] == [1]
     assert routes.seen(f"/api/orders{s}")[-1].query == {"updated_since": "102"}
 
     # a new export and newer records: only they come in
@@ -220,9 +223,9 @@ def test_an_answer_that_is_not_the_declared_file_fails_and_loads_nothing_under_b
     assert result.status == "FAILED"
     assert said in str(result.error) and TOKEN not in str(result.error)
     assert lh.rejected_files(f"bronze_cells{s}") == []
-    assert StoreReader(lh.store).versions(f"bronze_cells{s}") == []
+    assert StoreReader(lh.store).versions.versions(f"bronze_cells{s}") == []
     assert lh.store.rows("source_progress", filters=[("dataset_id", "=", f"bronze_cells{s}")]) == []
-    assert StoreReader(lh.store).in_flight() == []  # no run left running
+    assert StoreReader(lh.store).runs.in_flight() == []  # no run left running
     table = Path(dataset_location(lh.warehouse, f"bronze.bronze_cells{s}"))
     assert not (table / "_delta_log").exists()  # no table, not even an empty one
     assert not (table / LANDING_DIR).exists()
@@ -249,9 +252,9 @@ def test_an_html_error_page_is_put_aside_and_not_fetched_again_while_unchanged(
     )
 
     reader = StoreReader(lh.store)  # nothing new, known without a JVM: a 304 for the page
-    assert nothing_new(reader, reader.registry(), [f"bronze_cells{s}"], str(lh.warehouse)) == {
-        f"bronze_cells{s}": f"{server.url}{path}?type=full has not changed since it was rejected"
-    }
+    assert nothing_new(
+        reader, reader.definitions.registry(), [f"bronze_cells{s}"], str(lh.warehouse)
+    ) == {f"bronze_cells{s}": f"{server.url}{path}?type=full has not changed since it was rejected"}
     assert routes.seen(path)[-1].status == 304
     again = lh.run(f"bronze_cells{s}")
     assert again.status == "COMPLETED" and routes.seen(path)[-1].status == 304
@@ -305,7 +308,10 @@ def test_a_run_killed_between_fetching_and_committing_loads_each_page_once(
     assert retried.status == "COMPLETED", retried.error
     ids = sorted(r["id"] for r in lh.read(f"bronze_orders{s}").collect())
     assert ids == [1, 2, 3, 4, 5, 6]  # every record once, whichever point the run died at
-    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_orders{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"bronze_orders{s}")] == [
+        1,
+        2,
+    ]
     assert lh.run(f"bronze_orders{s}").status == "COMPLETED"  # and nothing is new after
     assert lh.read(f"bronze_orders{s}").count() == 6
     table = Path(dataset_location(lh.warehouse, f"bronze.bronze_orders{s}"))

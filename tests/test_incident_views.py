@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from lakeguard.keys import Scope
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.actors.keys import Scope
+from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.cli import app as cli
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app

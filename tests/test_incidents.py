@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.alerts.events import Occurrence
-from lakeguard.alerts.incidents import fold, place
-from lakeguard.alerts.outbox import RETRY_GRACE, Outbox
-from lakeguard.catalog.apply import apply_file
-from lakeguard.evidence import CheckKind, CheckRecord, CheckResult
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.runtime_rows import (
-    RunRequestRow,
-)
-from lakeguard.vocabulary import AlertEvent, AttemptStatus, IncidentAction
+from lakeguard.actors.alerts.outbox import RETRY_GRACE, Outbox
+from lakeguard.actors.catalog.apply import apply_file
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.rules.alerts.events import Occurrence
+from lakeguard.rules.alerts.incidents import fold, place
+from lakeguard.store import MetadataStore
+from lakeguard.words.vocabulary import AlertEvent, AttemptStatus, IncidentAction
 from tests.conftest import cells_yaml, copied_store, write
 from tests.planted import T0, Plant
 
@@ -43,7 +42,7 @@ def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]
 
 
 def outbox(store: MetadataStore) -> tuple[Outbox, object]:
-    return Outbox(store), StoreReader(store).registry()
+    return Outbox(store), StoreReader(store).definitions.registry()
 
 
 def test_a_blocked_attempt_opens_one_incident_repeats_join_it_and_a_promotion_resolves_it(
@@ -212,10 +211,11 @@ def test_a_failure_judged_final_after_its_recovery_opens_and_resolves() -> None:
 def test_routes_select_events_by_cause_severity_filters_and_warn_share() -> None:
     from dataclasses import replace as changed
 
-    from lakeguard.alerts.incidents import place as placed
-    from lakeguard.alerts.routing import covers
-    from lakeguard.store.records import DatasetDef, RouteDef
-    from lakeguard.vocabulary import AlertSeverity, Layer
+    from lakeguard.actors.alerts.routing import covers
+    from lakeguard.records.alerts.records import RouteDef
+    from lakeguard.records.definitions.records import DatasetDef
+    from lakeguard.rules.alerts.incidents import place as placed
+    from lakeguard.words.vocabulary import AlertSeverity, Layer
 
     ds = DatasetDef(
         dataset_id="d",

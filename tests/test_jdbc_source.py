@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.progress import WatermarkMark
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.sources.progress import WatermarkMark
 from tests.conftest import assert_sound, write
 from tests.killing import KILL_POINTS, kill_during_run
 from tests.postgres import PASSWORD
@@ -121,8 +121,10 @@ def test_incremental_loads_follow_inserts_and_updates_exactly(
     assert third.status == "COMPLETED"
     assert all(st.data_version is None for st in third.steps)
     reader = StoreReader(lh.store)
-    assert [v.version for v in reader.versions(f"bronze_customers{s}")] == [1, 2]
-    mark = reader.source_progress(f"bronze_customers{s}").last(f"customers{s}", WatermarkMark)
+    assert [v.version for v in reader.versions.versions(f"bronze_customers{s}")] == [1, 2]
+    mark = reader.versions.source_progress(f"bronze_customers{s}").last(
+        f"customers{s}", WatermarkMark
+    )
     assert mark == WatermarkMark(watermark="2026-01-02 10:00:00.000000")
     assert_sound(lh, f"bronze_customers{s}", f"silver_customers{s}")
 
@@ -145,7 +147,10 @@ def test_a_lookback_catches_late_rows_and_the_merge_absorbs_the_repeats(
     again = lh.run(f"bronze_customers{s}")
     assert again.status == "COMPLETED", again.error
     assert again.steps[0].data_version is None
-    assert [v.version for v in StoreReader(lh.store).versions(f"bronze_customers{s}")] == [1, 2]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(f"bronze_customers{s}")] == [
+        1,
+        2,
+    ]
     assert_sound(lh, f"bronze_customers{s}", f"silver_customers{s}")
 
 
@@ -172,12 +177,12 @@ def test_wrong_password_and_unreachable_database_are_clear_and_classified(
     unreachable = lh.run(f"bronze_customers{s}").steps[0]
     assert unreachable.error is not None and unreachable.error.transient
     assert "cannot reach the database" in unreachable.error.what
-    assert StoreReader(lh.store).versions(f"bronze_customers{s}") == []
+    assert StoreReader(lh.store).versions.versions(f"bronze_customers{s}") == []
 
 
 def test_a_watermark_of_the_wrong_type_is_refused_at_validate(tmp_path: Path) -> None:
-    from lakeguard.catalog.loader import load_file
-    from lakeguard.errors import ValidationError
+    from lakeguard.rules.catalog.loader import load_file
+    from lakeguard.words.errors import ValidationError
 
     bad = project_yaml("jdbc:postgresql://h/db", "_x").replace(
         "watermark_column: updated_at", "watermark_column: name"

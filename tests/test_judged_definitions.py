@@ -1,4 +1,4 @@
-"""Every judgment shows the rule as it was when it judged (lakeguard.judged), without Spark:
+"""Every judgment shows the rule as it was when it judged (lakeguard.records.judged), without Spark:
 the definition recorded with each rule result, read back from the rule's history for results
 recorded before it was, a rule's chart with each batch's own severity and threshold (a step
 line, each change marked), and never today's definition."""
@@ -14,14 +14,16 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.judged import Known, in_force, share_text
-from lakeguard.quality.outcome import BatchEvaluation, outcome_for
-from lakeguard.quality.rules import compile_rule
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.definition_rows import QualityRuleRow
-from lakeguard.store.records import DatasetDef, DecisionRecord, RuleDef, RuleResult
-from lakeguard.store.runtime_rows import RuleResultRow
-from lakeguard.vocabulary import Layer, Outcome, Severity
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.checks.result_rows import RuleResultRow
+from lakeguard.records.checks.rule_rows import QualityRuleRow
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult
+from lakeguard.records.definitions.records import DatasetDef, RuleDef
+from lakeguard.records.judged import Known, in_force, share_text
+from lakeguard.records.quality.outcome import BatchEvaluation, outcome_for
+from lakeguard.rules.quality.rules import compile_rule
+from lakeguard.store import MetadataStore
+from lakeguard.words.vocabulary import Layer, Outcome, Severity
 from openlaketx.runner import evidence
 from openlaketx.service.dashboard.charts import step_path, trend_chart
 from openlaketx.service.insights import trends_of
@@ -236,7 +238,7 @@ def test_results_recorded_before_thresholds_read_the_rule_as_it_was_then(tmp_pat
     judged("r_held")
     define(0.5, "FAIL")  # loosened since, by a re-apply or a direct edit
     judged("r_after")
-    found = StoreReader(store).rule_results(["r_held", "r_after"])
+    found = StoreReader(store).decisions.rule_results(["r_held", "r_after"])
     (held,), (after,) = found["r_held"], found["r_after"]
     assert (held.threshold, held.known) == (0.1, Known.HISTORY)
     assert (after.threshold, after.known) == (0.5, Known.HISTORY)

@@ -52,7 +52,9 @@ def test_a_rule_loosened_after_two_holds_promotes_the_batch_judged_as_it_was(
     assert DeltaTable(location).to_pyarrow_table().num_rows == len(HELD)  # once, not twice
     held = quarantine_view.quarantine(lh, p.bronze)
     assert held.rows == len(HELD)
-    first_hold, second_hold = (d.run_id for d in lh.reader.decisions(dataset_id=p.bronze)[1:])
+    first_hold, second_hold = (
+        d.run_id for d in lh.reader.decisions.decisions(dataset_id=p.bronze)[1:]
+    )
     (kept,) = [b for b in held.batches if b.counted]
     assert (kept.run_id, kept.held_by) == (second_hold, [first_hold, second_hold])
     assert [(b.run_id, b.state, b.by) for b in held.batches if not b.counted] == [
@@ -72,7 +74,7 @@ def test_a_rule_loosened_after_two_holds_promotes_the_batch_judged_as_it_was(
     (bronze, *_) = lh.run(p.job).steps
     assert bronze.status == "SUCCESS" and bronze.data_version == 2
 
-    decisions = lh.reader.decisions(dataset_id=p.bronze)
+    decisions = lh.reader.decisions.decisions(dataset_id=p.bronze)
     judged = [next(r for r in d.rules if r.rule_id == rule) for d in decisions]
     assert [(str(r.severity), r.threshold, str(r.outcome), r.known) for r in judged] == [
         ("FAIL", 0.5, "PASS", "recorded"),
@@ -113,7 +115,7 @@ def test_a_rule_loosened_after_two_holds_promotes_the_batch_judged_as_it_was(
     }
 
     # trust: the two versions' batches only; the holds changed nothing in it
-    trust = lh.reader.trust([p.bronze])[p.bronze]
+    trust = lh.reader.status.trust([p.bronze])[p.bronze]
     late = 3 / (len(HELD) + len(LATE))  # 30 % failing, within its 50 %: credit 0.7
     # v2's rules: the built-in parse rule and lat_range (FAIL, weight 2), radio_known (WARN, 1)
     v2 = (2 * 1.0 + 2 * (1 - late) + 1 * 1.0) / 5

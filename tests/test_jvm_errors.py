@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import describe, redact, root_cause
+from lakeguard.words.errors import describe, redact, root_cause
 from openlaketx.cli import app
 from tests.conftest import Project
 
@@ -88,7 +88,7 @@ def test_a_spark_job_that_fails_in_the_jvm_records_its_root_exception(
         file.write_text("not parquet at all\n")
     result = lakehouse.run(project.silver)
     assert result.status == "FAILED"
-    (attempt,) = lakehouse.reader.attempts(result.run_id)
+    (attempt,) = lakehouse.reader.runs.attempts(result.run_id)
     said = attempt.error_message or ""
     # the root of "Job aborted due to stage failure": the local file system's checksum
     # (Spark wrote a .crc beside each file), and only a Py4J error is described by it

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from lakeguard import data_tables
+from lakeguard.records import data_tables
 from openlaketx import storage
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.errors import AuthError
-from lakeguard.keys import PREFIX, KeyStore, Scope, key_id_of, new_token, token_hash
+from lakeguard.actors.keys import PREFIX, KeyStore, Scope, key_id_of, new_token, token_hash
+from lakeguard.words.errors import AuthError
 from tests.conftest import copied_store
 
 READ = (Scope.RUNS_READ,)
@@ -51,7 +51,7 @@ def test_wrong_expired_revoked_keys_are_refused_without_naming_them(keys: KeySto
     key_id = key_id_of(token)
     assert key_id is not None
     forged = f"{PREFIX}_{key_id}_{'A' * 33}_"
-    forged += __import__("lakeguard.keys", fromlist=["_checksum"])._checksum(forged[:-1])
+    forged += __import__("lakeguard.actors.keys", fromlist=["_checksum"])._checksum(forged[:-1])
     for bad in (forged, token + "x", ""):
         with pytest.raises(AuthError) as info:
             keys.authenticate(bad)
@@ -83,7 +83,7 @@ def test_last_used_at_is_written_at_most_once_per_interval(
 ) -> None:
     from deltalake import DeltaTable
 
-    from lakeguard.keys import TOUCH_EVERY
+    from lakeguard.actors.keys import TOUCH_EVERY
 
     _, token = keys.create("acme", READ)
     location = keys._store.location("api_keys")

@@ -6,13 +6,13 @@ from datetime import datetime
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ValidationError
-from lakeguard.policy.expression import DEFAULTS, METRICS, parse
-from lakeguard.policy.kinds import POLICY_KINDS, BatchFacts, policy_kind
-from lakeguard.source_kinds import SOURCE_KINDS, source_kind
-from lakeguard.store.records import PolicyDef
-from lakeguard.vocabulary import SourceKindName, SourceLoad
+from lakeguard.records.definitions.records import PolicyDef
+from lakeguard.records.sources.kinds import SOURCE_KINDS, source_kind
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.policy.expression import DEFAULTS, METRICS, parse
+from lakeguard.rules.policy.kinds import POLICY_KINDS, BatchFacts, policy_kind
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 
 
 def test_every_source_kind_has_its_engine_and_its_vocabulary_word() -> None:
@@ -25,8 +25,8 @@ def test_every_source_kind_has_its_engine_and_its_vocabulary_word() -> None:
 def test_each_kind_classifies_the_failures_spark_raises_reading_it() -> None:
     """A database that went away mid-read is worth a retry, refused credentials are not; a
     file that vanished is worth a retry; a failure a kind does not recognise stays terminal."""
-    from lakeguard.store.definition_rows import SourceSystemRow
-    from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+    from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+    from lakeguard.records.sources.rows import SourceSystemRow
     from openlaketx.sources.kinds import engine
 
     db = SourceSystemDef.from_row(

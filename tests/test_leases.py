@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.errors import WriteConflict
-from lakeguard.store import MetadataStore, RunWriter, StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.store import MetadataStore, RunWriter
 from lakeguard.store.leases import live_leases
-from lakeguard.store.runtime_rows import LeaseEventRow
-from lakeguard.vocabulary import LeaseAction
+from lakeguard.words.errors import WriteConflict
+from lakeguard.words.vocabulary import LeaseAction
 from openlaketx.runner.lease import LeaseHold
 from tests.children import lease_race
 from tests.conftest import copied_store
@@ -36,17 +37,17 @@ def test_a_run_takes_all_its_datasets_or_none(store: MetadataStore) -> None:
     with pytest.raises(WriteConflict, match="being written by run job1") as refused:
         writer.acquire_leases(["d", "b"], "job2", ttl=TTL)
     assert refused.value.details["dataset_id"] == "b"
-    assert reader.lease("d") is None
+    assert reader.runs.lease("d") is None
 
     # a run that shares no dataset runs alongside
     (other,) = writer.acquire_leases(["d"], "job3", ttl=TTL)
-    assert reader.lease("d") == other
+    assert reader.runs.lease("d") == other
 
     renewed = writer.renew_leases(held, timedelta(minutes=10))
     assert all(r.expires_at > h.expires_at for r, h in zip(renewed, held, strict=True))
     writer.release_leases(renewed)
-    assert all(reader.lease(d) is None for d in "abc")
-    assert reader.lease("d") == other
+    assert all(reader.runs.lease(d) is None for d in "abc")
+    assert reader.runs.lease("d") == other
 
 
 def test_a_renewal_fails_when_any_lease_was_lost(store: MetadataStore) -> None:
@@ -99,13 +100,13 @@ def test_leases_handed_back_with_the_terminal_rows_are_released_once(
     writer, reader = RunWriter(store), StoreReader(store)
 
     def terminal(rows: list[LeaseEventRow]) -> str:  # the run commits them with its own row
-        assert reader.lease("a") is not None  # nothing is given back until they are committed
+        assert reader.runs.lease("a") is not None  # nothing is given back until they are committed
         writer.append(rows)
         return "committed"
 
     with LeaseHold(writer, ["a", "b"], "job1", ttl=TTL) as hold:
         assert hold.released_with(terminal) == "committed"
-    assert reader.lease("a") is None and reader.lease("b") is None
+    assert reader.runs.lease("a") is None and reader.runs.lease("b") is None
     assert _releases(store) == ["a", "b"]  # the block's end did not release them again
 
 
@@ -119,5 +120,5 @@ def test_leases_handed_back_but_not_committed_are_released_at_the_end(
 
     with pytest.raises(RuntimeError), LeaseHold(writer, ["a"], "job1", ttl=TTL) as hold:
         hold.released_with(terminal)
-    assert reader.lease("a") is None
+    assert reader.runs.lease("a") is None
     assert _releases(store) == ["a"]

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import RunEventRow
-from lakeguard.vocabulary import EventStatus
+from lakeguard.words.vocabulary import EventStatus
 from openlaketx.runner.reaper import reap
 from tests.conftest import Project
 from tests.test_no_jvm import BIN, no_java_env
@@ -188,7 +188,7 @@ def test_each_tenant_has_its_own_namespace_and_warehouse(tmp_path: Path) -> None
     assert acme.metadata_root == tmp_path / "home" / "tenants" / "acme" / "metadata" / "lakeguard"
     assert acme.warehouse == str(tmp_path / "home" / "tenants" / "acme" / "warehouse")
     assert acme.control_location == base.metadata_location  # every tenant's keys in one place
-    from lakeguard.errors import ConfigError
+    from lakeguard.words.errors import ConfigError
 
     for bad in ("../x", "Acme", "a/b", ""):
         with pytest.raises(ConfigError):

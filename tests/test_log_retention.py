@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.errors import WriteConflict
-from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
-from lakeguard.store.definition_rows import SourceSystemRow
+from lakeguard.records.sources.rows import SourceSystemRow
+from lakeguard.records.table_defs import load_table_defs
+from lakeguard.store import MetadataStore, compaction, deltars
 from lakeguard.store.migrations import m0004_log_retention, migrate
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.words.errors import WriteConflict
 from tests.conftest import copied_store
 from tests.store_v0 import FIXTURE
 from tests.test_snapshot_cache import event

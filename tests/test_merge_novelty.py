@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.vocabulary import DELETED_AT, LoadType
+from lakeguard.words.vocabulary import DELETED_AT, LoadType
 from openlaketx.loads import merge_changes
 from openlaketx.loads.merge_plan import IS_CURRENT, ROW_HASH, MergePlan
 

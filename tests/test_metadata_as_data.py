@@ -16,14 +16,17 @@ import pytest
 from deltalake import DeltaTable
 from typer.testing import CliRunner
 
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import definition_changes, diff, parse_since
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ConfigError
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.definition_rows import DefinitionSet, JobRow, JobTaskRow, SourceColumnRow
-from lakeguard.store.sameness import same_definition
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import definition_changes, diff, parse_since
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.definitions.jobs import JobRow, JobTaskRow
+from lakeguard.records.definitions.sets import DefinitionSet
+from lakeguard.records.sameness import same_definition
+from lakeguard.records.sources.rows import SourceColumnRow
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import ConfigError
 from openlaketx.cli import app
 from tests.conftest import cells_yaml, copied_store, write
 
@@ -38,7 +41,9 @@ def store(empty_store_template: Path, tmp_path: Path) -> Iterator[MetadataStore]
 
 
 def export(store: MetadataStore) -> str:
-    return export_yaml(StoreReader(store).stored_definitions(EXPORTED_TABLES), tenant="default")
+    return export_yaml(
+        StoreReader(store).definitions.stored_definitions(EXPORTED_TABLES), tenant="default"
+    )
 
 
 def round_trip(store: MetadataStore, folder: Path) -> str:

@@ -14,14 +14,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lakeguard.errors import AppendOnlyViolation, MetadataStoreError
-from lakeguard.store import MetadataStore, compaction, deltars, load_table_defs
+from lakeguard.records.sources.rows import SourceSystemRow
+from lakeguard.records.table_defs import TableKind, load_table_defs
+from lakeguard.records.versioning import STORE_VERSION, VERSION_PROPERTY, StoreVersionError
+from lakeguard.store import MetadataStore, compaction, deltars
 from lakeguard.store.arrow import delta_schema_json
-from lakeguard.store.definition_rows import SourceSystemRow
-from lakeguard.store.definitions import TableKind
 from lakeguard.store.migrations import migrate
 from lakeguard.store.store import utcnow
-from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY, StoreVersionError
+from lakeguard.words.errors import AppendOnlyViolation, MetadataStoreError
 from tests.children import lease_race
 
 
@@ -268,20 +268,21 @@ def test_compare_and_set_appends_never_both_win(store: MetadataStore, tmp_path: 
 
 
 def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: MetadataStore) -> None:
-    from lakeguard.errors import WriteConflict
-    from lakeguard.store import RunWriter, StoreReader
+    from lakeguard.reads.reader import StoreReader
+    from lakeguard.records.runs.coordination import LeaseEventRow
+    from lakeguard.store import RunWriter
     from lakeguard.store.leases import live_lease
-    from lakeguard.store.runtime_rows import LeaseEventRow
+    from lakeguard.words.errors import WriteConflict
 
     writer, reader = RunWriter(store), StoreReader(store)
     lease = writer.acquire_lease("ds", "run1", ttl=timedelta(minutes=5))
-    assert reader.lease("ds") == lease
+    assert reader.runs.lease("ds") == lease
     with pytest.raises(WriteConflict, match="being written by run run1"):
         writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
     renewed = writer.renew_lease(lease, timedelta(minutes=10))
     assert renewed.expires_at > lease.expires_at
     writer.release_lease(renewed)
-    assert reader.lease("ds") is None
+    assert reader.runs.lease("ds") is None
     second = writer.acquire_lease("ds", "run2", ttl=timedelta(minutes=5))
     with pytest.raises(WriteConflict):
         writer.renew_lease(lease, timedelta(minutes=5))  # run1's lease is long gone
@@ -296,8 +297,8 @@ def test_a_lease_is_freed_by_release_expiry_or_its_holders_death(store: Metadata
 def test_per_key_reads_and_lineage_counts_agree_with_every_row(store: MetadataStore) -> None:
     """What DataFusion picks (each dataset's newest rows) and counts (lineage) equals what the
     same question answers over every row, for this tenant only."""
-    from lakeguard.store.runtime_rows import DataVersionRow, DecisionRow
-    from lakeguard.trust import Lineage
+    from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+    from lakeguard.records.trust import Lineage
 
     now, rows = utcnow(), []
     for d, n in (("a", 4), ("b", 2)):
@@ -382,7 +383,7 @@ def test_per_key_reads_and_lineage_counts_agree_with_every_row(store: MetadataSt
 def test_store_and_reader_need_no_spark() -> None:
     code = (
         "import sys\n"
-        "import lakeguard.store, lakeguard.gate, lakeguard.store.leases, lakeguard.catalog.apply\n"
+        "import lakeguard.store, lakeguard.actors.gate, lakeguard.store.leases, lakeguard.actors.catalog.apply\n"
         "assert 'pyspark' not in sys.modules, [m for m in sys.modules if 'pyspark' in m]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

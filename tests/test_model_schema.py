@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.schema.drift import ChangeKind, derived_changes, diff
-from lakeguard.schema.fingerprint import SchemaColumn
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.schema.drift import ChangeKind, derived_changes, diff
+from lakeguard.records.schema.fingerprint import SchemaColumn
 from tests.conftest import write
 from tests.test_sql_models import deliver, document
 
@@ -60,9 +60,9 @@ def test_a_gold_aggregate_refreshed_twice_logs_no_schema_change(
 
     gold = f"gold_radios{s}"
     reader = StoreReader(lh.store)
-    assert [v.version for v in reader.versions(gold)] == [1, 2]
+    assert [v.version for v in reader.versions.versions(gold)] == [1, 2]
     assert lh.store.rows("schema_change_log", filters=[("dataset_id", "=", gold)]) == []
     step = next(st for st in second.steps if st.dataset_id == gold)
     decision = lh.store.rows("promotion_status", filters=[("run_id", "=", step.run_id)])
     assert decision and "nullability" not in str(decision[0])
-    assert reader.trust([gold])[gold].stability == 1.0
+    assert reader.status.trust([gold])[gold].stability == 1.0

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import ValidationError
-from lakeguard.schema.types import TypeProblem, canonical, is_nested, parse_type, spark_ddl
+from lakeguard.records.schema.types import TypeProblem, canonical, is_nested, parse_type, spark_ddl
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.words.errors import ValidationError
 
 SCALARS = ["string", "boolean", "int", "bigint", "double", "float", "date", "timestamp"]
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)

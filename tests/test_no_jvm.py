@@ -100,7 +100,8 @@ def test_a_run_refused_its_datasets_starts_no_jvm(shared_lakehouse: Any, project
     Java (its leases are taken before Spark starts)."""
     from datetime import timedelta
 
-    from lakeguard.store import RunWriter, StoreReader
+    from lakeguard.reads.reader import StoreReader
+    from lakeguard.store import RunWriter
 
     lh, p = shared_lakehouse, project
     lh.apply(p.yaml)
@@ -114,5 +115,5 @@ def test_a_run_refused_its_datasets_starts_no_jvm(shared_lakehouse: Any, project
     assert "Java" not in refused.stderr
     assert "opening the metadata store" in refused.stderr  # progress is printed, and
     assert "starting Spark" not in refused.stderr  # says only what happens
-    (job_run,) = [r for r in StoreReader(lh.store).job_runs(50) if r.pipeline_id == p.bronze]
+    (job_run,) = [r for r in StoreReader(lh.store).runs.job_runs(50) if r.pipeline_id == p.bronze]
     assert job_run.status == "FAILED"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.alerts.deliveries import delivery_id
-from lakeguard.reach import ReachSettings
-from lakeguard.store.runtime_rows import DeliveryRow, IncidentEventRow
-from lakeguard.vocabulary import AlertEvent, AttemptStatus, DeliveryAction, IncidentAction
+from lakeguard.actors.alerts.deliveries import delivery_id
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.reach import ReachSettings
+from lakeguard.words.vocabulary import AlertEvent, AttemptStatus, DeliveryAction, IncidentAction
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.dispatcher import Dispatcher

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.store.runtime_rows import DeliveryRow
+from lakeguard.records.alerts.event_rows import DeliveryRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import AttemptStatus, DeliveryAction
+from lakeguard.words.vocabulary import AttemptStatus, DeliveryAction
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.dispatcher import Dispatcher

@@ -17,10 +17,10 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
-from lakeguard.errors import ConfigError, MetadataStoreError
+from lakeguard.records.objectstore import ObjectStoreSettings, storage_options
 from lakeguard.store import MetadataStore
 from lakeguard.store.deltars import CasLost, append, load, read
-from lakeguard.store.objectstore import ObjectStoreSettings, storage_options
+from lakeguard.words.errors import ConfigError, MetadataStoreError
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
 from tests.children import lease_race
@@ -105,7 +105,7 @@ def test_a_kept_table_on_the_object_store_shows_another_writers_commits(on_s3: s
     """The process keeps the snapshots its `ensure` opened; on the object store they are
     brought up to date from the log (no file identity to compare), so another writer's
     property change and rows are seen by the next `ensure`, read and append."""
-    from lakeguard.store.versioning import MIGRATING_PROPERTY, StoreVersionError
+    from lakeguard.records.versioning import MIGRATING_PROPERTY, StoreVersionError
 
     store = MetadataStore("lg", f"{on_s3}/kept", "default")
     store.ensure()
@@ -123,8 +123,8 @@ def test_a_kept_table_on_the_object_store_shows_another_writers_commits(on_s3: s
 
 
 def _event_rows(store: MetadataStore, event_id: str) -> pa.Table:
+    from lakeguard.records.table_defs import table_def
     from lakeguard.store.arrow import to_arrow
-    from lakeguard.store.definitions import table_def
     from lakeguard.store.store import utcnow
 
     row = {

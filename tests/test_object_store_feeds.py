@@ -64,8 +64,8 @@ def test_a_feed_on_the_object_store_is_listed_for_arrivals_and_news_without_a_jv
     """The scheduler's file-arrival trigger and `laketx run`'s check for anything new list a
     feed on the object store themselves: a delivered file is waiting, and new until a batch
     took it; a second one is new again."""
-    from lakeguard.progress import SourceProgress
-    from lakeguard.source_kinds.file import SeenFile
+    from lakeguard.records.sources.kinds.file import SeenFile
+    from lakeguard.records.sources.progress import SourceProgress
     from openlaketx.lakehouse import Lakehouse
     from openlaketx.sources.kinds import engine
     from openlaketx.sources.listing import store_files
@@ -79,7 +79,7 @@ def test_a_feed_on_the_object_store_is_listed_for_arrivals_and_news_without_a_jv
     for name in ("d1.csv", "_d0.csv"):  # a hidden name is no delivery
         with fs.open_output_stream(f"{feed.removeprefix('s3://')}/incoming/{name}") as out:
             out.write(b"radio,cell,lat,updated\nGSM,1,10.5,1\n")
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     (obj,) = registry.source_objects("bronze_cells")
     system, reach = registry.system(obj.source_system_id), lh.reader.tenant_reach()
     files = engine("file")

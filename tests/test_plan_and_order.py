@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.plan import plan_changes
-from lakeguard.catalog.to_rows import document_rows
-from lakeguard.planning import CycleError, order_tasks
-from lakeguard.store.definition_rows import DefinitionSet
+from lakeguard.records.definitions.sets import DefinitionSet
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.plan import plan_changes
+from lakeguard.rules.catalog.to_rows import document_rows
+from lakeguard.words.planning import CycleError, order_tasks
 from tests.conftest import cells_yaml
 
 CELLS_YAML = cells_yaml()

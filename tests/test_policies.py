@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import ValidationError
-from lakeguard.policy.evaluate import checks
-from lakeguard.policy.expression import evaluate, parse
-from lakeguard.policy.pii import Shape, raw_pii
-from lakeguard.store.records import PolicyDef
+from lakeguard.records.definitions.records import PolicyDef
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.rules.policy.evaluate import checks
+from lakeguard.rules.policy.expression import evaluate, parse
+from lakeguard.rules.policy.pii import Shape, raw_pii
+from lakeguard.words.errors import ValidationError
 from tests.conftest import Project, assert_sound, write
 
 
@@ -58,8 +58,8 @@ def policy(kind: str, enforcement: str, expression: str = "") -> PolicyDef:
 def test_block_policies_block_and_alert_policies_log() -> None:
     from datetime import datetime, timedelta
 
-    from lakeguard.policy.kinds import BatchFacts
-    from lakeguard.store.records import ApprovedVersion
+    from lakeguard.records.decisions.versions import ApprovedVersion
+    from lakeguard.rules.policy.kinds import BatchFacts
 
     now = datetime(2026, 11, 1, 12)
     one_pii = BatchFacts(rows=1, now=now, raw_pii=("email",))

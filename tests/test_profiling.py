@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import ValidationError
-from lakeguard.quality.profiling import (
+from lakeguard.records.quality.profiling import (
     LastProfiles,
     ProfileCadence,
     full_profile_due,
     profile_drift,
 )
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.words.errors import ValidationError
 from tests.conftest import Project, assert_sound, cells_yaml, write
 
 NOW = datetime(2026, 11, 26, 12, 0)

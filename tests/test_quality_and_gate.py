@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from lakeguard.errors import ValidationError
-from lakeguard.gate import Check, decide
-from lakeguard.quality.outcome import RuleOutcome, overall_status
-from lakeguard.quality.rules import compile_rule, compile_rules
-from lakeguard.store.records import RuleDef
+from lakeguard.actors.gate import Check, decide
+from lakeguard.records.definitions.records import RuleDef
+from lakeguard.records.quality.outcome import RuleOutcome, overall_status
+from lakeguard.rules.quality.rules import compile_rule, compile_rules
+from lakeguard.words.errors import ValidationError
 
 
 def rule(

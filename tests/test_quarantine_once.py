@@ -1,4 +1,4 @@
-"""Quarantine holds each held batch once, and none promoted since (lakeguard.quarantine), without
+"""Quarantine holds each held batch once, and none promoted since (lakeguard.records.quarantine), without
 Spark: the plan over decisions (pure, with hypothesis), the table settled by delta-rs, what the
 dashboard and the API count, `verify`'s invariant 6, and `laketx migrate` cleaning a store
 written before."""
@@ -16,10 +16,10 @@ from deltalake.transaction import AddAction, create_table_with_add_actions
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.audit import AuditData, audit
-from lakeguard.evidence import Evidence
-from lakeguard.hashing import to_json
-from lakeguard.quarantine import (
+from lakeguard.records.audit import AuditData, audit
+from lakeguard.records.decisions.rows import DecisionRow
+from lakeguard.records.evidence import Evidence
+from lakeguard.records.quarantine import (
     BATCH,
     MALFORMED,
     HeldPart,
@@ -31,7 +31,7 @@ from lakeguard.quarantine import (
     plan,
     unwanted,
 )
-from lakeguard.store.runtime_rows import DecisionRow
+from lakeguard.words.hashing import to_json
 from openlaketx.runner.quarantine import held_parts, settle
 
 T0 = datetime(2026, 11, 1, 12, tzinfo=UTC)
@@ -256,7 +256,7 @@ def test_the_page_the_api_and_migrate_count_a_batch_held_again_once(tmp_path: Pa
     why it is there; `verify` reports it, and `laketx migrate`'s settling removes it."""
     from starlette.testclient import TestClient
 
-    from lakeguard.keys import Scope
+    from lakeguard.actors.keys import Scope
     from openlaketx.config import LakehouseConfig
     from openlaketx.runner.quarantine import settle_all
     from openlaketx.service import quarantine_view

@@ -16,16 +16,19 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner
 
-from lakeguard.evidence import CheckKind, CheckRecord, CheckResult, Evidence
-from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.store.records import (
-    DatasetStatus,
-    DecisionRecord,
-    JobRunRecord,
-    RuleResult,
-    SchemaChange,
+from lakeguard.records.decisions.records import DecisionRecord, RuleResult, SchemaChange
+from lakeguard.records.decisions.versions import DatasetStatus
+from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult, Evidence
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.schema.drift import ChangeKind, DriftDecision
+from lakeguard.words.vocabulary import (
+    AttemptStatus,
+    EventStatus,
+    JobStatus,
+    Layer,
+    Outcome,
+    Severity,
 )
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, Layer, Outcome, Severity
 from openlaketx import render
 from openlaketx.cli import app
 from openlaketx.cli.shared import out

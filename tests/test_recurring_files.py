@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeguard.source_kinds.file import SeenFile
-from lakeguard.store import StoreReader
-from lakeguard.store.runtime_rows import RejectedFileRow
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.sources.kinds.file import SeenFile
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.runner.news import nothing_new
 from openlaketx.sources import files
 from openlaketx.sources.kinds import engine
@@ -26,7 +26,7 @@ D2 = ["LTE,2,21.0,200", "GSM,3,5.0,200"]
 
 
 def versions(lh: Any, dataset: str) -> list[int]:
-    return [v.version for v in StoreReader(lh.store).versions(dataset)]
+    return [v.version for v in StoreReader(lh.store).versions.versions(dataset)]
 
 
 def test_each_file_is_ingested_once_and_a_run_without_news_is_a_no_op(
@@ -48,7 +48,11 @@ def test_each_file_is_ingested_once_and_a_run_without_news_is_a_no_op(
     assert sorted(
         (r["cell"], r["lat"]) for r in lh.read(p.silver).select("cell", "lat").collect()
     ) == [(1, 10.5), (2, 21.0), (3, 5.0)]
-    taken = StoreReader(lh.store).source_progress(p.bronze).of(f"cells{p.suffix}_csv", SeenFile)
+    taken = (
+        StoreReader(lh.store)
+        .versions.source_progress(p.bronze)
+        .of(f"cells{p.suffix}_csv", SeenFile)
+    )
     assert sorted(Path(f).name for f in taken) == ["d1.csv", "d2.csv"]
     assert (p.incoming / "d1.csv").exists()  # delivered files are never moved or deleted
     assert_sound(lh, p.bronze, p.silver)
@@ -118,7 +122,7 @@ def test_a_file_that_vanishes_between_listing_and_reading_loses_nothing(
     assert result.status == "FAILED"
     assert "vanished between listing and reading" in (result.error or "")
     assert versions(lh, p.bronze) == []
-    assert StoreReader(lh.store).source_progress(p.bronze).marks == {}
+    assert StoreReader(lh.store).versions.source_progress(p.bronze).marks == {}
 
 
 # -- files that cannot be read ------------------------------------------------------------
@@ -143,12 +147,12 @@ def loaded(lh: Any, dataset: str) -> list[tuple[Any, ...]]:
 def waiting(lh: Any, p: Project) -> list[str]:
     """What the scheduler's file-arrival trigger sees waiting (no JVM)."""
     reader = StoreReader(lh.store)
-    registry = reader.registry()
+    registry = reader.definitions.registry()
     (obj,) = registry.source_objects(p.bronze)
     arrivals = engine("file").arrivals(
         registry.system(obj.source_system_id),
         obj,
-        reader.source_progress(p.bronze),
+        reader.versions.source_progress(p.bronze),
         reader.tenant_reach(),
     )
     return sorted(Path(a.split("|")[0]).name for a in arrivals or [])
@@ -156,7 +160,7 @@ def waiting(lh: Any, p: Project) -> list[str]:
 
 def anything_new(lh: Any, p: Project) -> dict[str, str] | None:
     reader = StoreReader(lh.store)
-    return nothing_new(reader, reader.registry(), [p.bronze], str(lh.warehouse))
+    return nothing_new(reader, reader.definitions.registry(), [p.bronze], str(lh.warehouse))
 
 
 def test_one_bad_file_of_eight_is_put_aside_and_the_good_ones_promoted(
@@ -185,7 +189,11 @@ def test_one_bad_file_of_eight_is_put_aside_and_the_good_ones_promoted(
     )
     said = lh.explain(p.bronze).evidence.check("rejected_files")
     assert said is not None and said.result == "ALERT" and "d5.csv is binary" in said.detail
-    taken = StoreReader(lh.store).source_progress(p.bronze).of(f"cells{p.suffix}_csv", SeenFile)
+    taken = (
+        StoreReader(lh.store)
+        .versions.source_progress(p.bronze)
+        .of(f"cells{p.suffix}_csv", SeenFile)
+    )
     assert "d5.csv" not in {Path(f).name for f in taken}
 
     # unchanged: not new for the no-JVM check nor for the arrival trigger, not read again
@@ -275,7 +283,9 @@ def test_a_file_spark_fails_on_mid_read_is_found_put_aside_and_loaded_once_fixed
     assert reasons["c.parquet"].startswith("cannot be read by Spark")
     assert reasons["d.parquet"] == "is not a complete parquet file (no PAR1 at its start and end)"
     reader = StoreReader(lh.store)
-    assert nothing_new(reader, reader.registry(), ["bronze_pq_midread"], str(lh.warehouse))
+    assert nothing_new(
+        reader, reader.definitions.registry(), ["bronze_pq_midread"], str(lh.warehouse)
+    )
 
     parquet_file(corrupt, 40_000)  # fixed
     (incoming / "d.parquet").unlink()
@@ -303,7 +313,7 @@ def test_on_bad_file_block_fails_the_whole_delivery_naming_the_file(
     assert result.status == "FAILED"
     assert "d2.csv is an HTML page, not csv; nothing was loaded" in (result.error or "")
     assert versions(lh, p.bronze) == [] and lh.rejected_files(p.bronze) == []
-    assert StoreReader(lh.store).source_progress(p.bronze).marks == {}
+    assert StoreReader(lh.store).versions.source_progress(p.bronze).marks == {}
     (p.incoming / "d2.csv").unlink()  # removed: the rest comes in
     assert lh.run(p.bronze).status == "COMPLETED"
     assert loaded(lh, p.bronze) == expected(1)

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import SourceError
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.vocabulary import Layer, SourceKindName
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.words.errors import SourceError
+from lakeguard.words.vocabulary import Layer, SourceKindName
 from openlaketx.runner.batch import InputBatch
 from openlaketx.runner.inputs import without_repeats
 from openlaketx.sources.reads import SourceRead

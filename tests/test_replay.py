@@ -22,7 +22,9 @@ rules:"""
 
 
 def hashes(lh: Any, dataset: str) -> list[tuple[int, str | None, str | None]]:
-    return [(v.version, v.content_hash, v.definition_hash) for v in lh.reader.versions(dataset)]
+    return [
+        (v.version, v.content_hash, v.definition_hash) for v in lh.reader.versions.versions(dataset)
+    ]
 
 
 @pytest.mark.spark

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import UnsafeExpressionError, ValidationError
-from lakeguard.gate import decide
-from lakeguard.quality.evaluate import evaluate_row_count, implied_unique
-from lakeguard.quality.fail_behavior import droppable, fail_behavior
-from lakeguard.quality.outcome import RuleOutcome
-from lakeguard.quality.rules import compile_rule
-from lakeguard.store.records import DatasetDef, RuleDef, SourceObjectDef, Transform
+from lakeguard.actors.gate import decide
+from lakeguard.records.definitions.records import DatasetDef, RuleDef, Transform
+from lakeguard.records.quality.outcome import RuleOutcome
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.rules.quality.evaluate import evaluate_row_count, implied_unique
+from lakeguard.rules.quality.fail_behavior import droppable, fail_behavior
+from lakeguard.rules.quality.rules import compile_rule
+from lakeguard.words.errors import UnsafeExpressionError, ValidationError
 from tests.conftest import Project, assert_sound, cells_yaml, write
 
 

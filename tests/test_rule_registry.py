@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.to_rows import rule_parameters
-from lakeguard.errors import ValidationError
-from lakeguard.quality import kinds
-from lakeguard.quality.kinds import RULE_KINDS, parse_rule, stored_rule
-from lakeguard.quality.kinds.not_empty_string import NotEmptyStringRule
-from lakeguard.quality.rules import compile_rule
-from lakeguard.store.records import RuleDef
-from lakeguard.vocabulary import DECLARABLE_RULE_TYPES
+from lakeguard.records.definitions.records import RuleDef
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.to_rows import rule_parameters
+from lakeguard.rules.quality import kinds
+from lakeguard.rules.quality.kinds import RULE_KINDS, parse_rule, stored_rule
+from lakeguard.rules.quality.kinds.not_empty_string import NotEmptyStringRule
+from lakeguard.rules.quality.rules import compile_rule
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.vocabulary import DECLARABLE_RULE_TYPES
 
 
 def stored(rule_type: str, **params: object) -> RuleDef:

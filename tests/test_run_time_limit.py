@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.errors import ConfigError, TimeLimitExceeded
-from lakeguard.store import StoreReader
-from lakeguard.store.records import DatasetDef
-from lakeguard.vocabulary import AttemptStatus, JobStatus
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.words.errors import ConfigError, TimeLimitExceeded
+from lakeguard.words.vocabulary import AttemptStatus, JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner import dataset_step, job, promotion
@@ -244,16 +244,16 @@ def test_a_run_past_its_time_limit_has_its_spark_job_cancelled_and_publishes_not
     # the staging job itself was cancelled, by this run's tag
     assert f"cancelled part of cancelled job tags laketx-run-{result.run_id}" in causes(step.error)
     reader = StoreReader(lh.store)
-    [attempt] = reader.attempts(result.run_id)
+    [attempt] = reader.runs.attempts(result.run_id)
     assert attempt.status == AttemptStatus.FAILED
     assert attempt.error_message is not None
     assert attempt.error_message.startswith(REASON.format(2))
-    stage = next(s for s in reader.steps(result.run_id) if s.step_name == f"{dataset}.stage")
+    stage = next(s for s in reader.runs.steps(result.run_id) if s.step_name == f"{dataset}.stage")
     assert stage.status == "FAILED" and stage.error_message == attempt.error_message
     assert lh.gate.latest(dataset) is None  # no version
-    assert reader.latest_decision(dataset) is None  # the gate never decided
-    assert reader.in_flight() == []  # no run left RUNNING
-    assert reader.lease(dataset) is None
+    assert reader.decisions.latest_decision(dataset) is None  # the gate never decided
+    assert reader.runs.in_flight() == []  # no run left RUNNING
+    assert reader.runs.lease(dataset) is None
     assert lh.spark.sparkContext.statusTracker().getActiveJobsIds() == []
     assert_sound(lh, dataset)
 
@@ -306,13 +306,13 @@ def test_work_that_is_no_spark_job_cannot_run_on_past_the_limit(
     assert [s.dataset_id for s in result.steps] == [project.bronze]
     assert result.skipped == [project.silver]
     reader = StoreReader(lh.store)
-    steps = {s.step_name: s for s in reader.steps(result.run_id)}
+    steps = {s.step_name: s for s in reader.runs.steps(result.run_id)}
     assert steps[f"{project.bronze}.read"].status == "COMPLETED"
     stage = steps[f"{project.bronze}.stage"]
     assert stage.status == "FAILED" and stage.error_message is not None
     assert stage.error_message.startswith(REASON.format(600))
     assert lh.gate.latest(project.bronze) is None
-    assert reader.in_flight() == [] and reader.lease(project.bronze) is None
+    assert reader.runs.in_flight() == [] and reader.runs.lease(project.bronze) is None
     assert_sound(lh, project.bronze, project.silver)
 
 
@@ -351,7 +351,7 @@ def test_a_decided_batch_is_carried_out_whole_and_the_job_stops_after_it(
     assert result.exit_code == TimeLimitExceeded.exit_code
     approved = lh.gate.latest(project.bronze)
     assert approved is not None and approved.version == 1
-    assert StoreReader(lh.store).in_flight() == []
+    assert StoreReader(lh.store).runs.in_flight() == []
     assert_sound(lh, project.bronze, project.silver)
 
 

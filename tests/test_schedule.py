@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lakeguard.schedule import CatchUp, due, next_tick, ticks
+from lakeguard.words.schedule import CatchUp, due, next_tick, ticks
 
 
 def test_a_daily_schedule_fires_at_local_wall_clock_time() -> None:

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from lakeguard.liveness import worker_instance
-from lakeguard.schedule import CatchUp
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import RunEventRow
-from lakeguard.vocabulary import EventStatus, TriggerType
+from lakeguard.words.liveness import worker_instance
+from lakeguard.words.schedule import CatchUp
+from lakeguard.words.vocabulary import EventStatus, TriggerType
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import SKIPPED, Scheduler
@@ -49,7 +49,7 @@ def scheduled(tmp_path: Path, runs: RunService, s: str, extra: str) -> Project:
 
 
 def created(runs: RunService, job: str) -> datetime:
-    found = runs.tenants.get("default").reader.registry().job(job)
+    found = runs.tenants.get("default").reader.definitions.registry().job(job)
     assert found is not None and found.created_at is not None
     return found.created_at
 
@@ -87,7 +87,7 @@ def test_ticks_fire_once_and_after_downtime_only_the_latest_runs(
     assert tick_of[first[0].run_id] == base + timedelta(minutes=30)  # which tick each fired
     assert tick_of[second.run_id] == base + timedelta(minutes=40)
     lh = runs.tenants.get("default")
-    ended = {r.pipeline_logging_id: r for r in lh.reader.job_runs(20)}
+    ended = {r.pipeline_logging_id: r for r in lh.reader.runs.job_runs(20)}
     for row in claimed:
         assert ended[row["run_id"]].status == "COMPLETED"
         assert ended[row["run_id"]].trigger_type == "scheduler"
@@ -156,7 +156,7 @@ def test_two_scheduler_processes_over_the_same_ticks_give_one_run_per_tick(
     assert len(ticks) == len(set(ticks)) == 2  # one outcome per tick, whoever got there first
     assert SKIPPED not in [r["run_id"] for r in claimed]
     lh = runs.tenants.get("default")
-    ended = [r for r in lh.reader.job_runs(50) if r.pipeline_id == p.job]
+    ended = [r for r in lh.reader.runs.job_runs(50) if r.pipeline_id == p.job]
     assert sorted(r.pipeline_logging_id for r in ended) == sorted(r["run_id"] for r in claimed)
 
 
@@ -187,8 +187,8 @@ def test_a_new_file_and_an_upstream_promotion_start_their_jobs(
     assert upstream.job_id == f"clean_job{s}" and upstream.trigger == TriggerType.UPSTREAM
     runs.wait_idle(600)
     assert scheduler.tick() == []
-    assert [v.version for v in lh.reader.versions(p.silver)] == [1]
-    triggers = {r.pipeline_id: r.trigger_type for r in lh.reader.job_runs(20)}
+    assert [v.version for v in lh.reader.versions.versions(p.silver)] == [1]
+    triggers = {r.pipeline_id: r.trigger_type for r in lh.reader.runs.job_runs(20)}
     assert triggers[f"ingest_job{s}"] == "file_arrival"
     assert triggers[f"clean_job{s}"] == "upstream"
     assert_sound(lh, p.bronze, p.silver)
@@ -209,7 +209,7 @@ def test_a_file_whose_run_never_started_is_tried_again_after_a_backoff(
     stopping.wait_idle(120)
     stopping.drain(0)
     assert first.run_id is not None
-    failed = lh.reader.job_run(first.run_id)
+    failed = lh.reader.runs.job_run(first.run_id)
     assert failed is not None and failed.status == "FAILED"
     scheduler = Scheduler(runs, clock=lambda: clock["now"])
     assert scheduler.tick() == []  # the same situation, within its backoff
@@ -217,7 +217,7 @@ def test_a_file_whose_run_never_started_is_tried_again_after_a_backoff(
     (again,) = scheduler.tick()
     assert again.trigger == TriggerType.FILE_ARRIVAL and again.run_id is not None
     runs.wait_idle(600)
-    done = lh.reader.job_run(again.run_id)
+    done = lh.reader.runs.job_run(again.run_id)
     assert done is not None and done.status == "COMPLETED"
     assert scheduler.tick() == []
     assert_sound(lh, p.bronze, p.silver)

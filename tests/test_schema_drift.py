@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from lakeguard.schema.drift import (
+from lakeguard.records.schema.drift import (
     SHIPPED_PROFILES,
     ChangeKind,
     DriftDecision,
     diff,
     profile_rules,
 )
-from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.records.schema.fingerprint import SchemaColumn
 
 BASE = [
     SchemaColumn("id", "bigint", False),

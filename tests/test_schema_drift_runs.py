@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.store.definition_rows import SourceColumnRow
+from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.tables import dataset_location
 from tests.conftest import assert_sound, write
 
@@ -168,8 +168,8 @@ def test_drift_kind_under_profile(
 
 
 def test_an_unknown_profile_is_refused_at_validate(tmp_path: Path) -> None:
-    from lakeguard.catalog.loader import load_file
-    from lakeguard.errors import ValidationError
+    from lakeguard.rules.catalog.loader import load_file
+    from lakeguard.words.errors import ValidationError
 
     with pytest.raises(ValidationError) as info:
         load_file(write(tmp_path / "bad.yaml", document("_x", "csv", "lenient")))

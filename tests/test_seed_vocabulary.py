@@ -13,11 +13,12 @@ from sqlglot import exp, parse_one
 from sqlglot.executor import execute
 from typer.testing import CliRunner
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.sqlsafety import tables_named
-from lakeguard.store import RunWriter, load_table_defs
-from lakeguard.store.definition_rows import SourceSystemRow
-from lakeguard.store.runtime_rows import RunEventRow, new_id
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.rows import RunEventRow
+from lakeguard.records.sources.rows import SourceSystemRow
+from lakeguard.records.sqlsafety import tables_named
+from lakeguard.records.table_defs import load_table_defs
+from lakeguard.store import RunWriter
 from lakeguard.store.viewdefs import (
     ViewDef,
     create_view_sql,
@@ -26,7 +27,8 @@ from lakeguard.store.viewdefs import (
     needed,
     vet_view,
 )
-from lakeguard.vocabulary import EventStatus, JobStatus
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.vocabulary import EventStatus, JobStatus
 from tests.conftest import Project
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import Scope, token_hash
+from lakeguard.actors.keys import Scope, token_hash
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import RunEventRow
-from lakeguard.vocabulary import EventStatus, TriggerType
+from lakeguard.words.vocabulary import EventStatus, TriggerType
 from tests.conftest import Project, assert_sound, cells_yaml, write
 from tests.service import Served, serving
 
@@ -111,8 +111,9 @@ def test_a_run_triggered_over_http_is_visible_from_accepted_to_its_end(
         # pages in a stable order: one row at a time, every row once, as one page has them
         every = http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 5}).json()["rows"]
         one_by_one = [
-            http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 1, "offset": i})
-            .json()["rows"][0]
+            http.get(f"{API}/datasets/{p.silver}/rows", params={"limit": 1, "offset": i}).json()[
+                "rows"
+            ][0]
             for i in range(len(every))
         ]
         assert one_by_one == every == sorted(every, key=lambda r: (r["radio"], r["cell"]))
@@ -165,8 +166,8 @@ def test_an_idempotency_key_gives_the_same_run_and_a_held_job_answers_409(
         body = refused.json()
         assert body["title"] == "WriteConflict" and "someone_else" in body["detail"]
         assert body["fix"] and body["status"] == 409
-        assert lh.reader.job_runs(50) == [
-            r for r in lh.reader.job_runs(50) if r.pipeline_id != p.job
+        assert lh.reader.runs.job_runs(50) == [
+            r for r in lh.reader.runs.job_runs(50) if r.pipeline_id != p.job
         ]
         waiting = http.post(
             f"{API}/jobs/{p.job}/runs", json={"wait": 120}, headers={"Idempotency-Key": "k-1"}
@@ -179,7 +180,7 @@ def test_an_idempotency_key_gives_the_same_run_and_a_held_job_answers_409(
         writer.release_leases(held)
         run_id = waiting.json()["run_id"]
         assert served.wait_for(token, run_id)["status"] == "COMPLETED"
-        runs_of_job = [r for r in lh.reader.job_runs(50) if r.pipeline_id == p.job]
+        runs_of_job = [r for r in lh.reader.runs.job_runs(50) if r.pipeline_id == p.job]
         assert [r.pipeline_logging_id for r in runs_of_job] == [run_id]
 
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ConfigError, ValidationError
-from lakeguard.keys import Scope
-from lakeguard.schedule import next_tick
+from lakeguard.actors.keys import Scope
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.words.errors import ConfigError, ValidationError
+from lakeguard.words.schedule import next_tick
 from openlaketx.settings import load_settings
 from tests.service import Served, serving
 
@@ -105,7 +105,7 @@ def test_a_document_is_planned_then_applied_as_yaml_or_json(served: Served) -> N
         (job,) = http.get(f"{API}/jobs").json()
         assert job["schedule"] == "45 * * * *"
     # a relative root is taken from the tenant's home, not from the server's working folder
-    (system,) = served.tenants.get("ci").reader.registry().systems.values()
+    (system,) = served.tenants.get("ci").reader.definitions.registry().systems.values()
     assert system.options.model_dump()["root"] == str(
         served.tenants.get("ci").config.tenant_home / "feed"
     )
@@ -140,7 +140,10 @@ def test_a_bad_document_gets_422_with_path_and_line_as_validate_gives_them(
         assert conflicts and "silver_orders" in json.dumps(conflicts)
         refused_apply = post(http, "apply", moved)
         assert refused_apply.status_code == 422 and refused_apply.json()["errors"] == conflicts
-    assert served.tenants.get("ci_bad").reader.registry().dataset("silver_orders").layer == "silver"
+    assert (
+        served.tenants.get("ci_bad").reader.definitions.registry().dataset("silver_orders").layer
+        == "silver"
+    )
 
 
 def test_writing_definitions_needs_the_definitions_write_scope(served: Served) -> None:
@@ -151,7 +154,7 @@ def test_writing_definitions_needs_the_definitions_write_scope(served: Served) -
             assert refused.status_code == 403, refused.text
             assert "definitions:write" in refused.json()["fix"]
         assert http.get(f"{API}/definitions").status_code == 200  # reading needs runs:read
-    assert served.tenants.get("ci_scope").reader.registry().jobs == {}
+    assert served.tenants.get("ci_scope").reader.definitions.registry().jobs == {}
 
 
 def test_export_changes_jobs_and_lineage_describe_the_tenants_definitions(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.keys import PREFIX, Scope, _checksum, key_id_of, new_token
+from lakeguard.actors.keys import PREFIX, Scope, _checksum, key_id_of, new_token
 from lakeguard.store import RunWriter
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.settings import ServiceSettings, TenantLimits
@@ -329,7 +329,7 @@ def test_an_idempotency_key_sent_with_another_request_is_422(fresh: Served, tmp_
         same = http.post(f"{API}/jobs/{p.job}/runs", headers=key)
         assert same.status_code == 202 and same.json() == {**first.json(), "new": False}
     lh = fresh.tenants.get("default")
-    assert not [r for r in lh.reader.job_runs(100) if r.pipeline_id == other.job]
+    assert not [r for r in lh.reader.runs.job_runs(100) if r.pipeline_id == other.job]
     assert fresh.wait_for(token, first.json()["run_id"])["status"] == "COMPLETED"
 
 
@@ -368,7 +368,7 @@ def test_an_idempotency_key_sent_again_while_its_run_holds_the_dataset_answers_t
             assert first.status_code == 202
             run_id = first.json()["run_id"]
             assert hold.holding.wait(300)
-            held = lh.reader.lease(p.bronze)
+            held = lh.reader.runs.lease(p.bronze)
             assert held is not None and held.run_id == run_id  # the run holds its dataset
             again = http.post(f"{API}/jobs/{p.job}/runs", headers=key)
             assert again.status_code == 202, again.text
@@ -378,9 +378,9 @@ def test_an_idempotency_key_sent_again_while_its_run_holds_the_dataset_answers_t
     finally:
         hold.go.set()
     assert fresh.wait_for(token, run_id)["status"] == "COMPLETED"
-    assert [r.pipeline_logging_id for r in lh.reader.job_runs(100) if r.pipeline_id == p.job] == [
-        run_id
-    ]
+    assert [
+        r.pipeline_logging_id for r in lh.reader.runs.job_runs(100) if r.pipeline_id == p.job
+    ] == [run_id]
 
 
 # 7 -------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def test_under_reload_an_overwritten_file_starts_a_run_that_reloads_it(
     p.add("orders1.csv", ["GSM,1,10.0,1", "LTE,2,20.0,2"])  # overwritten
     assert fire() == "COMPLETED"
     assert fire() is None
-    assert [v.version for v in lh.reader.versions(p.bronze)] == [1, 2]
+    assert [v.version for v in lh.reader.versions.versions(p.bronze)] == [1, 2]
     assert_sound(lh, p.bronze, p.silver)
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lakeguard.errors import ConfigError
-from lakeguard.store.objectstore import ObjectStoreSettings, storage_options
+from lakeguard.records.objectstore import ObjectStoreSettings, storage_options
+from lakeguard.words.errors import ConfigError
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
 from tests.seaweed import ACCESS_KEY, SECRET_KEY

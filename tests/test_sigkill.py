@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from lakeguard.commits import app_id, published_through
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.commits import app_id, published_through
 from openlaketx.tables import dataset_location
 from tests.conftest import Project, assert_sound
 from tests.sigkill import Kill, PhaseClock, kill_in_phase
@@ -53,7 +53,7 @@ def assert_exactly_once(lh: Any, p: Project, delivered: list[Row], dead: list[An
     assert silver == sorted(latest.values())
 
     reader = StoreReader(lh.store)
-    assert [r for r in reader.in_flight() if r.pipeline_id == p.job] == []
+    assert [r for r in reader.runs.in_flight() if r.pipeline_id == p.job] == []
     history = {r["run_id"]: r["status"] for r in lh.store.rows("run_history")}
     jobs = {r["pipeline_logging_id"]: r["status"] for r in lh.store.rows("pipeline_runs")}
     for run in dead:  # one terminal row each, FAILED
@@ -65,7 +65,7 @@ def assert_exactly_once(lh: Any, p: Project, delivered: list[Row], dead: list[An
         (p.bronze, f"bronze.cells{p.suffix}"),
         (p.silver, f"silver.cells{p.suffix}"),
     ):
-        versions = [v.version for v in reader.versions(dataset)]
+        versions = [v.version for v in reader.versions.versions(dataset)]
         assert versions == list(range(1, len(versions) + 1))
         path = dataset_location(lh.warehouse, table)
         assert published_through(path, app_id(lh.store.tenant, dataset)) == versions[-1]
@@ -104,13 +104,13 @@ def test_sigkill_while_staging_publishing_and_merging_then_each_row_once(
             kill = kill_in_phase(lh.config.home, p.job, phase, delay, tmp_path / f"child{n}.log")
             kills.append(kill)
             reader = StoreReader(lh.store)
-            dead = [r for r in reader.in_flight() if r.pipeline_id == p.job]
+            dead = [r for r in reader.runs.in_flight() if r.pipeline_id == p.job]
             assert dead, kill  # the killed run left itself RUNNING: nobody recorded its end
             victim = phase.split(":")[0]
             table = f"{victim.split('_')[0]}.cells{p.suffix}"
             committed = published_through(
                 dataset_location(lh.warehouse, table), app_id(lh.store.tenant, victim)
-            ) > max(v.version for v in reader.versions(victim))
+            ) > max(v.version for v in reader.versions.versions(victim))
             landed.append((kill.landed, round(kill.delay, 3), committed))
             recovered = lh.run(p.job)
             assert recovered.status == "COMPLETED", recovered.error

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.conftest import Project, assert_sound
 from tests.killing import ROOT
 
@@ -62,10 +62,10 @@ def test_a_run_stopped_by_sigterm_is_failed_before_it_exits(
     assert child.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "stopped by SIGTERM" in stderr
     reader = StoreReader(lh.store)
-    assert reader.in_flight() == []  # recorded before it exited, not left to a reaper
+    assert reader.runs.in_flight() == []  # recorded before it exited, not left to a reaper
     (run,) = [r for r in lh.runs(10) if r.pipeline_id == p.job]
     assert run.status == "FAILED" and "SIGTERM" in (run.error_message or "")
-    assert reader.approved(p.bronze) is None
+    assert reader.versions.approved(p.bronze) is None
     assert_sound(lh, p.bronze, p.silver)
     # its leases were given back: the next run takes the datasets at once and loads the file
     assert lh.run(p.job).status == "COMPLETED"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.vocabulary import DELETED_AT, PARENT_VERSION, DeleteMissing, LoadType
+from lakeguard.words.vocabulary import DELETED_AT, PARENT_VERSION, DeleteMissing, LoadType
 from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag
 from openlaketx.loads.merge_plan import IS_CURRENT, ROW_HASH, MergePlan
@@ -209,7 +209,7 @@ def test_the_batch_limit_comes_from_the_environment_and_a_bad_one_stops_the_open
 ) -> None:
     from typer.testing import CliRunner
 
-    from lakeguard.errors import ConfigError
+    from lakeguard.words.errors import ConfigError
     from openlaketx.cli import app
     from openlaketx.config import SMALL_MERGE_ROWS_VARIABLE, LakehouseConfig
 

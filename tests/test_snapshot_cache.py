@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
-from lakeguard.errors import WriteConflict
 from lakeguard.store import MetadataStore
 from lakeguard.store.snapshots import SNAPSHOTS, Snapshots
 from lakeguard.store.store import utcnow
+from lakeguard.words.errors import WriteConflict
 from tests.conftest import copied_store
 
 
@@ -196,7 +196,7 @@ def test_the_cache_stays_within_its_budget(tmp_path: Path) -> None:
 
 
 def test_a_missing_table_is_an_error_that_names_it(store: MetadataStore) -> None:
-    from lakeguard.errors import MetadataStoreError
+    from lakeguard.words.errors import MetadataStoreError
 
     assert ids(store) == []
     shutil.rmtree(store.location("run_events"))
@@ -238,8 +238,8 @@ def test_ensure_opens_each_table_once_and_the_reads_start_from_it(
 ) -> None:
     """A process opens each metadata table once (its first `ensure`); ensuring again, reading
     and appending bring that snapshot up to date instead of opening the table again."""
+    import lakeguard.records.kept as kept_module
     import lakeguard.store.deltars as deltars_module
-    import lakeguard.store.kept as kept_module
 
     opened: list[str] = []
 
@@ -267,7 +267,7 @@ def test_ensure_sees_what_another_writer_did_to_a_kept_table(store: MetadataStor
     """A table this process keeps, marked by another writer as half rewritten, then deleted:
     the next `ensure` refuses the first and makes the second anew; the kept snapshot never
     answers for a table that has changed."""
-    from lakeguard.store.versioning import MIGRATING_PROPERTY, StoreVersionError
+    from lakeguard.records.versioning import MIGRATING_PROPERTY, StoreVersionError
 
     location = store.location("run_events")
     DeltaTable(location).alter.set_table_properties(

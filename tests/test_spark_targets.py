@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.errors import ConfigError
+from lakeguard.words.errors import ConfigError
 from openlaketx.config import LakehouseConfig
 from openlaketx.connect import SERVER_CLASS, server_command
 from openlaketx.spark import DELTA_EXTENSION, client_conf, session_conf

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.errors import ValidationError
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.words.errors import ValidationError
 from tests.conftest import write
 
 MODEL = """
@@ -66,7 +66,7 @@ def deliver(root: Path, folder: str, name: str, text: str) -> None:
 
 
 def test_a_model_names_its_parents_and_every_error_is_located(tmp_path: Path) -> None:
-    from lakeguard.catalog.to_rows import document_rows
+    from lakeguard.rules.catalog.to_rows import document_rows
 
     doc = load_file(write(tmp_path / "ok.yaml", document("_v")))
     rows = {r.dataset_id: r for r in document_rows(doc).dataset_registry}
@@ -109,7 +109,7 @@ def test_gold_joins_and_aggregates_approved_snapshots_only(
 
     assert gold() == [("2G", "GSM", 2, 15.0, 1), ("4G", "LTE", 1, 30.0, 2)]
     reader = StoreReader(lh.store)
-    (v1,) = reader.versions(f"gold_radios{s}")
+    (v1,) = reader.versions.versions(f"gold_radios{s}")
     assert v1.upstream_refs == {f"silver_cells{s}": 1, f"silver_radios{s}": 1}
 
     # a commit around the gate on a parent is not read: models see approved snapshots only
@@ -118,13 +118,15 @@ def test_gold_joins_and_aggregates_approved_snapshots_only(
     second = lh.run(f"radios_job{s}")
     assert second.status == "COMPLETED", second.error
     assert gold() == [("2G", "GSM", 2, 15.0, 1), ("4G", "LTE", 2, 40.0, 2)]  # no UMTS
-    v2 = reader.versions(f"gold_radios{s}")[-1]
+    v2 = reader.versions.versions(f"gold_radios{s}")[-1]
     assert v2.version == 2 and v2.upstream_refs == {f"silver_cells{s}": 2, f"silver_radios{s}": 1}
 
     third = lh.run(f"radios_job{s}")  # nothing new anywhere: no version anywhere
     assert all(st.data_version is None for st in third.steps)
-    assert len(reader.versions(f"gold_radios{s}")) == 2
-    (planted,) = lh.verify({d.dataset_id for d in reader.datasets() if d.dataset_id.endswith(s)})
+    assert len(reader.versions.versions(f"gold_radios{s}")) == 2
+    (planted,) = lh.verify(
+        {d.dataset_id for d in reader.definitions.datasets() if d.dataset_id.endswith(s)}
+    )
     assert planted.check == "commit_around_the_gate" and f"silver_radios{s}" in planted.where
 
 

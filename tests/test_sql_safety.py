@@ -7,8 +7,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sqlglot import expressions as exp
 
-from lakeguard.errors import UnsafeExpressionError
-from lakeguard.sqlsafety import referenced_columns, render, vet_expression, vet_query
+from lakeguard.records.sqlsafety import referenced_columns, render, vet_expression, vet_query
+from lakeguard.words.errors import UnsafeExpressionError
 
 
 def test_plain_predicates_pass_and_name_their_columns() -> None:
@@ -51,9 +51,9 @@ def test_jvm_reflection_is_refused_whatever_the_arguments(name: str, arg: str) -
 
 def test_spark_gets_the_rerendered_tree_never_the_raw_text() -> None:
     """A trailing comment once swallowed the rest of the generated predicate."""
-    from lakeguard.quality.rules import compile_rule
-    from lakeguard.sqlsafety import vetted_sql
-    from lakeguard.store.records import RuleDef
+    from lakeguard.records.definitions.records import RuleDef
+    from lakeguard.records.sqlsafety import vetted_sql
+    from lakeguard.rules.quality.rules import compile_rule
 
     assert vetted_sql("distance > 0 --", where="w") == "distance > 0"
     assert vetted_sql("a > 1 /* note */ and b < 2", where="w") == "a > 1 AND b < 2"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import failed_rules_sql, rule_flag_sql
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.rules.quality.evaluate import failed_rules_sql, rule_flag_sql
 from openlaketx.loads.content import row_digest, row_digest_sql
 
 WIDE = [f"c{i:02d}" for i in range(70)]  # two null masks: 62 columns each

@@ -10,19 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.progress import fold
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.checks.result_rows import ProfileRow
+from lakeguard.records.decisions.rows import DataVersionRow
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+from lakeguard.records.sources.progress import fold
+from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.store import MetadataStore
-from lakeguard.store.reader import StoreReader
-from lakeguard.store.runtime_rows import (
-    DataVersionRow,
-    PipelineRunRow,
-    ProfileRow,
-    RunEventRow,
-    RunHistoryRow,
-    SourceProgressRow,
-)
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
+from lakeguard.words.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
 from tests.conftest import copied_store
 
 DS = "bronze_x"
@@ -98,7 +94,7 @@ def test_in_flight_keeps_only_runs_without_an_ending(store: MetadataStore) -> No
             ),
         ]
     )
-    flying = StoreReader(store).in_flight()
+    flying = StoreReader(store).runs.in_flight()
     assert [(r.run_id, r.status) for r in flying] == [("flying", EventStatus.RUNNING)]
     assert flying[0].event_time == now - timedelta(minutes=3)  # started by its first event
     assert all(s in IN_FLIGHT for s in (r.status for r in flying))
@@ -143,12 +139,12 @@ def test_source_progress_is_the_fold_of_the_approved_runs_marks(store: MetadataS
         [version("r1", 1, now), version("r2", 2, now), version("r9", 9, now, tenant="other")],
         _by_gate=True,
     )
-    progress = StoreReader(store).source_progress(DS)
+    progress = StoreReader(store).versions.source_progress(DS)
     assert progress == fold(marks, {"r1", "r2"})
     assert progress.marks[("src", "FILE")]["a.csv"] == {"path": "a.csv", "size": 2}
     assert progress.marks[("src", "FILE")]["b.csv"] == {"path": "b.csv", "size": 3}
     assert progress.marks[("src", "WATERMARK")][""] == {"watermark": "9"}
-    assert StoreReader(store).source_progress("nothing") == fold([], set())
+    assert StoreReader(store).versions.source_progress("nothing") == fold([], set())
 
 
 def test_a_rejection_counts_although_its_run_was_blocked(store: MetadataStore) -> None:
@@ -167,7 +163,7 @@ def test_a_rejection_counts_although_its_run_was_blocked(store: MetadataStore) -
         ]
     )
     store.append_rows([version("r1", 1, now)], _by_gate=True)
-    progress = StoreReader(store).source_progress(DS)
+    progress = StoreReader(store).versions.source_progress(DS)
     assert progress.marks[("src", "WATERMARK")][""] == {"watermark": "5"}
     assert progress.marks[("src", "HTTP_REJECTED")]["u"] == {"url": "u", "content_hash": "b"}
 
@@ -201,7 +197,7 @@ def test_last_profiles_reads_from_the_last_approved_full_profile(store: Metadata
         [version("r0", 1, at[0]), version("r1", 2, at[1]), version("r2", 3, at[2])],
         _by_gate=True,
     )
-    last = StoreReader(store).last_profiles(DS)
+    last = StoreReader(store).versions.last_profiles(DS)
     assert dict(last.latest) == {("c", "mean"): "2.0", ("c", "null_count"): "20"}
     assert last.full_at == at[3]  # the newest full profile, approved or not
     assert last.batches_since_full == 1  # r4
@@ -213,7 +209,7 @@ def test_last_profiles_without_an_approved_full_profile_reads_every_row(
     at = utcnow()
     store.append_rows([profile("r1", "null_count", "1", at), profile("r2", "mean", "3", at)])
     store.append_rows([version("r1", 1, at)], _by_gate=True)
-    last = StoreReader(store).last_profiles(DS)
+    last = StoreReader(store).versions.last_profiles(DS)
     assert dict(last.latest) == {("c", "null_count"): "1"}
     assert last.full_at == at
     assert last.batches_since_full == 0
@@ -225,10 +221,10 @@ def test_a_steps_version_reads_are_bounded_by_what_it_consumed_and_its_window(
     now = utcnow()
     store.append_rows([version(f"r{n}", n, now) for n in (3, 1, 5, 2, 4)], _by_gate=True)
     reader = StoreReader(store)
-    every = [v.version for v in reader.versions(DS)]
+    every = [v.version for v in reader.versions.versions(DS)]
     assert every == [1, 2, 3, 4, 5]
-    assert [v.version for v in reader.versions(DS, after=2)] == [3, 4, 5]
-    assert [v.version for v in reader.versions(DS, after=2, upto=4)] == [3, 4]
-    assert reader.versions(DS, after=5) == []
-    assert [v.version for v in reader.newest(DS, 2)] == [4, 5]  # oldest first
-    assert [v.version for v in reader.newest(DS, 10)] == every
+    assert [v.version for v in reader.versions.versions(DS, after=2)] == [3, 4, 5]
+    assert [v.version for v in reader.versions.versions(DS, after=2, upto=4)] == [3, 4]
+    assert reader.versions.versions(DS, after=5) == []
+    assert [v.version for v in reader.versions.newest(DS, 2)] == [4, 5]  # oldest first
+    assert [v.version for v in reader.versions.newest(DS, 10)] == every

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from lakeguard.records.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX, resume
-from lakeguard.store.versioning import MIGRATING_SUFFIX, STORE_VERSION, StoreVersionError
 from openlaketx.cli import app
 from tests.store_v0 import (
     FIXTURE,
@@ -191,8 +191,8 @@ def test_the_replacing_commit_changes_types_and_partitioning_or_nothing(tmp_path
 def test_a_rewrite_that_loses_a_row_is_undone(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A replacing commit that holds fewer rows than were read is restored away: the table is
     back at its old rows and shape, not marked, and the next migrate succeeds."""
-    from lakeguard.errors import MetadataStoreError
     from lakeguard.store import deltars, table_replace
+    from lakeguard.words.errors import MetadataStoreError
 
     store = store_of(home)
     before = every_row(store)

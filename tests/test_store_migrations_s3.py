@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from lakeguard.records.versioning import StoreVersionError
 from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import migrate
-from lakeguard.store.versioning import StoreVersionError
 from openlaketx.cli import app
 from tests.store_v0 import (
     STEPS,

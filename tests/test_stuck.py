@@ -6,8 +6,8 @@ import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from lakeguard.store.runtime_rows import DecisionRow
-from lakeguard.stuck import Blocked, stuck
+from lakeguard.records.decisions.rows import DecisionRow
+from lakeguard.records.stuck import Blocked, stuck
 
 T0 = datetime(2026, 11, 1, 6, 0)
 

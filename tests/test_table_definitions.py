@@ -11,14 +11,15 @@ from typing import Annotated, ClassVar
 
 import pytest
 
-from lakeguard.errors import MetadataStoreError, ValidationError
+from lakeguard.records.features import UNWRITABLE_FEATURES, unwritable_features
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.rows.schema import Comment, Int32, RuntimeTable, table_document
+from lakeguard.records.table_defs import RUNTIME_ROW_TYPES as ROW_TYPES
+from lakeguard.records.table_defs import TableDef, TableKind, load_table_defs
 from lakeguard.store import ddl
 from lakeguard.store.arrow import arrow_schema, delta_schema_json, to_arrow, to_rows
-from lakeguard.store.definitions import TableDef, TableKind, load_table_defs
-from lakeguard.store.features import UNWRITABLE_FEATURES, unwritable_features
-from lakeguard.store.rowschema import Comment, Int32, RuntimeTable, table_document
-from lakeguard.store.runtime_rows import ROW_TYPES, RuntimeRow
-from lakeguard.vocabulary import EventStatus
+from lakeguard.words.errors import MetadataStoreError, ValidationError
+from lakeguard.words.vocabulary import EventStatus
 
 DESIGN_DEFINITIONS = {
     "source_systems",

@@ -19,12 +19,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.to_rows import document_rows
-from lakeguard.errors import OutOfReach, ValidationError
-from lakeguard.keys import Scope
-from lakeguard.reach import Destination, Reach, ReachSettings, normalized, within
-from lakeguard.store.definition_rows import DefinitionRow
+from lakeguard.actors.keys import Scope
+from lakeguard.records.reach import Destination, Reach, ReachSettings, normalized, within
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.to_rows import document_rows
+from lakeguard.words.errors import OutOfReach, ValidationError
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.settings import ServiceSettings, TenantLimits
@@ -339,7 +339,7 @@ def _alpha_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _nothing_written(lh: Lakehouse) -> None:
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     assert registry.systems == {} and registry.objects == () and registry.jobs == {}
 
 
@@ -422,7 +422,7 @@ def test_rows_written_directly_are_refused_when_a_run_loads_them(
     for table, rows in written.items():
         if rows:
             beta.store.upsert(table, rows)
-    registry = beta.reader.registry()
+    registry = beta.reader.definitions.registry()
     for n, attempt in enumerate(cases):
         wanted = attempt.path.split(" (")[0]
         refused = (

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from lakeguard.catalog.loader import validate_text
-from lakeguard.catalog.to_rows import document_rows
-from lakeguard.reach import ReachSettings
-from lakeguard.vocabulary import JobStatus
+from lakeguard.records.reach import ReachSettings
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.rules.catalog.to_rows import document_rows
+from lakeguard.words.vocabulary import JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from tests.conftest import TEST_CONF
@@ -75,7 +75,7 @@ def _failed_and_clean(lh: Lakehouse, dataset: str, field: str, says: str) -> str
     assert step.error is not None
     message = step.error.message
     assert field in message and says in message, message
-    assert step.data_version is None and lh.reader.approved(dataset) is None
+    assert step.data_version is None and lh.reader.versions.approved(dataset) is None
     assert all(r.status != "RUNNING" for r in lh.runs(50))
     assert lh.verify({dataset}) == []
     return message

@@ -11,19 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.policy.sla import sla_hours
-from lakeguard.schema.drift import ChangeKind, DriftDecision
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.records import PolicyDef
-from lakeguard.store.runtime_rows import (
-    DataVersionRow,
-    DecisionRow,
-    RuleResultRow,
-    RunHistoryRow,
-    SchemaChangeRow,
-)
-from lakeguard.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment, trust_score
-from lakeguard.vocabulary import AttemptStatus, Outcome
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.checks.result_rows import RuleResultRow, SchemaChangeRow
+from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
+from lakeguard.records.definitions.records import PolicyDef
+from lakeguard.records.runs.rows import RunHistoryRow
+from lakeguard.records.schema.drift import ChangeKind, DriftDecision
+from lakeguard.records.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment, trust_score
+from lakeguard.rules.policy.sla import sla_hours
+from lakeguard.store import MetadataStore
+from lakeguard.words.vocabulary import AttemptStatus, Outcome
 from tests.conftest import Project
 
 NOW = datetime(2026, 11, 26, 12)
@@ -282,7 +279,7 @@ def test_a_held_batch_changes_nothing_in_the_score_of_the_version_it_did_not_rep
         store,
         [attempt(f"f{i}", AttemptStatus.FAILED, now - timedelta(minutes=29 - i)) for i in range(2)],
     )
-    before = StoreReader(store).trust(["d"])["d"]
+    before = StoreReader(store).status.trust(["d"])["d"]
     assert before.quality == pytest.approx(0.95)
     held = [
         *judged("h1", False, [0, 90], now - timedelta(minutes=10), threshold=0.1),
@@ -292,9 +289,9 @@ def test_a_held_batch_changes_nothing_in_the_score_of_the_version_it_did_not_rep
             for i in range(RECENT)
         ),
     ]
-    ahead = StoreReader(store).trust(["d"], pending=held[1:])["d"]  # as the step scores it
+    ahead = StoreReader(store).status.trust(["d"], pending=held[1:])["d"]  # as the step scores it
     write(store, held)
-    after = StoreReader(store).trust(["d"])["d"]
+    after = StoreReader(store).status.trust(["d"])["d"]
     for score in (ahead, after):
         assert (score.quality, score.stability, score.lineage) == (
             before.quality,
@@ -316,11 +313,11 @@ def test_a_score_of_pending_rows_is_the_score_once_they_are_committed(tmp_path: 
     new = judged("new", True, [30, 40], now, threshold=0.5)
     write(store, new[:1])  # the decision: recorded by the gate before the evidence
     pending = [*new[1:], change("new", DriftDecision.ALERT), change("r1", DriftDecision.BLOCK)]
-    ahead = StoreReader(store).trust(["d"], pending=pending)["d"]
-    before = StoreReader(store).trust(["d"])["d"]
+    ahead = StoreReader(store).status.trust(["d"], pending=pending)["d"]
+    before = StoreReader(store).status.trust(["d"])["d"]
     assert ahead.quality < before.quality and ahead.stability < before.stability  # they count
     store.append_rows(pending)
-    stored = StoreReader(store).trust(["d"])["d"]
+    stored = StoreReader(store).status.trust(["d"])["d"]
     assert (ahead.score, ahead.quality, ahead.stability, ahead.lineage) == (
         stored.score,
         stored.quality,
@@ -367,4 +364,4 @@ def test_a_dataset_whose_attempts_keep_failing_loses_trust(tmp_path: Path) -> No
     store = MetadataStore("lg", str(tmp_path / "meta"), "t")
     store.ensure()
     store.append_rows([failed_attempt(f"f{i}", i) for i in range(3)])
-    assert StoreReader(store).trust(["d"])["d"].stability == 0.25
+    assert StoreReader(store).status.trust(["d"])["d"].stability == 0.25

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
 from tests.children import HELD, decisions, laketx_watched, release, wait_for_decisions
 from tests.conftest import Project, assert_sound
 
@@ -105,7 +105,7 @@ def test_a_run_never_races_another_on_the_same_dataset(
     # refused before its first write: no attempt at all, the reason on the run
     assert result["steps"] == [] and result["status"] == "FAILED"
     assert "being written by run someone_else" in result["error"]
-    assert StoreReader(lh.store).versions(p.bronze) == []
+    assert StoreReader(lh.store).versions.versions(p.bronze) == []
 
     folder = tmp_path / "leases"
     args = ("--home", str(lh.config.home), "--master", "local[1]")
@@ -117,12 +117,12 @@ def test_a_run_never_races_another_on_the_same_dataset(
     out, err = waiting.communicate(timeout=600)
     assert waiting.returncode == 0, err
     assert "ACQUIRE" in decisions(folder, "waiting")
-    assert [v.version for v in StoreReader(lh.store).versions(p.bronze)] == [1]
-    assert StoreReader(lh.store).lease(p.bronze) is None  # given back at the end
+    assert [v.version for v in StoreReader(lh.store).versions.versions(p.bronze)] == [1]
+    assert StoreReader(lh.store).runs.lease(p.bronze) is None  # given back at the end
 
 
 def _job_runs(lh: Any, job: str) -> list[Any]:
-    return [r for r in StoreReader(lh.store).job_runs(100) if r.pipeline_id == job]
+    return [r for r in StoreReader(lh.store).runs.job_runs(100) if r.pipeline_id == job]
 
 
 @pytest.mark.parametrize("processes", [2, 3])
@@ -157,8 +157,8 @@ def test_runs_of_one_job_at_once_exactly_one_does_the_work(
         else:
             assert [s["status"] for s in result["steps"]] == ["SUCCESS", "SUCCESS"]
     reader = StoreReader(lh.store)
-    assert [v.version for v in reader.versions(p.bronze)] == [1]
-    assert [v.version for v in reader.versions(p.silver)] == [1]
+    assert [v.version for v in reader.versions.versions(p.bronze)] == [1]
+    assert [v.version for v in reader.versions.versions(p.silver)] == [1]
     assert lh.read(p.silver).count() == 3
     attempts = lh.sql(
         f"SELECT dataset_id, status FROM lakeguard.run_history WHERE dataset_id IN "
@@ -171,7 +171,7 @@ def test_runs_of_one_job_at_once_exactly_one_does_the_work(
     assert sorted(r.status for r in _job_runs(lh, p.job)) == ["COMPLETED"] + ["FAILED"] * (
         processes - 1
     )
-    assert all(reader.lease(d) is None for d in (p.bronze, p.silver))
+    assert all(reader.runs.lease(d) is None for d in (p.bronze, p.silver))
     assert_sound(lh, p.bronze, p.silver)
 
 
@@ -197,11 +197,11 @@ def test_a_waiting_run_of_the_same_job_runs_after_the_first(
     wait_for_decisions(folder, ["waiting"], [waiting], timeout=300)
     assert decisions(folder, "waiting")[0] == HELD  # it found silver held
     assert waiting.poll() is None  # still waiting, having written nothing
-    assert StoreReader(lh.store).versions(p.silver) == []
+    assert StoreReader(lh.store).versions.versions(p.silver) == []
     writer.release_leases(held)
     out, err = waiting.communicate(timeout=900)
     assert waiting.returncode == 0, err
     steps = json.loads(out)["steps"]
     assert [s["dataset_id"] for s in steps] == [p.bronze, p.silver]
     assert "ACQUIRE" in decisions(folder, "waiting")  # taken once silver was let go
-    assert [v.version for v in StoreReader(lh.store).versions(p.silver)] == [1]
+    assert [v.version for v in StoreReader(lh.store).versions.versions(p.silver)] == [1]

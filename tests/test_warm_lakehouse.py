@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from lakeguard.records.versioning import StoreVersionError
 from lakeguard.store.registration import _known, is_registered
 from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.versioning import StoreVersionError
 from openlaketx.service.tenants import Tenants
 from openlaketx.tables import dataset_location, quarantine_name
 from tests.conftest import Project
@@ -34,7 +34,7 @@ def test_warming_opens_the_snapshots_and_registers_the_existing_tables(
     lakehouse.apply(project.yaml)
     project.deliver("d1.csv", ["GSM,1,10.0,1", "LTE,2,20.0,1"])
     assert lakehouse.run(project.job).status == "COMPLETED"
-    datasets = {d.dataset_id: d for d in lakehouse.reader.datasets()}
+    datasets = {d.dataset_id: d for d in lakehouse.reader.definitions.datasets()}
     names = [datasets[project.bronze].table_name, datasets[project.silver].table_name]
     spark = lakehouse.spark
     _restarted(spark, names)

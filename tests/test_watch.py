@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from lakeguard.catalog.watch import FolderWatcher
+from lakeguard.actors.catalog.watch import FolderWatcher
+from lakeguard.records.definitions.sets import DOCUMENT_TABLES
 from lakeguard.store import MetadataStore
-from lakeguard.store.definition_rows import DOCUMENT_TABLES
-from lakeguard.vocabulary import SyncOutcome
+from lakeguard.words.vocabulary import SyncOutcome
 from tests.conftest import cells_yaml, write
 
 BIN = Path(sys.executable).parent

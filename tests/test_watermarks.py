@@ -10,7 +10,13 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeguard.schema.watermark_format import Granule, floor, format_problem, granule, render
+from lakeguard.records.schema.watermark_format import (
+    Granule,
+    floor,
+    format_problem,
+    granule,
+    render,
+)
 from openlaketx.sources.watermarks import Above, above, lower_bound, watermark_text
 
 
@@ -102,8 +108,8 @@ datasets:
 
 
 def test_validate_checks_the_watermark_format(tmp_path: Path) -> None:
-    from lakeguard.catalog.loader import load_file
-    from lakeguard.errors import ValidationError
+    from lakeguard.rules.catalog.loader import load_file
+    from lakeguard.words.errors import ValidationError
 
     def problems(wm: str, fmt: str) -> str:
         path = tmp_path / "d.yaml"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from lakeguard.keys import Scope
+from lakeguard.actors.keys import Scope
 from openlaketx.service.dashboard.sessions import LoginForms, cross_origin
 from tests.conftest import cells_yaml, write
 from tests.service import Served, serving
@@ -187,7 +187,7 @@ def test_the_dashboard_forms_are_refused_from_another_origin(fresh: Served) -> N
             assert "set-cookie" not in out.headers  # the cookie is kept ...
             assert http.cookies[SESSION] == session
             assert http.get("/").status_code == 200  # ... and its session is alive
-        assert lh.reader.job_runs(10) == []  # nothing started
+        assert lh.reader.runs.job_runs(10) == []  # nothing started
         out = http.post("/logout", data={"csrf": csrf}, headers=own(fresh))
         assert out.status_code == 303 and out.headers["location"] == "/login"
 

@@ -18,7 +18,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from lakeguard.hashing import digest
+from lakeguard.words.hashing import digest
 
 ENV_SWITCH = "LAKETX_CLASS_ARCHIVE"
 # A mismatched or unusable archive is not an error (the JVM starts without it): no warning.

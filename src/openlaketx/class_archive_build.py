@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lakeguard.errors import ConfigError, EngineUnavailable
+from lakeguard.words.errors import ConfigError, EngineUnavailable
 from openlaketx.class_archive import ENV_SWITCH, QUIET, archive_path, enabled, java_binary
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import get_or_create_session, warm_up

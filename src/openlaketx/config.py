@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lakeguard.errors import ConfigError
-from lakeguard.reach import Reach, ReachSettings, normalized
+from lakeguard.records.reach import Reach, ReachSettings, normalized
+from lakeguard.words.errors import ConfigError
 from openlaketx.settings import TenantLimits, env_settings
 
 # The pinned pair (see pyproject.toml): Delta's jar for Spark 4.1, Scala 2.13.
@@ -53,7 +53,7 @@ class LakehouseConfig(BaseModel):
     metadata_home: str | None = Field(
         default=None,
         description="Where the metadata tables live when not under the home: a folder or an "
-        "s3:// URI (the object store's settings: lakeguard.store.objectstore)",
+        "s3:// URI (the object store's settings: lakeguard.records.objectstore)",
     )
     warehouse_home: str | None = Field(
         default=None,
@@ -178,7 +178,7 @@ class LakehouseConfig(BaseModel):
         return self.for_tenant(DEFAULT_TENANT).metadata_location
 
     def tenant_reach(self) -> Reach:
-        """What this tenant's metadata may name (`lakeguard.reach`): the operator's `reach`,
+        """What this tenant's metadata may name (`lakeguard.records.reach`): the operator's `reach`,
         its safe defaults where it says nothing, and what no tenant may ever name. The default
         tenant of a home is the home's own user: confined only when the operator declares a
         reach for it."""

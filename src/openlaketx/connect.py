@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NoReturn
 
-from lakeguard.errors import ConfigError, first_line
+from lakeguard.words.errors import ConfigError, first_line
 from openlaketx import class_archive
 from openlaketx.config import LakehouseConfig
 from openlaketx.spark import (

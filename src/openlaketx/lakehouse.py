@@ -16,27 +16,31 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.alerts.incidents import Incident
-from lakeguard.alerts.outbox import Outbox
-from lakeguard.audit import Violation, audit, only
-from lakeguard.catalog.apply import apply_file, plan_file
-from lakeguard.catalog.changes import ChangeReport, definition_changes
-from lakeguard.catalog.export import EXPORTED_TABLES, export_yaml
-from lakeguard.catalog.loader import load_file
-from lakeguard.catalog.models import MetadataDocument
-from lakeguard.catalog.plan import Plan
-from lakeguard.catalog.recheck import DefinitionProblem
-from lakeguard.catalog.watch import FolderWatcher
-from lakeguard.errors import NotRegisteredError
-from lakeguard.gate import Gate
-from lakeguard.liveness import known_dead
-from lakeguard.rejections import release
-from lakeguard.sqlsafety import tables_named
-from lakeguard.store import MetadataStore, StoreReader
-from lakeguard.store.objectstore import is_remote
-from lakeguard.store.records import DatasetDef, DatasetStatus, DecisionRecord, JobRunRecord
-from lakeguard.store.runtime_rows import RejectedFileRow
-from lakeguard.vocabulary import ENGINE_PREFIX, AttemptStatus
+from lakeguard.actors.alerts.outbox import Outbox
+from lakeguard.actors.catalog.apply import apply_file, plan_file
+from lakeguard.actors.catalog.changes import ChangeReport, definition_changes
+from lakeguard.actors.catalog.watch import FolderWatcher
+from lakeguard.actors.gate import Gate
+from lakeguard.actors.rejections import release
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.audit import Violation, audit, only
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.decisions.versions import DatasetStatus
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.objectstore import is_remote
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.sources.progress_rows import RejectedFileRow
+from lakeguard.records.sqlsafety import tables_named
+from lakeguard.rules.alerts.incidents import Incident
+from lakeguard.rules.catalog.export import EXPORTED_TABLES, export_yaml
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.rules.catalog.models import MetadataDocument
+from lakeguard.rules.catalog.plan import Plan
+from lakeguard.rules.catalog.recheck import DefinitionProblem
+from lakeguard.store import MetadataStore
+from lakeguard.words.errors import NotRegisteredError
+from lakeguard.words.liveness import known_dead
+from lakeguard.words.vocabulary import ENGINE_PREFIX, AttemptStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lineage import lineage_observer
 from openlaketx.loads.version_read import RowsPage, page_order, read_version
@@ -85,7 +89,7 @@ class Lakehouse:
         reads from an object store although the lakehouse itself is local."""
         if self.config.uses_object_store:
             return self.config
-        registry = self.reader.registry()
+        registry = self.reader.definitions.registry()
         locations = [o.locator for o in registry.objects] + [
             s.options.model_dump_json() for s in registry.systems.values()
         ]
@@ -112,7 +116,7 @@ class Lakehouse:
         """Register every registered dataset's table (and its quarantine) that exists."""
         names = [
             name
-            for ds in self.reader.datasets()
+            for ds in self.reader.definitions.datasets()
             for name in (ds.table_name, quarantine_name(ds.dataset_id))
         ]
         return self._register(names)
@@ -140,8 +144,8 @@ class Lakehouse:
     def definition_problems(self) -> list[DefinitionProblem]:
         """The stored definitions that do not validate (a direct SQL edit, say), each with its
         table, key, fix and what it blocks; no Spark. Runs check the same (see
-        lakeguard.catalog.recheck)."""
-        return list(self.reader.registry().problems)
+        lakeguard.rules.catalog.recheck)."""
+        return list(self.reader.definitions.registry().problems)
 
     def plan(self, path: str | Path) -> Plan:
         return plan_file(self.store, path, self.warehouse)[0]
@@ -161,7 +165,7 @@ class Lakehouse:
         """The tenant's active definitions as one YAML document (direct SQL edits included);
         `plan` on it finds nothing to change. `relative`: roots under the tenant's home are
         written relative to it, as `plan_text` (the API) takes them."""
-        stored = self.reader.stored_definitions(EXPORTED_TABLES)
+        stored = self.reader.definitions.stored_definitions(EXPORTED_TABLES)
         home = os.path.realpath(self.config.tenant_home) if relative else None
         return export_yaml(stored, tenant=self.store.tenant, home=home)
 
@@ -199,7 +203,7 @@ class Lakehouse:
         worker is alive, so it is never a candidate); a reaper failure is reported, and the
         next run tries again.
         """
-        registry = self.reader.registry()
+        registry = self.reader.definitions.registry()
         job_plan = job_runner.plan(registry, target)  # an unknown target fails before Spark
         for problem in registry.unattached:  # blocks nothing, but nobody should think it runs
             progress(f"{problem.where}: {problem.message}")
@@ -248,7 +252,7 @@ class Lakehouse:
 
         Reads metadata and Delta logs only: no Spark.
         """
-        data = self.reader.audit_data(lambda table: dataset_location(self.warehouse, table))
+        data = self.reader.audit.audit_data(lambda table: dataset_location(self.warehouse, table))
         if datasets is not None:
             data = only(data, datasets)
         # each quarantine table's parts: a data table, read here (lakeguard never opens them)
@@ -274,7 +278,7 @@ class Lakehouse:
 
     # -- reading --------------------------------------------------------------------------
     def dataset(self, dataset_id: str) -> DatasetDef:
-        return self.reader.dataset(dataset_id)
+        return self.reader.definitions.dataset(dataset_id)
 
     def read(self, dataset_id: str, version: int | None = None) -> DataFrame:
         """The latest approved snapshot of a dataset (or an older approved version)."""
@@ -318,18 +322,18 @@ class Lakehouse:
         return self.spark.sql(query)
 
     def runs(self, limit: int = 20) -> list[JobRunRecord]:
-        return self.reader.job_runs(limit)
+        return self.reader.runs.job_runs(limit)
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
-        return self.reader.status()
+        return self.reader.status.status()
 
     def rejected_files(self, dataset_id: str | None = None) -> list[RejectedFileRow]:
         """The delivered files put aside as unreadable that are still rejected (of one
         dataset, or all), oldest first, each with its reason. No Spark."""
         if dataset_id is not None:
             self.dataset(dataset_id)
-        return self.reader.rejected_files(dataset_id)
+        return self.reader.versions.rejected_files(dataset_id)
 
     def release_files(
         self,
@@ -354,7 +358,7 @@ class Lakehouse:
         """Why the latest promotion of a dataset (or attempt `run_id`'s) was allowed or
         blocked: rules, checks and policies, schema changes, upstream versions, what to do."""
         self.dataset(dataset_id)
-        decision = self.reader.latest_decision(dataset_id, run_id)
+        decision = self.reader.decisions.latest_decision(dataset_id, run_id)
         if decision is not None:
             return decision
         if run_id is None:

@@ -20,8 +20,8 @@ from typing import Any
 
 import attr
 
-from lakeguard.store.records import DatasetDef
-from lakeguard.vocabulary import AttemptStatus, Outcome
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.words.vocabulary import AttemptStatus, Outcome
 from openlaketx.runner.context import StepObserver, StepResult
 
 PRODUCER = "https://github.com/openlaketx/openlaketx"

@@ -13,9 +13,9 @@ from typing import Any
 from rich.console import Console, Group
 from rich.text import Text
 
-from lakeguard.catalog.plan import Plan
-from lakeguard.shapes import JsonObject, StoredRow
-from lakeguard.store.records import DecisionRecord
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.rules.catalog.plan import Plan
+from lakeguard.words.shapes import JsonObject, StoredRow
 from openlaketx.outcomes import LOOKS, RunOutcome, attempt_outcome, word_of
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport

@@ -14,7 +14,7 @@ the `AWS_*` variables each JVM inherits, or an instance role (docs/cluster.md).
 
 from __future__ import annotations
 
-from lakeguard.store.objectstore import ObjectStoreSettings
+from lakeguard.records.objectstore import ObjectStoreSettings
 
 # the Hadoop version pyspark 4.1.1 ships (jars/hadoop-client-api-3.4.2.jar)
 S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.4.2"

@@ -7,7 +7,7 @@ Every field has a default, so a home without a settings file is fully configured
 reach (what its metadata may name) is read by every command that opens its lakehouse, not only
 by the service: the CLI, `laketx watch` and `laketx scheduler --once` confine it alike. So are
 the `lakehouse` section (what the `LAKETX_*` variables say, which win over it) and the
-`object_store` section (`lakeguard.store.objectstore` reads it where a table is opened).
+`object_store` section (`lakeguard.records.objectstore` reads it where a table is opened).
 Neither holds a secret: keys stay in the credentials file the section names.
 """
 
@@ -21,10 +21,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from lakeguard.catalog.loader import parse_yaml
-from lakeguard.errors import ConfigError
-from lakeguard.reach import ReachSettings
-from lakeguard.store.objectstore import SETTINGS_VARIABLE, ObjectStoreSection
+from lakeguard.records.objectstore import SETTINGS_VARIABLE, ObjectStoreSection
+from lakeguard.records.reach import ReachSettings
+from lakeguard.rules.catalog.loader import parse_yaml
+from lakeguard.words.errors import ConfigError
 
 # Spark settings that carry a secret (s3a's keys, a storage account's key, a password): a
 # settings file is read by every command and often kept in a repository, so it refuses them.
@@ -97,7 +97,7 @@ class LakehouseSettings(BaseModel):
 
 class TenantLimits(BaseModel):
     """What one tenant may use: a request budget per API key, runs at once, and what its
-    metadata may reach (`lakeguard.reach`; None: the safe defaults)."""
+    metadata may reach (`lakeguard.records.reach`; None: the safe defaults)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

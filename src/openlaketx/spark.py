@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import ConfigError, EngineUnavailable, first_line
-from lakeguard.hashing import digest
-from lakeguard.store.objectstore import ObjectStoreSettings
+from lakeguard.records.objectstore import ObjectStoreSettings
+from lakeguard.words.errors import ConfigError, EngineUnavailable, first_line
+from lakeguard.words.hashing import digest
 from openlaketx import class_archive
 from openlaketx.config import SPARK_PACKAGES, LakehouseConfig
 from openlaketx.s3a import S3A_EXCLUDES, S3A_PACKAGES, s3a_conf, s3a_java_options

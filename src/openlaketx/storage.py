@@ -28,11 +28,11 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from lakeguard.data_tables import delta_table
-from lakeguard.data_tables import exists as is_delta_table  # whether a Delta table is there
-from lakeguard.errors import StorageError, first_line
-from lakeguard.shapes import JsonObject
-from lakeguard.store.objectstore import ObjectStoreSettings, is_remote
+from lakeguard.records.data_tables import delta_table
+from lakeguard.records.data_tables import exists as is_delta_table  # whether a Delta table is there
+from lakeguard.records.objectstore import ObjectStoreSettings, is_remote
+from lakeguard.words.errors import StorageError, first_line
+from lakeguard.words.shapes import JsonObject
 
 __all__ = [
     "ListedFile",

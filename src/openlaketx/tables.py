@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from lakeguard.store import MetadataStore
-from lakeguard.store.ddl import quote, sql_string
 from lakeguard.store.registration import is_registered, register_table
 from lakeguard.store.viewdefs import create_view_sql, needed, view_names
+from lakeguard.words.quoting import quote, sql_string
 from openlaketx import storage
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeguard.shapes import StoredRow
-from lakeguard.store.definitions import ColumnDef, TableDef
+from lakeguard.records.table_defs import ColumnDef, TableDef
 from lakeguard.store.rows import normalize_rows
+from lakeguard.words.shapes import StoredRow
 
 _ARROW: dict[str, pa.DataType] = {
     "string": pa.string(),

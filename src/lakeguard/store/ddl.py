@@ -1,5 +1,5 @@
-"""Pure helpers around metadata table schemas: SQL quoting, registration DDL, and the
-additive-evolution plan.
+"""Pure helpers around metadata table schemas: registration DDL and the additive-evolution
+plan (SQL quoting is `lakeguard.words.quoting`).
 
 Nothing here touches Spark or delta-rs: it takes definitions and plain schema descriptions and
 returns SQL text or a list of changes, so it is tested without a session.
@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lakeguard.errors import MetadataStoreError
+from lakeguard.records.table_defs import ColumnDef, TableDef
 from lakeguard.store.arrow import delta_type, type_text
-from lakeguard.store.definitions import ColumnDef, TableDef
-
-
-def quote(identifier: str) -> str:
-    return "`" + identifier.replace("`", "``") + "`"
-
-
-def sql_string(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.quoting import sql_string
 
 
 def register_table_sql(qualified_name: str, location: str) -> str:

@@ -25,16 +25,16 @@ from deltalake import (
 )
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from lakeguard.errors import LakeTxError, MetadataStoreError, WriteConflict, first_line
-from lakeguard.shapes import StoredRow
+from lakeguard.records.features import unwritable_features
+from lakeguard.records.objectstore import is_remote, storage_options
+from lakeguard.records.table_defs import ColumnDef, TableDef
+from lakeguard.records.versioning import STORE_VERSION, VERSION_PROPERTY
 from lakeguard.store import compaction
 from lakeguard.store.arrow import delta_field, delta_schema_json, type_text
-from lakeguard.store.definitions import ColumnDef, TableDef
-from lakeguard.store.features import unwritable_features
 from lakeguard.store.filters import Filter, where_sql
-from lakeguard.store.objectstore import is_remote, storage_options
 from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
+from lakeguard.words.errors import LakeTxError, MetadataStoreError, WriteConflict, first_line
+from lakeguard.words.shapes import StoredRow
 
 OBJECT_STORE_FIX = (
     "check the object store's endpoint, region and credentials (LAKETX_S3_*, "

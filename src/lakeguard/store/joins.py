@@ -16,11 +16,11 @@ from typing import Protocol
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from lakeguard.progress import REJECTED_SUFFIX
-from lakeguard.shapes import StoredRow
+from lakeguard.records.sources.progress import REJECTED_SUFFIX
 from lakeguard.store import deltars
 from lakeguard.store.filters import Filter, where_sql
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.words.shapes import StoredRow
 
 
 class MetadataStore(Protocol):

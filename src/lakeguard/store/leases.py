@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.errors import WriteConflict
-from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import LeaseEventRow
-from lakeguard.vocabulary import LeaseAction
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.records.runs.records import Lease
+from lakeguard.words.errors import WriteConflict
+from lakeguard.words.liveness import known_dead, worker_instance
+from lakeguard.words.vocabulary import LeaseAction
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore

@@ -15,7 +15,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from lakeguard.store.ddl import quote, register_table_sql
+from lakeguard.store.ddl import register_table_sql
+from lakeguard.words.quoting import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.store.runtime_rows import RunRequestRow
+from lakeguard.records.runs.coordination import RunRequestRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore

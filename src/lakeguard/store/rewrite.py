@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.shapes import StoredRow
-from lakeguard.store import deltars, table_replace
-from lakeguard.store.arrow import to_arrow, to_rows, whole_table
-from lakeguard.store.definitions import table_def
-from lakeguard.store.objectstore import is_remote
-from lakeguard.store.versioning import (
+from lakeguard.records.objectstore import is_remote
+from lakeguard.records.table_defs import table_def
+from lakeguard.records.versioning import (
     MARK_MIGRATION,
     MARK_STEP,
     MIGRATING_PROPERTY,
     MIGRATING_SUFFIX,
 )
+from lakeguard.store import deltars, table_replace
+from lakeguard.store.arrow import to_arrow, to_rows, whole_table
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.shapes import StoredRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore

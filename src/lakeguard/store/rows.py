@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any, cast
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.store.definitions import TableDef
+from lakeguard.records.table_defs import TableDef
+from lakeguard.words.errors import MetadataStoreError
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

@@ -34,10 +34,10 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from lakeguard.errors import LakeTxError
-from lakeguard.shapes import StoredRow
+from lakeguard.records.kept import Identity, KeptTable, commit_identity, local_path
 from lakeguard.store.arrow import to_rows
-from lakeguard.store.kept import Identity, KeptTable, commit_identity, local_path
+from lakeguard.words.errors import LakeTxError
+from lakeguard.words.shapes import StoredRow
 
 T = TypeVar("T")
 

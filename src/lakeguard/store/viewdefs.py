@@ -22,10 +22,10 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
-from lakeguard.errors import LakeTxError, MetadataStoreError
-from lakeguard.sqlsafety import render, vet_query
-from lakeguard.store.ddl import quote, sql_string
-from lakeguard.store.definitions import load_table_defs
+from lakeguard.records.sqlsafety import render, vet_query
+from lakeguard.records.table_defs import load_table_defs
+from lakeguard.words.errors import LakeTxError, MetadataStoreError
+from lakeguard.words.quoting import quote, sql_string
 
 _FOLDER = "views"
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.records.runs.records import Lease
+from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.store import leases
-from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import LeaseEventRow, RuntimeRow, SourceProgressRow
 from lakeguard.store.store import MetadataStore
 
 

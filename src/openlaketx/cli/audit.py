@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from lakeguard.errors import ExitCode
+from lakeguard.words.errors import ExitCode
 from openlaketx import render
 from openlaketx.cli.shared import JsonFlag, app, out, print_json, with_lakehouse
 

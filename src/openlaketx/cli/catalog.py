@@ -9,9 +9,9 @@ from typing import Any
 
 import typer
 
-from lakeguard.catalog.loader import load_file
-from lakeguard.catalog.models import MetadataDocument
-from lakeguard.errors import ExitCode
+from lakeguard.rules.catalog.loader import load_file
+from lakeguard.rules.catalog.models import MetadataDocument
+from lakeguard.words.errors import ExitCode
 from openlaketx import render
 from openlaketx.cli.shared import (
     JsonFlag,

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from lakeguard.shapes import StoredRow
+from lakeguard.words.shapes import StoredRow
 from openlaketx import render
 from openlaketx.cli.shared import (
     JsonFlag,

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from lakeguard.store.runtime_rows import RejectedFileRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx import render
 from openlaketx.cli.shared import JsonFlag, app, out, print_json, with_lakehouse
 

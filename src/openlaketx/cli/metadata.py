@@ -12,12 +12,13 @@ from typing import Any
 
 import typer
 
-from lakeguard.catalog.changes import parse_since
-from lakeguard.catalog.loader import validate_text
-from lakeguard.errors import ExitCode, ValidationError
-from lakeguard.store import MetadataStore, StoreReader
+from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.reads.reader import StoreReader
+from lakeguard.rules.catalog.loader import validate_text
+from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import migrate as run_migrations
 from lakeguard.store.migrations import pending
+from lakeguard.words.errors import ExitCode, ValidationError
 from openlaketx.cli.shared import (
     JsonFlag,
     app,
@@ -182,7 +183,8 @@ def migrate(
                     continue
             else:
                 report[tenant] = run_migrations(store)
-            # a quarantine written before each held batch was kept once (lakeguard.quarantine)
+            # a quarantine written before each held batch was kept once
+            # (lakeguard.records.quarantine)
             settled = settle_all(StoreReader(store), cfg.warehouse, apply=not plan_only)
             report[tenant] += [f"{t}: {line}" for t, lines in settled.items() for line in lines]
         return report

@@ -12,9 +12,9 @@ from typing import Any
 
 import typer
 
-from lakeguard.errors import ConfigError
-from lakeguard.keys import Scope
-from lakeguard.schedule import CatchUp
+from lakeguard.actors.keys import Scope
+from lakeguard.words.errors import ConfigError
+from lakeguard.words.schedule import CatchUp
 from openlaketx.cli.shared import (
     JsonFlag,
     app,

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lakeguard.errors import ExitCode, LakeTxError, first_line
+from lakeguard.words.errors import ExitCode, LakeTxError, first_line
 from openlaketx.config import LakehouseConfig, parse_conf_flags
 
 app = typer.Typer(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult
@@ -97,7 +97,7 @@ def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
     reader = lakehouse.reader
     steps = [s for r in runs for s in r.result.steps]
     step_label = {s.run_id: r.label for r in runs for s in r.result.steps}
-    decisions = reader.decisions(run_ids=[s.run_id for s in steps])
+    decisions = reader.decisions.decisions(run_ids=[s.run_id for s in steps])
     layers: list[JsonObject] = [
         {
             "dataset": row.dataset_id,
@@ -106,7 +106,7 @@ def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
             "approved_version": row.version,
             "rows": row.row_count,
         }
-        for row in reader.status()
+        for row in reader.status.status()
     ]
     layers.append(
         {
@@ -169,6 +169,6 @@ def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
                 "row_count": v.row_count,
                 "promoted_at": v.promoted_at,
             }
-            for v in reader.all_versions()
+            for v in reader.versions.all_versions()
         ],
     }

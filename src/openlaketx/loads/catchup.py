@@ -21,8 +21,8 @@ from __future__ import annotations
 from functools import reduce
 from typing import TYPE_CHECKING
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import (
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import (
     DELETED_AT,
     PARENT_VERSION,
     SCD2_COLUMNS,

@@ -1,4 +1,5 @@
-"""One tagged, idempotent Delta commit per promotion (the engine's side of `lakeguard.commits`).
+"""One tagged, idempotent Delta commit per promotion (the engine's side of
+`lakeguard.records.commits`).
 
 Every data commit carries `userMetadata` naming the run, dataset, data version, batch
 fingerprint and rows written, and a Delta application transaction (app id = the dataset, txn
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.commits import (
+from lakeguard.records.commits import (
     TAG_KEY,
     TaggedCommit,
     app_id,
@@ -24,8 +25,8 @@ from lakeguard.commits import (
     published_through,
     tagged_commits,
 )
-from lakeguard.errors import WriteConflict
-from lakeguard.shapes import JsonObject
+from lakeguard.words.errors import WriteConflict
+from lakeguard.words.shapes import JsonObject
 
 __all__ = [
     "CommitTag",

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import QueryBuilder
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import CORRUPT_RECORD, is_bookkeeping
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import CORRUPT_RECORD, is_bookkeeping
 from openlaketx import storage
 
 if TYPE_CHECKING:

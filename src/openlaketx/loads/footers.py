@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 
 # Delta truncates string statistics to a 32-character prefix; a longer max cannot be truncated

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, DeleteMissing
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import DELETED_AT, DeleteMissing
 from openlaketx.loads import catchup, strategies
 from openlaketx.loads.merge_plan import (
     ACTION,

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -14,10 +14,10 @@ from deltalake import CommitProperties, DeltaTable, Field, Schema, Transaction
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
-from lakeguard.errors import SchemaDriftError, WriteConflict
-from lakeguard.shapes import JsonObject
-from lakeguard.store.objectstore import storage_options
-from lakeguard.vocabulary import is_staged_only
+from lakeguard.records.objectstore import storage_options
+from lakeguard.words.errors import SchemaDriftError, WriteConflict
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import is_staged_only
 from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
 from openlaketx.loads.footers import FileFooter, delta_stats

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeguard.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, is_staged_only
+from lakeguard.words.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, is_staged_only
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import CommitTag, TaggedCommit

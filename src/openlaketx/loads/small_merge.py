@@ -27,8 +27,8 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import (
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import (
     DELETED_AT,
     PARENT_VERSION,
     SCD2_COLUMNS,

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.hashing import digest
-from lakeguard.shapes import JsonObject
+from lakeguard.words.hashing import digest
+from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 from openlaketx.loads.footers import FileFooter, read_footer
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.store.ddl import quote
-from lakeguard.vocabulary import (
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import (
     DELETED_AT,
     SCD2_COLUMNS,
     DeleteMissing,

@@ -18,8 +18,8 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import ApprovedVersion
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 from openlaketx.loads.content import VERSION_COLUMN
 

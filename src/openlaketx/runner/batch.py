@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.evidence import Check
-from lakeguard.progress import Rejection
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quarantine import derived_pieces, exact_piece, mark_piece
+from lakeguard.records.evidence import Check
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quarantine import derived_pieces, exact_piece, mark_piece
+from lakeguard.records.sources.progress import Rejection
 from openlaketx.loads.content import DIGEST_COLUMN
 from openlaketx.loads.merge_plan import ROW_HASH
 from openlaketx.sources.reads import SourceRead
@@ -58,7 +58,7 @@ class InputBatch:
     rejected: list[tuple[str, Rejection]] = field(default_factory=list)
 
     def pieces(self) -> tuple[str, ...]:
-        """What the batch read, piece by piece (lakeguard.quarantine): each thing a source
+        """What the batch read, piece by piece (lakeguard.records.quarantine): each thing a source
         takes that a later read takes again as it was (a file), else the source's whole
         fingerprint (a watermark, a version range: only the same read covers it); a derived
         batch's parent version ranges."""

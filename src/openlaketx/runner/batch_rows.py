@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import FAILED_RULES, failed_rules_sql, rule_flag_sql
-from lakeguard.store.ddl import quote, sql_string
-from lakeguard.store.records import DatasetDef
-from lakeguard.vocabulary import DELETED_AT, DeleteMissing, LoadType
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.rules.quality.evaluate import FAILED_RULES, failed_rules_sql, rule_flag_sql
+from lakeguard.words.quoting import quote, sql_string
+from lakeguard.words.vocabulary import DELETED_AT, DeleteMissing, LoadType
 from openlaketx.loads import strategies
 from openlaketx.loads.content import DIGEST_COLUMN, row_digest
 from openlaketx.loads.merge_plan import MergePlan

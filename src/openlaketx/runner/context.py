@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lakeguard.errors import LakeTxError
-from lakeguard.gate import Gate
-from lakeguard.quality.outcome import ProfileMetric, RuleOutcome
-from lakeguard.reach import Reach
+from lakeguard.actors.gate import Gate
+from lakeguard.reads.registry import Registry
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.quality.outcome import ProfileMetric, RuleOutcome
+from lakeguard.records.reach import Reach
 from lakeguard.store import RunWriter
-from lakeguard.store.records import DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import AttemptStatus, LoadType
+from lakeguard.words.errors import LakeTxError
+from lakeguard.words.vocabulary import AttemptStatus, LoadType
 from openlaketx import storage
 from openlaketx.loads.merge_plan import MergePlan
 from openlaketx.runner.batch import InputBatch

@@ -15,15 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 
-from lakeguard.errors import LakeTxError, describe, root_cause
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.progress import Rejection
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.profiling import LastProfiles
-from lakeguard.quality.rules import compile_rules
-from lakeguard.shapes import JsonObject
-from lakeguard.store.runtime_rows import RejectedFileRow, TrustScoreRow
-from lakeguard.vocabulary import AttemptStatus, Layer
+from lakeguard.records.checks.result_rows import TrustScoreRow
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quality.profiling import LastProfiles
+from lakeguard.records.sources.progress import Rejection
+from lakeguard.records.sources.progress_rows import RejectedFileRow
+from lakeguard.rules.quality.rules import compile_rules
+from lakeguard.words.errors import LakeTxError, describe, root_cause
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import AttemptStatus, Layer
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.runner import drift, quarantine
@@ -104,7 +105,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
             ahead = (storage.table_fields(target.path), last_profiles_ahead(ctx, target))
         table_fields, profiles = ahead  # the profiles are read while Spark stages the batch
         derived = target.dataset.layer != Layer.BRONZE
-        approved = ctx.gate.reader.approved_schema(target.dataset_id) if derived else None
+        approved = ctx.gate.reader.versions.approved_schema(target.dataset_id) if derived else None
         drifts = drift.batch_drift(ctx.registry, target.dataset, batch, approved, table_fields)
         batch.checks += drift.checks(drifts)
         all_rules = [*batch.builtin_rules, *rules]
@@ -285,7 +286,7 @@ def _nothing_new(
 
 def _settle_quarantine(ctx: RunContext, target: Target, result: StepResult) -> None:
     """After a batch was held or promoted: the held batches it read again leave quarantine,
-    so each is there once and none that a version holds (lakeguard.quarantine). Best effort:
+    so each is there once and none that a version holds (lakeguard.records.quarantine). Best effort:
     the attempt's outcome stands either way, and the next judged attempt (or `laketx migrate`)
     settles what is left."""
     if result.status != AttemptStatus.BLOCKED and result.data_version is None:
@@ -293,7 +294,8 @@ def _settle_quarantine(ctx: RunContext, target: Target, result: StepResult) -> N
     dataset_id = target.dataset_id
     try:
         state = quarantine.settle(
-            target.quarantine_path, lambda held: ctx.gate.reader.judgments(dataset_id, held)
+            target.quarantine_path,
+            lambda held: ctx.gate.reader.decisions.judgments(dataset_id, held),
         )
     except Exception as exc:
         ctx.progress(f"{dataset_id}: quarantine not settled: {describe(exc)}")
@@ -308,7 +310,7 @@ def _trust_row(ctx: RunContext, attempt: DatasetAttempt) -> TrustScoreRow | None
     cannot be read never fails a run; the next attempt records one again)."""
     dataset_id = attempt.dataset_id
     try:
-        score = ctx.gate.reader.trust([dataset_id], pending=attempt.evidence)[dataset_id]
+        score = ctx.gate.reader.status.trust([dataset_id], pending=attempt.evidence)[dataset_id]
     except Exception as exc:
         ctx.progress(f"{dataset_id}: trust score not recorded: {describe(exc)}")
         return None

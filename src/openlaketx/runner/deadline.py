@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Protocol
 
-from lakeguard.errors import TimeLimitExceeded
+from lakeguard.words.errors import TimeLimitExceeded
 
 
 class _Timer(Protocol):

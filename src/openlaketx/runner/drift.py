@@ -14,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.schema.drift import (
+from lakeguard.reads.registry import Registry
+from lakeguard.records.checks.result_rows import SchemaChangeRow
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.schema.drift import (
     Change,
     ChangeKind,
     DecidedChange,
@@ -23,12 +26,9 @@ from lakeguard.schema.drift import (
     decide_drift,
     derived_changes,
 )
-from lakeguard.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import Layer, is_data_column
+from lakeguard.records.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import Layer, is_data_column
 from openlaketx.runner.batch import InputBatch
 
 _RETYPED = (ChangeKind.TYPE_WIDENED, ChangeKind.TYPE_NARROWED, ChangeKind.TYPE_CHANGED)

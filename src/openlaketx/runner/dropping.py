@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.evaluate import FAILED_RULES
+from lakeguard.rules.quality.evaluate import FAILED_RULES
 from openlaketx.loads.staging import StagedBatch, staged_rows
 from openlaketx.sources.layouts import CORRUPT_COLUMN
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lakeguard.hashing import fingerprint, to_json
-from lakeguard.quality.outcome import BatchEvaluation, overall_status
-from lakeguard.schema.fingerprint import SchemaColumn, schema_hash, schema_json
-from lakeguard.store.records import DatasetDef
-from lakeguard.store.runtime_rows import (
+from lakeguard.records.checks.result_rows import (
     DqResultRow,
     ProfileRow,
     RuleResultRow,
-    RuntimeRow,
     SchemaSnapshotRow,
 )
-from lakeguard.vocabulary import DqStatus, Outcome
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.quality.outcome import BatchEvaluation, overall_status
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.schema.fingerprint import SchemaColumn, schema_hash, schema_json
+from lakeguard.words.hashing import fingerprint, to_json
+from lakeguard.words.vocabulary import DqStatus, Outcome
 
 
 def rows(

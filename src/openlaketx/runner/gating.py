@@ -7,16 +7,16 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.gate import Decision, decide
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.fail_behavior import droppable as droppable_rules
-from lakeguard.quality.fail_behavior import fail_behavior
-from lakeguard.quality.outcome import BatchEvaluation
-from lakeguard.quality.profiling import LastProfiles, full_profile_due, profile_drift
-from lakeguard.schema.fingerprint import from_fields
-from lakeguard.store.records import ApprovedVersion
-from lakeguard.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
+from lakeguard.actors.gate import Decision, decide
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quality.outcome import BatchEvaluation
+from lakeguard.records.quality.profiling import LastProfiles, full_profile_due, profile_drift
+from lakeguard.records.schema.fingerprint import from_fields
+from lakeguard.rules.quality.fail_behavior import droppable as droppable_rules
+from lakeguard.rules.quality.fail_behavior import fail_behavior
+from lakeguard.words.vocabulary import FailBehavior, Outcome, RuleType, StepStatus
 from openlaketx.loads import staging
 from openlaketx.loads.publish import fields_of
 from openlaketx.loads.version_read import read_version
@@ -63,7 +63,7 @@ def last_profiles_ahead(ctx: RunContext, target: Target) -> Future[LastProfiles]
         done: Future[LastProfiles] = Future()
         done.set_result(LastProfiles({}))
         return done
-    return read_ahead(lambda: ctx.gate.reader.last_profiles(target.dataset_id))
+    return read_ahead(lambda: ctx.gate.reader.versions.last_profiles(target.dataset_id))
 
 
 def gate(

@@ -13,16 +13,18 @@ from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, SourceError, first_line
-from lakeguard.progress import Rejection, SourceProgress
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.reach import Reach
-from lakeguard.sqlsafety import vetted_sql
-from lakeguard.store.ddl import quote
-from lakeguard.store.reader import StoreReader
-from lakeguard.store.records import ApprovedVersion, DatasetDef, SourceObjectDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import (
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.records.sqlsafety import vetted_sql
+from lakeguard.words.errors import LakeTxError, SourceError, first_line
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import (
     PARENT_VERSION,
     Layer,
     LoadType,
@@ -256,7 +258,7 @@ def dataset_input(
     at a version (a replay); by default each parent's latest approved one. `aside`: files of
     each source object this attempt found unreadable already, left out as rejected ones are."""
     if dataset.layer == Layer.BRONZE:
-        progress = reader.source_progress(dataset.dataset_id)
+        progress = reader.versions.source_progress(dataset.dataset_id)
         for source_object_id, found in (aside or {}).items():
             progress = progress.put_aside(source_object_id, found)
         batch = bronze_input(
@@ -264,14 +266,16 @@ def dataset_input(
         )
         return without_repeats(spark, batch, own_latest, warehouse, dataset)
     if parents is None:
-        parents = {p: reader.approved(p) for p in dataset.parents}
+        parents = {p: reader.versions.approved(p) for p in dataset.parents}
     if dataset.transform.sql is not None:
         return model_input(spark, registry, dataset, dict(parents), own_latest, warehouse, run_id)
     parent = dataset.parents[0]
     upto = parents.get(parent)
     consumed = own_latest.upstream_refs.get(parent, 0) if own_latest else 0
     versions = (
-        reader.versions(parent, after=consumed, upto=upto.version) if upto is not None else []
+        reader.versions.versions(parent, after=consumed, upto=upto.version)
+        if upto is not None
+        else []
     )
     return derived_input(spark, registry, dataset, versions, own_latest, warehouse)
 

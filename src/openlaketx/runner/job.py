@@ -9,7 +9,11 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import (
+from lakeguard.actors.gate import Gate
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.store import MetadataStore, RunWriter
+from lakeguard.words.errors import (
     ExitCode,
     LakeTxError,
     NotRegisteredError,
@@ -17,11 +21,8 @@ from lakeguard.errors import (
     WriteConflict,
     describe,
 )
-from lakeguard.gate import Gate
-from lakeguard.planning import order_tasks
-from lakeguard.store import MetadataStore, RunWriter, StoreReader
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import AttemptStatus, JobStatus
+from lakeguard.words.planning import order_tasks
+from lakeguard.words.vocabulary import AttemptStatus, JobStatus
 from openlaketx.runner.context import NoObserver, StepObserver
 from openlaketx.runner.dataset_step import RunContext, StepResult, run_dataset
 from openlaketx.runner.deadline import RunDeadline
@@ -214,7 +215,7 @@ class _Begun:
 
 
 def _begin(store: MetadataStore, target: str, request: RunRequest) -> _Begun:
-    registry = StoreReader(store).registry()
+    registry = StoreReader(store).definitions.registry()
     job_plan = plan(registry, target)
     if not request.retries:
         job_plan = replace(job_plan, max_retries=0)

@@ -14,10 +14,10 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TypeVar
 
-from lakeguard.errors import WriteConflict
+from lakeguard.records.runs.coordination import LeaseEventRow
+from lakeguard.records.runs.records import Lease
 from lakeguard.store import RunWriter
-from lakeguard.store.records import Lease
-from lakeguard.store.runtime_rows import LeaseEventRow
+from lakeguard.words.errors import WriteConflict
 
 T = TypeVar("T")
 

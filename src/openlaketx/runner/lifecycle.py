@@ -14,20 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from lakeguard.errors import describe
-from lakeguard.hashing import to_json
-from lakeguard.liveness import worker_instance
-from lakeguard.shapes import JsonObject
+from lakeguard.records.rows.runtime import RuntimeRow, new_id
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
 from lakeguard.store import RunWriter
-from lakeguard.store.runtime_rows import (
-    PipelineRunRow,
-    RunEventRow,
-    RunHistoryRow,
-    RuntimeRow,
-    StepLogRow,
-    new_id,
-)
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
+from lakeguard.words.errors import describe
+from lakeguard.words.hashing import to_json
+from lakeguard.words.liveness import worker_instance
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
 from openlaketx.runner.deadline import RunDeadline
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import SourceError
-from lakeguard.sqlsafety import render_query, vet_query
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer
+from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.sqlsafety import render_query, vet_query
+from lakeguard.words.errors import SourceError
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import Layer
 from openlaketx.loads.version_read import read_version
 from openlaketx.runner.batch import VERSION_COL, InputBatch, without_lineage
 from openlaketx.tables import dataset_location

@@ -9,11 +9,11 @@ that only Spark can answer for (JDBC, HDFS), may have something: the run starts 
 
 from __future__ import annotations
 
-from lakeguard.commits import app_id, published_through
-from lakeguard.store import StoreReader
-from lakeguard.store.records import DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.commits import app_id, published_through
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.words.vocabulary import Layer
 from openlaketx.sources.kinds import engine
 from openlaketx.tables import dataset_location
 
@@ -36,7 +36,7 @@ def nothing_new(
 def _up_to_date(
     reader: StoreReader, registry: Registry, dataset: DatasetDef, warehouse: str
 ) -> str | None:
-    own = reader.approved(dataset.dataset_id)
+    own = reader.versions.approved(dataset.dataset_id)
     path = dataset_location(warehouse, dataset.table_name)
     if published_through(path, app_id(reader.tenant, dataset.dataset_id)) > (
         own.version if own else 0
@@ -47,7 +47,7 @@ def _up_to_date(
     consumed = own.upstream_refs if own else {}
     waiting = []
     for parent in dataset.parents:
-        latest = reader.approved(parent)
+        latest = reader.versions.approved(parent)
         if latest is None:
             waiting.append(parent)
         elif latest.version > consumed.get(parent, 0):
@@ -64,7 +64,7 @@ def _sources_up_to_date(reader: StoreReader, registry: Registry, dataset: Datase
     objects = registry.source_objects(dataset.dataset_id)
     if not objects:
         return "no active source object lands here"
-    progress = reader.source_progress(dataset.dataset_id)
+    progress = reader.versions.source_progress(dataset.dataset_id)
     notes = []
     for obj in objects:
         system = registry.system(obj.source_system_id)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from lakeguard.gate import Check
-from lakeguard.policy.evaluate import applicable, checks
-from lakeguard.policy.kinds import BatchFacts
-from lakeguard.policy.pii import Shape, raw_pii
-from lakeguard.schema.drift import ChangeKind
-from lakeguard.store import StoreReader
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.store.registry import Registry
+from lakeguard.actors.gate import Check
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.schema.drift import ChangeKind
+from lakeguard.rules.policy.evaluate import applicable, checks
+from lakeguard.rules.policy.kinds import BatchFacts
+from lakeguard.rules.policy.pii import Shape, raw_pii
 
 
 def policy_checks(
@@ -37,8 +38,10 @@ def policy_checks(
         raw_pii=tuple(sorted(registered_raw_pii(registry).get(dataset.dataset_id, set()))),
         drift_kinds=tuple(drift_kinds),
         profile_drift=profile_drift,
-        parents_latest=lambda: {p: reader.approved(p) for p in dataset.parents},
-        rows_written=lambda n: [v.rows_written or 0 for v in reader.newest(dataset.dataset_id, n)],
+        parents_latest=lambda: {p: reader.versions.approved(p) for p in dataset.parents},
+        rows_written=lambda n: [
+            v.rows_written or 0 for v in reader.versions.newest(dataset.dataset_id, n)
+        ],
     )
     return checks(policies, facts)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.outcome import ProfileMetric
-from lakeguard.quality.profiling import top_values_text
-from lakeguard.store.ddl import quote
+from lakeguard.records.quality.outcome import ProfileMetric
+from lakeguard.records.quality.profiling import top_values_text
+from lakeguard.words.quoting import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

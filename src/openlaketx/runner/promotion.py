@@ -3,10 +3,10 @@ or a blocked one kept whole in quarantine with the target untouched (invariants 
 
 from __future__ import annotations
 
-from lakeguard.errors import SourceError
-from lakeguard.progress import WatermarkMark
-from lakeguard.store.runtime_rows import SourceProgressRow
-from lakeguard.vocabulary import AttemptStatus, FailBehavior, LoadType
+from lakeguard.records.sources.progress import WatermarkMark
+from lakeguard.records.sources.progress_rows import SourceProgressRow
+from lakeguard.words.errors import SourceError
+from lakeguard.words.vocabulary import AttemptStatus, FailBehavior, LoadType
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import footers, small_catch_up, small_merge, staging, strategies
 from openlaketx.loads.commit import CommitTag

@@ -1,5 +1,6 @@
-"""A dataset's quarantine table kept to each held batch once (lakeguard.quarantine): the held
-batches a later attempt held again, or promoted, leave the table in one commit that says so.
+"""A dataset's quarantine table kept to each held batch once (lakeguard.records.quarantine):
+the held batches a later attempt held again, or promoted, leave the table in one commit that
+says so.
 
 Run after every judged attempt (the run's lease held), by `laketx migrate` for the tables
 written before, and read by the dashboard and `verify`. delta-rs only: no Spark. The files
@@ -19,8 +20,8 @@ import pyarrow as pa
 from deltalake import CommitProperties
 from deltalake.transaction import AddAction, RemoveAction
 
-from lakeguard.quarantine import BATCH, HeldPart, Hold, HoldState, Judged, plan, unwanted
-from lakeguard.store import StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.quarantine import BATCH, HeldPart, Hold, HoldState, Judged, plan, unwanted
 from openlaketx import storage
 from openlaketx.tables import dataset_location, quarantine_name
 
@@ -85,7 +86,7 @@ def settle(
 ) -> QuarantineState:
     """The quarantine at `location` with its superseded and released batches removed (unless
     `apply` is False: then only said). `judgments(held)`: the dataset's decisions from the
-    oldest of the held attempts on (`StoreReader.judgments`)."""
+    oldest of the held attempts on (`StoreReader.decisions.judgments`)."""
     parts = held_parts(location)
     held = sorted({p.run_id for p in parts if p.part == BATCH})
     holds = plan(judgments(held), present=set(held)) if held else {}
@@ -100,10 +101,10 @@ def settle_all(reader: StoreReader, warehouse: str, *, apply: bool = True) -> di
     `apply` False would remove, by quarantine table (`laketx migrate`, for the tables written
     before each batch was held once)."""
     said = {}
-    for dataset in reader.datasets():
+    for dataset in reader.definitions.datasets():
         state = settle(
             dataset_location(warehouse, quarantine_name(dataset.dataset_id)),
-            partial(reader.judgments, dataset.dataset_id),
+            partial(reader.decisions.judgments, dataset.dataset_id),
             apply=apply,
         )
         if state.removed:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.store import MetadataStore, RunWriter, StoreReader
-from lakeguard.store.records import InFlightRun
-from lakeguard.store.runtime_rows import PipelineRunRow, RunEventRow, RunHistoryRow, RuntimeRow
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.runs.records import InFlightRun
+from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
+from lakeguard.store import MetadataStore, RunWriter
+from lakeguard.words.liveness import known_dead, worker_instance
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 
 
 def is_abandoned(worker: str | None, age: timedelta, stale_after: timedelta) -> bool:
@@ -60,12 +62,12 @@ def reap(store: MetadataStore, stale_after: timedelta = timedelta(hours=12)) -> 
     now = store.now()
     runs = [
         r
-        for r in reader.in_flight()
+        for r in reader.runs.in_flight()
         if is_abandoned(r.worker_instance, now - r.event_time, stale_after)
     ]
     if not runs:
         return []
-    layers = {d.dataset_id: d.layer for d in reader.datasets()}
+    layers = {d.dataset_id: d.layer for d in reader.definitions.datasets()}
     rows: list[RuntimeRow] = []
     for r in runs:
         message = (

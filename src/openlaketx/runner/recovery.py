@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.schema.fingerprint import from_fields, schema_hash
-from lakeguard.store.records import ApprovedVersion
-from lakeguard.vocabulary import LoadType
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.schema.fingerprint import from_fields, schema_hash
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.vocabulary import LoadType
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
 from openlaketx.loads.commit import TaggedCommit, app_id, find_commit, published_through

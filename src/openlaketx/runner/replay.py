@@ -20,15 +20,16 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, NotRegisteredError
-from lakeguard.quality.kinds import RULE_KINDS
-from lakeguard.quality.rules import compile_rules
-from lakeguard.reach import Reach
-from lakeguard.store import StoreReader
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import ApprovedVersion, DatasetDef
-from lakeguard.store.registry import Registry
-from lakeguard.vocabulary import Layer, LoadType
+from lakeguard.reads.reader import StoreReader
+from lakeguard.reads.registry import Registry
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.definitions.records import DatasetDef
+from lakeguard.records.reach import Reach
+from lakeguard.rules.quality.kinds import RULE_KINDS
+from lakeguard.rules.quality.rules import compile_rules
+from lakeguard.words.errors import LakeTxError, NotRegisteredError
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import Layer, LoadType
 from openlaketx import storage
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import staging, strategies
@@ -82,8 +83,8 @@ def replay(
 ) -> ReplayReport:
     """Compare approved `version` of `dataset_id` with its recorded content hash."""
     reader = StoreReader(store)
-    dataset = reader.dataset(dataset_id)
-    approved = reader.approved(dataset_id, version)
+    dataset = reader.definitions.dataset(dataset_id)
+    approved = reader.versions.approved(dataset_id, version)
     if approved is None:
         raise NotRegisteredError(
             f"{dataset_id} has no approved version {version}",
@@ -110,7 +111,7 @@ def replay(
         stored,
         f"rows of version {version} in the table as of its commit {approved.snapshot_ref}",
     )
-    latest = reader.approved(dataset_id)
+    latest = reader.versions.approved(dataset_id)
     if dataset.load_type == LoadType.APPEND or (latest and latest.version == version):
         # nothing committed since: the table now is the snapshot just read
         unchanged = storage.delta_table(path).version() == int(approved.snapshot_ref)
@@ -154,11 +155,11 @@ def _definitions_then(
     """The registry the version was made with: the definition tables as of its job's start
     (or its attempt's, or its approval), the first whose hash is the one recorded; and a note
     when that cannot be established or the definitions have changed since."""
-    times = [*reader.run_started(approved.run_id), approved.promoted_at]
+    times = [*reader.runs.run_started(approved.run_id), approved.promoted_at]
     found: Registry | None = None
     try:
         for when in [t for t in times if t is not None]:
-            found = reader.registry(as_of=when)
+            found = reader.definitions.registry(as_of=when)
             if found.definition_hash(dataset_id) == approved.definition_hash:
                 break
     except LakeTxError as exc:  # e.g. the log of that time was cleaned up
@@ -170,7 +171,7 @@ def _definitions_then(
         note = "no definition hash was recorded: the rebuild uses the definitions as of its run"
     elif found.definition_hash(dataset_id) != approved.definition_hash:
         note = "the definitions of then do not hash as recorded; the rebuild uses the nearest"
-    elif reader.registry().definition_hash(dataset_id) != approved.definition_hash:
+    elif reader.definitions.registry().definition_hash(dataset_id) != approved.definition_hash:
         note = "the definitions changed since this version; the rebuild uses those of then"
     return found, note
 
@@ -178,7 +179,7 @@ def _definitions_then(
 def _unrepeatable(registry: Registry, reader: StoreReader, approved: ApprovedVersion) -> str | None:
     """Why a rebuild cannot reproduce the version's rows, if it cannot."""
     dataset = registry.dataset(approved.dataset_id)
-    decision = reader.latest_decision(approved.dataset_id, approved.run_id)
+    decision = reader.decisions.latest_decision(approved.dataset_id, approved.run_id)
     dropped = set(decision.evidence.dropped_rules) if decision else set()
     clock = {
         r.rule_id
@@ -200,8 +201,8 @@ def _rebuild(
 ) -> str:
     dataset = registry.dataset(approved.dataset_id)
     version = approved.version
-    previous = reader.approved(dataset.dataset_id, version - 1) if version > 1 else None
-    parents = {p: reader.approved(p, v) for p, v in approved.upstream_refs.items()}
+    previous = reader.versions.approved(dataset.dataset_id, version - 1) if version > 1 else None
+    parents = {p: reader.versions.approved(p, v) for p, v in approved.upstream_refs.items()}
     run_id = f"replay{uuid.uuid4().hex[:12]}"
     batch = dataset_input(
         spark,
@@ -260,7 +261,7 @@ def _aligned(frame: DataFrame, stored: DataFrame) -> DataFrame:
 
 def _without_dropped(frame: DataFrame, reader: StoreReader, approved: ApprovedVersion) -> DataFrame:
     """The rows the version promoted: those failing a rule whose failures it dropped left out."""
-    decision = reader.latest_decision(approved.dataset_id, approved.run_id)
+    decision = reader.decisions.latest_decision(approved.dataset_id, approved.run_id)
     dropped = list(decision.evidence.dropped_rules) if decision else []
     return frame.where(~failing_any(dropped)) if dropped else frame
 

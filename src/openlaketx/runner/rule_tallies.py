@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 
-from lakeguard.errors import LakeTxError
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import RuleTally, row_rules
-from lakeguard.vocabulary import rule_flag
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.rules.quality.evaluate import RuleTally, row_rules
+from lakeguard.words.errors import LakeTxError
+from lakeguard.words.vocabulary import rule_flag
 from openlaketx import storage
 from openlaketx.loads.footers import FileFooter
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import ApprovedVersion
-from lakeguard.vocabulary import LoadType
+from lakeguard.records.decisions.versions import ApprovedVersion
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import LoadType
 from openlaketx.loads import merge_changes, small_catch_up, small_merge, staging
 from openlaketx.loads.content import staged_hash
 from openlaketx.runner.batch import InputBatch

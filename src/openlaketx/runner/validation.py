@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lakeguard.quality.compiled import CompiledRule
-from lakeguard.quality.evaluate import (
+from lakeguard.records.quality.compiled import CompiledRule
+from lakeguard.records.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
+from lakeguard.rules.quality.evaluate import (
     evaluate_aggregate,
     evaluate_reference,
     evaluate_row_count,
@@ -26,9 +27,8 @@ from lakeguard.quality.evaluate import (
     implied_unique,
     row_outcomes,
 )
-from lakeguard.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
-from lakeguard.shapes import JsonObject
-from lakeguard.vocabulary import PARENT_VERSION
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch, staged_rows
 from openlaketx.runner.profiling import full_profile

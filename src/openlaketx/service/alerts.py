@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.alerts.incidents import Incident, details
-from lakeguard.errors import NotRegisteredError
-from lakeguard.store.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
+from lakeguard.rules.alerts.incidents import Incident, details
+from lakeguard.words.errors import NotRegisteredError
 from openlaketx.lakehouse import Lakehouse
 
 Status = Literal["open", "resolved", "all"]

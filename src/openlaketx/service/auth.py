@@ -16,8 +16,8 @@ from collections.abc import Callable, Hashable
 from fastapi import Request
 from fastapi.security import HTTPBearer
 
-from lakeguard.errors import AuthError, ForbiddenError
-from lakeguard.keys import ApiKey, KeyStore, Scope, key_id_of
+from lakeguard.actors.keys import ApiKey, KeyStore, Scope, key_id_of
+from lakeguard.words.errors import AuthError, ForbiddenError
 from openlaketx.service.rates import RateLimiter
 from openlaketx.service.refusals import BadRequest, TooManyFailures
 

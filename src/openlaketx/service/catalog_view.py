@@ -16,21 +16,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from lakeguard.errors import ValidationError
-from lakeguard.judged import JudgedAs, Known, canonical_expression, changed, share_text
-from lakeguard.quality.kinds import stored_rule
-from lakeguard.schedule import next_tick
-from lakeguard.schema.fingerprint import SchemaColumn
+from lakeguard.records.checks.result_rows import RuleResultRow, SchemaSnapshotRow
+from lakeguard.records.checks.rule_rows import QualityRuleRow
+from lakeguard.records.definitions.jobs import JobRow
+from lakeguard.records.definitions.records import RuleDef
+from lakeguard.records.judged import JudgedAs, Known, canonical_expression, changed, share_text
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
+from lakeguard.records.schema.fingerprint import SchemaColumn
+from lakeguard.records.sources.rows import SourceColumnRow
+from lakeguard.rules.quality.kinds import stored_rule
 from lakeguard.store import deltars
-from lakeguard.store.definition_rows import JobRow, QualityRuleRow, SourceColumnRow
-from lakeguard.store.records import JobRunRecord, RuleDef
-from lakeguard.store.runtime_rows import (
-    PipelineRunRow,
-    RuleResultRow,
-    RunHistoryRow,
-    SchemaSnapshotRow,
-)
-from lakeguard.vocabulary import AttemptStatus, Outcome, TriggerType
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.schedule import next_tick
+from lakeguard.words.vocabulary import AttemptStatus, Outcome, TriggerType
 from openlaketx.lakehouse import Lakehouse
 
 RULE_COMMITS = 50  # the newest commits of `quality_rules` a rule's history is read from
@@ -71,7 +70,7 @@ class JobEntry:
 
 def jobs(lh: Lakehouse) -> list[JobEntry]:
     """Every job of the tenant, by id."""
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     rows = {r.job_id: r for r in lh.store.definitions(JobRow)}
     now = lh.store.now()
     found = []
@@ -125,7 +124,8 @@ def _last_run(lh: Lakehouse, job_id: str) -> JobRunRecord | None:
     ended = lh.store.read(
         PipelineRunRow, filters=[("pipeline_id", "=", job_id)], newest_first="start_time", limit=1
     )
-    flying = [r for r in lh.reader.job_runs(20) if r.pipeline_id == job_id and r.end_time is None]
+    recent = lh.reader.runs.job_runs(20)  # the runs in flight lead it
+    flying = [r for r in recent if r.pipeline_id == job_id and r.end_time is None]
     if flying:
         return flying[0]
     return JobRunRecord.from_row(ended[0]) if ended else None
@@ -256,7 +256,7 @@ def schema_versions(lh: Lakehouse, dataset_id: str) -> list[SchemaVersion]:
     """The dataset's approved versions, newest first, each with its schema (from the run that
     made it) and its difference from the version before."""
     lh.dataset(dataset_id)
-    versions = sorted(lh.reader.versions(dataset_id), key=lambda v: v.version)
+    versions = sorted(lh.reader.versions.versions(dataset_id), key=lambda v: v.version)
     runs = [v.run_id for v in versions]
     snapshots = (
         lh.store.read(
@@ -325,7 +325,7 @@ def search(lh: Lakehouse, query: str, limit: int = SEARCH_HITS) -> list[SearchHi
     words = [w.casefold() for w in query.split()]
     if not words:
         return []
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     hits: list[SearchHit] = []
     for ds in sorted(registry.datasets.values(), key=lambda d: d.dataset_id):
         texts = [ds.dataset_id, ds.dataset_name, ds.description, ds.owner, ds.domain, *ds.tags]
@@ -360,7 +360,7 @@ def search(lh: Lakehouse, query: str, limit: int = SEARCH_HITS) -> list[SearchHi
 
 def _latest_columns(lh: Lakehouse, datasets: list[str]) -> dict[str, tuple[SchemaColumn, ...]]:
     """Each dataset's columns in its latest approved version (one read of each table)."""
-    runs = [v.run_id for d in datasets if (v := lh.reader.approved(d)) is not None]
+    runs = [v.run_id for d in datasets if (v := lh.reader.versions.approved(d)) is not None]
     if not runs:
         return {}
     snapshots = lh.store.read(SchemaSnapshotRow, filters=[("run_id", "in", runs)])
@@ -469,7 +469,7 @@ class DatasetAbout:
 
 def dataset_about(lh: Lakehouse, dataset_id: str) -> DatasetAbout:
     """The dataset's catalog facts (two definition reads and its approved schema)."""
-    registry = lh.reader.registry()
+    registry = lh.reader.definitions.registry()
     ds = lh.dataset(dataset_id)
     sources = {o.source_object_id for o in registry.objects if o.dataset_id == dataset_id}
     described = {
@@ -477,7 +477,7 @@ def dataset_about(lh: Lakehouse, dataset_id: str) -> DatasetAbout:
         for c in lh.store.definitions(SourceColumnRow)
         if c.source_object_id in sources
     }
-    schema = lh.reader.approved_schema(dataset_id)
+    schema = lh.reader.versions.approved_schema(dataset_id)
     columns = None
     if schema is not None:
         columns = tuple(

@@ -1,8 +1,9 @@
 """The alert dispatcher: each pass records the new events of every tenant (the outbox,
-`lakeguard.alerts.outbox`), claims the deliveries that are due (`lakeguard.alerts.deliveries`)
-and hands each to its channel kind's sender (`openlaketx.service.notify`), recording how each
-attempt ended: SENT, FAILED (tried again after an exponential backoff with jitter, or what
-the receiver's Retry-After asks, capped) or GAVE_UP (a final answer, or every attempt spent).
+`lakeguard.actors.alerts.outbox`), claims the deliveries that are due
+(`lakeguard.actors.alerts.deliveries`) and hands each to its channel kind's sender
+(`openlaketx.service.notify`), recording how each attempt ended: SENT, FAILED (tried again
+after an exponential backoff with jitter, or what the receiver's Retry-After asks, capped) or
+GAVE_UP (a final answer, or every attempt spent).
 
 It runs beside the scheduler inside `laketx serve` (`--notify-every`), or once from cron with
 `laketx notify --once`. It never runs inside a run: an unreachable channel delays only its own
@@ -18,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from lakeguard.alerts.deliveries import Deliveries, Due
-from lakeguard.alerts.outbox import Outbox
-from lakeguard.errors import LakeTxError, describe
-from lakeguard.retries import backoff
-from lakeguard.store.runtime_rows import DeliveryRow, IncidentEventRow
+from lakeguard.actors.alerts.deliveries import Deliveries, Due
+from lakeguard.actors.alerts.outbox import Outbox
+from lakeguard.records.alerts.event_rows import DeliveryRow, IncidentEventRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import DeliveryAction
+from lakeguard.words.errors import LakeTxError, describe
+from lakeguard.words.retries import backoff
+from lakeguard.words.vocabulary import DeliveryAction
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.notify import SENDERS, Message, Sent
 from openlaketx.service.tenants import Tenants
@@ -71,7 +72,7 @@ class Dispatcher:
 
     def _tenant(self, lh: Lakehouse, done: Pass) -> None:
         now = self.clock()
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         outbox = Outbox(lh.store, clock=self.clock)
         done.recorded += outbox.ingest(registry, now)
         if not registry.routes:

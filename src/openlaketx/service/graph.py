@@ -1,14 +1,14 @@
 """A tenant's lineage as a graph: source objects -> datasets -> models, each node with its
-columns where the definitions tell (lakeguard.policy.lineage), each column with the columns it
-reads and whether it carries a pii value unmasked (lakeguard.policy.pii)."""
+columns where the definitions tell (lakeguard.rules.policy.lineage), each column with the columns it
+reads and whether it carries a pii value unmasked (lakeguard.rules.policy.pii)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lakeguard.policy.lineage import ColumnRef, Derivation, dataset_columns
-from lakeguard.policy.pii import Shape
-from lakeguard.store.registry import Registry
+from lakeguard.reads.registry import Registry
+from lakeguard.rules.policy.lineage import ColumnRef, Derivation, dataset_columns
+from lakeguard.rules.policy.pii import Shape
 from openlaketx.runner.policies import registered_raw_pii
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.store.runtime_rows import TrustScoreRow
+from lakeguard.records.checks.result_rows import TrustScoreRow
 from openlaketx.lakehouse import Lakehouse
 
 # What drift is seen in: the footer profile gives null_ratio on every batch, the full profile

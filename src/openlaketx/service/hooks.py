@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from lakeguard.errors import LakeTxError
+from lakeguard.words.errors import LakeTxError
 from openlaketx.config import DEFAULT_TENANT
 from openlaketx.service.tenants import Tenants
 from openlaketx.sources.credentials import resolve
@@ -118,7 +118,7 @@ class HookVerifier:
             return stand_in, f"no tenant {tenant!r}"
         try:
             lakehouse = self.tenants.get(tenant)
-            job = lakehouse.reader.registry().job(job_id)
+            job = lakehouse.reader.definitions.registry().job(job_id)
         except LakeTxError as exc:
             return stand_in, f"tenant {tenant}: its definitions cannot be read: {exc.what}"
         if job is None:

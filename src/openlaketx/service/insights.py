@@ -13,11 +13,11 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.decision_diff import DecisionDiff, compared_with, diff_decisions
-from lakeguard.judged import JudgedAs, changed
-from lakeguard.store.records import DecisionRecord
-from lakeguard.store.runtime_rows import SchemaChangeRow
-from lakeguard.vocabulary import AttemptStatus
+from lakeguard.records.checks.result_rows import SchemaChangeRow
+from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.judged import JudgedAs, changed
+from lakeguard.rules.decision_diff import DecisionDiff, compared_with, diff_decisions
+from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.outcomes import word_of
 
@@ -27,7 +27,7 @@ class _Model(BaseModel):
 
 
 class TrendPoint(_Model):
-    """One batch a rule judged, with the rule as it was then (lakeguard.judged)."""
+    """One batch a rule judged, with the rule as it was then (lakeguard.records.judged)."""
 
     run_id: str
     evaluated_at: datetime
@@ -129,14 +129,14 @@ def trends_of(decisions: list[DecisionRecord]) -> list[RuleTrend]:
 
 def recent_decisions(lh: Lakehouse, dataset_id: str, count: int) -> list[DecisionRecord]:
     """The dataset's newest `count` gate decisions, oldest first, with their rule results."""
-    return lh.reader.decisions(dataset_id=dataset_id, last=count)
+    return lh.reader.decisions.decisions(dataset_id=dataset_id, last=count)
 
 
 def counterpart(lh: Lakehouse, record: DecisionRecord) -> DecisionRecord | None:
     """The decision `record` is compared with (`decision_diff.compared_with`: the hold a
     promotion follows, else the last promoted one before it), as `explain` gives it (with its
     schema changes and the version it made); None when there is none."""
-    found = compared_with(record, lh.reader.decisions(dataset_id=record.dataset_id))
+    found = compared_with(record, lh.reader.decisions.decisions(dataset_id=record.dataset_id))
     return lh.explain(record.dataset_id, found.run_id) if found is not None else None
 
 
@@ -168,7 +168,7 @@ def schema_changes(lh: Lakehouse, dataset_id: str) -> list[SchemaChangeEntry]:
 def freshness(lh: Lakehouse) -> list[Freshness]:
     """Every dataset's age since its latest approved version, against its freshness SLA."""
     statuses = lh.status()
-    trust = lh.reader.trust_all()  # what status() computed: kept, not computed again
+    trust = lh.reader.status.trust_all()  # what status() computed: kept, not computed again
     now = lh.store.now()
     found = []
     for status in statuses:

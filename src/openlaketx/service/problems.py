@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from lakeguard.errors import (
+from lakeguard.words.errors import (
     AuthError,
     ForbiddenError,
     LakeTxError,

@@ -1,5 +1,5 @@
 """A dataset's quarantine as the dashboard and the API show it: by batch and run, each held
-batch once (lakeguard.quarantine), and a sample of rows, each saying why it is there.
+batch once (lakeguard.records.quarantine), and a sample of rows, each saying why it is there.
 
 A batch held again, or promoted since, is not counted even before the table is settled (an
 older store, a settling that failed): what the table still holds of it is listed as such. The
@@ -16,9 +16,9 @@ import pyarrow as pa
 from deltalake import QueryBuilder
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.quality.evaluate import FAILED_RULES
-from lakeguard.quarantine import BATCH, HoldState
-from lakeguard.vocabulary import ENGINE_PREFIX
+from lakeguard.records.quarantine import BATCH, HoldState
+from lakeguard.rules.quality.evaluate import FAILED_RULES
+from lakeguard.words.vocabulary import ENGINE_PREFIX
 from openlaketx import storage
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner import quarantine as ledger
@@ -70,10 +70,12 @@ def quarantine(lh: Lakehouse, dataset_id: str, limit: int = QUARANTINE_SAMPLE) -
     """The dataset's quarantine by batch and run, and the newest `limit` rows it counts."""
     lh.dataset(dataset_id)
     location = dataset_location(lh.warehouse, quarantine_name(dataset_id))
-    state = ledger.settle(location, lambda held: lh.reader.judgments(dataset_id, held), apply=False)
+    state = ledger.settle(
+        location, lambda held: lh.reader.decisions.judgments(dataset_id, held), apply=False
+    )
     counted = state.counted()
     runs = sorted({p.run_id for p in state.parts})
-    decisions = {d.run_id: d for d in lh.reader.decisions(run_ids=runs)}
+    decisions = {d.run_id: d for d in lh.reader.decisions.decisions(run_ids=runs)}
     settled = _settled(location, {p.run_id for p in state.parts})
     replaced = {b.run_id: b.by for b in settled if b.state == HoldState.SUPERSEDED}
     batches = []

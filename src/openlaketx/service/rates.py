@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lakeguard.keys import ApiKey
+from lakeguard.actors.keys import ApiKey
 from openlaketx.service.refusals import TooManyRequests
 from openlaketx.settings import TenantLimits
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakeguard.errors import ExitCode, LakeTxError
+from lakeguard.words.errors import ExitCode, LakeTxError
 
 
 class ServiceStopping(LakeTxError):

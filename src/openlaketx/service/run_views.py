@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from lakeguard.errors import ValidationError
-from lakeguard.store.records import JobRunRecord
-from lakeguard.store.runtime_rows import PipelineRunRow, RunHistoryRow
-from lakeguard.vocabulary import IN_FLIGHT, TriggerType
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
+from lakeguard.words.errors import ValidationError
+from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.outcomes import STORED_RUN_STATUS, RunOutcome, attempt_outcome, word_of
 
@@ -209,7 +209,7 @@ def runs_page(
     store, base = lh.store, where.store_filters()
     live: list[JobRunRecord] = []
     if after is None and (where.outcome is None or where.outcome == RunOutcome.RUNNING):
-        flying = sorted(lh.reader.in_flight(), key=lambda r: r.event_time, reverse=True)
+        flying = sorted(lh.reader.runs.in_flight(), key=lambda r: r.event_time, reverse=True)
         records = [JobRunRecord.in_flight(r, None) for r in flying if r.dataset_id is None]
         live = [r for r in records if where.admits(r)][:limit]
     if where.outcome == RunOutcome.RUNNING:
@@ -260,7 +260,7 @@ def run_tasks(
         for a in attempts
     ]
     tried = {a.dataset_id for a in attempts}
-    job = lh.reader.registry().jobs.get(record.pipeline_id)
+    job = lh.reader.definitions.registry().jobs.get(record.pipeline_id)
     tasks = sorted(job.tasks, key=lambda t: t.execution_order) if job is not None else []
     ended = record.status not in IN_FLIGHT
     for task in tasks:
@@ -332,7 +332,7 @@ def dataset_attempts(lh: Lakehouse, dataset_id: str, limit: int) -> DatasetRuns:
     )
     jobs = sorted(
         j.job_id
-        for j in lh.reader.registry().jobs.values()
+        for j in lh.reader.definitions.registry().jobs.values()
         if any(t.dataset_id == dataset_id for t in j.tasks)
     )
     found = [

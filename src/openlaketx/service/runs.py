@@ -23,14 +23,17 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.errors import WriteConflict, describe
-from lakeguard.liveness import known_dead, worker_instance
-from lakeguard.retries import backoff
-from lakeguard.store import RunWriter, StoreReader
+from lakeguard.reads.reader import StoreReader
+from lakeguard.records.rows.runtime import new_id
+from lakeguard.records.runs.coordination import RunRequestRow
+from lakeguard.records.runs.rows import RunEventRow
+from lakeguard.store import RunWriter
 from lakeguard.store.requests import claim, find, recorded
-from lakeguard.store.runtime_rows import RunEventRow, RunRequestRow, new_id
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
+from lakeguard.words.errors import WriteConflict, describe
+from lakeguard.words.liveness import known_dead, worker_instance
+from lakeguard.words.retries import backoff
+from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.runner.job import JobResult, plan
 from openlaketx.runner.lifecycle import JobRun
@@ -116,7 +119,7 @@ class RunService:
                 fix="send the request again once the service is back",
             )
         lh = self.tenants.get(tenant)
-        job_plan = plan(lh.reader.registry(), job_id)
+        job_plan = plan(lh.reader.definitions.registry(), job_id)
         if request_key is not None and (earlier := recorded(lh.store, request_key)) is not None:
             return self._again(tenant, earlier, fingerprint)
         run_id = new_id()
@@ -163,7 +166,7 @@ class RunService:
         limit = self.concurrent_runs(tenant)
         active = [
             r
-            for r in StoreReader(lh.store).in_flight()
+            for r in StoreReader(lh.store).runs.in_flight()
             if r.dataset_id is None and not known_dead(r.worker_instance)  # reaped later
         ]
         if len(active) >= limit:
@@ -176,7 +179,7 @@ class RunService:
     def _refuse_if_held(self, lh: Lakehouse, datasets: list[str]) -> None:
         reader = StoreReader(lh.store)
         for dataset in datasets:
-            held = reader.lease(dataset)
+            held = reader.runs.lease(dataset)
             if held is None:
                 continue
             raise WriteConflict(
@@ -244,7 +247,7 @@ class RunService:
     ) -> None:
         if not transient_failure(result) or not self._accepting:
             return
-        job = lh.reader.registry().job(request.job_id)
+        job = lh.reader.definitions.registry().job(request.job_id)
         limit = job.max_retries if job else 0
         attempt = self._retry_number(lh, request) + 1
         if attempt > limit:

@@ -2,7 +2,7 @@
 
 One pass (`tick`) looks at every tenant's enabled jobs:
 
-- **schedule**: each tick (lakeguard/schedule.py) after the job's last claimed one, up to
+- **schedule**: each tick (lakeguard/words/schedule.py) after the job's last claimed one, up to
   now, is claimed once — `run_requests`, key `tick:<job>@<UTC time>` — so two schedulers
   never run one tick twice; after downtime only the latest missed tick runs (or all of them,
   with catch-up `all`, one after another). A tick that comes while a run of the job started
@@ -18,13 +18,13 @@ One pass (`tick`) looks at every tenant's enabled jobs:
 - **upstream**: a job whose task reads a parent dataset that another job promoted since
   starts, once per parent version.
 
-Each pass also checks every dataset's freshness SLA (`lakeguard.alerts.outbox`): a dataset
+Each pass also checks every dataset's freshness SLA (`lakeguard.actors.alerts.outbox`): a dataset
 whose latest approved version is older than its SLA gets its SLA_MISSED incident within one
 pass of the breach, with no run (a feed that stopped delivering starts none).
 
 A job whose stored definitions do not validate (a bad cron or time zone, a task naming an
-unknown dataset: lakeguard.catalog.recheck) is not fired; the pass says why, and the other jobs
-run as usual.
+unknown dataset: lakeguard.rules.catalog.recheck) is not fired; the pass says why, and the
+other jobs run as usual.
 
 `laketx serve` runs a pass every few seconds; `laketx scheduler --once` runs one and waits for
 the runs it started.
@@ -40,16 +40,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.alerts.outbox import Outbox
-from lakeguard.errors import LakeTxError, WriteConflict, describe
-from lakeguard.liveness import known_dead
-from lakeguard.retries import backoff
-from lakeguard.schedule import CatchUp, due
-from lakeguard.store.records import JobDef
+from lakeguard.actors.alerts.outbox import Outbox
+from lakeguard.records.alerts.event_rows import IncidentEventRow
+from lakeguard.records.definitions.records import JobDef
+from lakeguard.records.runs.coordination import RunRequestRow
 from lakeguard.store.requests import claim
-from lakeguard.store.runtime_rows import IncidentEventRow, RunRequestRow
 from lakeguard.store.store import utcnow
-from lakeguard.vocabulary import EventStatus, Layer, TriggerType
+from lakeguard.words.errors import LakeTxError, WriteConflict, describe
+from lakeguard.words.liveness import known_dead
+from lakeguard.words.retries import backoff
+from lakeguard.words.schedule import CatchUp, due
+from lakeguard.words.vocabulary import EventStatus, Layer, TriggerType
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.refusals import TooManyRuns
 from openlaketx.service.runs import RunService
@@ -101,10 +102,10 @@ class Scheduler:
 
     def _tenant(self, tenant: str, now: datetime) -> list[Fired]:
         lh = self.runs.tenants.get(tenant)
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         in_flight = {
             r.pipeline_id: r.run_id
-            for r in lh.reader.in_flight()
+            for r in lh.reader.runs.in_flight()
             if not r.dataset_id and not known_dead(r.worker_instance)  # the dead are reaped
         }
         fired: list[Fired] = []
@@ -210,7 +211,7 @@ class Scheduler:
     ) -> list[Fired]:
         if job.job_id in in_flight:
             return []  # that run may take the files: the next pass sees what is left
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         waiting: list[str] = []
         situation: list[str] = []
         reach = lh.store.tenant_reach()
@@ -219,7 +220,7 @@ class Scheduler:
             situation.append(f"{dataset.dataset_id}:{registry.definition_hash(dataset.dataset_id)}")
             if dataset.layer != Layer.BRONZE or registry.refusal(dataset.dataset_id) is not None:
                 continue  # a dataset that cannot run lists nothing (its run says why)
-            progress = lh.reader.source_progress(dataset.dataset_id)
+            progress = lh.reader.versions.source_progress(dataset.dataset_id)
             for obj in registry.source_objects(dataset.dataset_id):
                 system = registry.system(obj.source_system_id)
                 waiting += engine(system.kind).arrivals(system, obj, progress, reach) or []
@@ -253,7 +254,7 @@ class Scheduler:
         for request in recent:
             if request.request_key.partition("@")[0] != prefix:
                 break
-            run = lh.reader.job_run(request.run_id)
+            run = lh.reader.runs.job_run(request.run_id)
             if run is None or run.status != EventStatus.FAILED:
                 break  # completed or blocked (an outcome), or not ended yet
             failed.append(run.end_time or request.requested_at)
@@ -264,16 +265,16 @@ class Scheduler:
         return now >= failed[0] + timedelta(seconds=wait)
 
     def _upstream(self, tenant: str, lh: Lakehouse, job: JobDef) -> list[Fired]:
-        registry = lh.reader.registry()
+        registry = lh.reader.definitions.registry()
         own = {t.dataset_id for t in job.tasks}
         for task in job.tasks:
             dataset = registry.dataset(task.dataset_id)
-            consumed = lh.reader.approved(dataset.dataset_id)
+            consumed = lh.reader.versions.approved(dataset.dataset_id)
             refs = consumed.upstream_refs if consumed else {}
             for parent in dataset.parents:
                 if parent in own:
                     continue  # written by this job itself
-                latest = lh.reader.approved(parent)
+                latest = lh.reader.versions.approved(parent)
                 if latest is not None and latest.version > refs.get(parent, 0):
                     key = f"upstream:{job.job_id}:{parent}@{latest.version}"
                     detail = f"{parent} v{latest.version} approved"

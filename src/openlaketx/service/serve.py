@@ -20,9 +20,9 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
-from lakeguard.catalog.watch import FolderWatcher
-from lakeguard.errors import describe
-from lakeguard.schedule import CatchUp
+from lakeguard.actors.catalog.watch import FolderWatcher
+from lakeguard.words.errors import describe
+from lakeguard.words.schedule import CatchUp
 from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.dispatcher import Dispatcher

@@ -7,9 +7,9 @@ import logging
 import threading
 from pathlib import Path
 
-from lakeguard.errors import LakeTxError, describe
-from lakeguard.keys import KeyStore
+from lakeguard.actors.keys import KeyStore
 from lakeguard.store import MetadataStore
+from lakeguard.words.errors import LakeTxError, describe
 from openlaketx import storage
 from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
 from openlaketx.lakehouse import Lakehouse

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
-from lakeguard.errors import describe
+from lakeguard.words.errors import describe
 from openlaketx.config import DEFAULT_TENANT, LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.spark import get_or_create_session, warm_up

@@ -3,12 +3,12 @@ recorded (never otherwise), each move checked against the tenant's reach."""
 
 from __future__ import annotations
 
-from lakeguard.errors import SourceError, first_line
-from lakeguard.reach import Reach
-from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.base import RootOptions
-from lakeguard.source_kinds.file import FileObjectOptions
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.base import RootOptions
+from lakeguard.records.sources.kinds.file import FileObjectOptions
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.errors import SourceError, first_line
 from openlaketx import storage
 from openlaketx.sources.guard import check_files, check_path
 from openlaketx.sources.listing import plain_location

@@ -27,9 +27,9 @@ from urllib.parse import quote
 
 import pyarrow.parquet as pq
 
-from lakeguard.errors import SourceError, first_line
-from lakeguard.progress import ProgressMark, Rejection
-from lakeguard.store.records import SourceObjectDef
+from lakeguard.records.sources.progress import ProgressMark, Rejection
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.words.errors import SourceError, first_line
 from openlaketx import storage
 from openlaketx.sources.http_body import looks_like_html
 from openlaketx.sources.listing import listing_path

@@ -1,8 +1,8 @@
 """The engine's half of a source kind: everything the runner and the scheduler ask of it.
 
-A kind's LakeGuard half (`lakeguard.source_kinds`) declares its options, credential, progress
-marks and checks; this half reads it. Each kind is one `SourceEngine` subclass in the kind's
-module of this package, registered once in `openlaketx.sources.kinds`. Nothing outside a kind
+A kind's LakeGuard half (`lakeguard.records.sources.kinds`) declares its options, credential,
+progress marks and checks; this half reads it. Each kind is one `SourceEngine` subclass in the
+kind's module of this package, registered once in `openlaketx.sources.kinds`. Nothing outside a kind
 compares kind names: the runner reads, the no-JVM "anything new?" and the scheduler's arrival
 trigger ask the kind's engine, and a failure Spark raised while reading is classified by it.
 """
@@ -13,12 +13,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from lakeguard.errors import SourceError
-from lakeguard.progress import Rejection, SourceProgress
-from lakeguard.reach import Reach
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.store.runtime_rows import SourceProgressRow
-from lakeguard.vocabulary import SourceKindName
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.progress_rows import SourceProgressRow
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.errors import SourceError
+from lakeguard.words.vocabulary import SourceKindName
 from openlaketx.sources.reads import SourceRead
 
 if TYPE_CHECKING:

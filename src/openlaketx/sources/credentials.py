@@ -1,6 +1,6 @@
 """Credentials by reference: a source names where its secret is, never the secret itself.
 
-A tenant's references are checked against its reach (`lakeguard.reach`) where they are
+A tenant's references are checked against its reach (`lakeguard.records.reach`) where they are
 resolved, whatever wrote them: a confined tenant names only variables with its prefix and
 files in its secrets folder (symlinks resolved), so its metadata can never make the server
 send another tenant's, or the server's own, secret anywhere.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lakeguard.errors import ConfigError, OutOfReach
-from lakeguard.reach import Reach
+from lakeguard.records.reach import Reach
+from lakeguard.words.errors import ConfigError, OutOfReach
 
 
 def resolve(ref: str | None, *, where: str, reach: Reach) -> str | None:

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
 
-from lakeguard.errors import OutOfReach, SourceError, first_line
-from lakeguard.progress import SourceProgress
-from lakeguard.reach import Reach
-from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.delta import DeltaObjectOptions, SourceVersion, is_table_name
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import SourceKindName, SourceLoad
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.delta import DeltaObjectOptions, SourceVersion, is_table_name
+from lakeguard.records.sources.progress import SourceProgress
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.errors import OutOfReach, SourceError, first_line
+from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.files import source_path
 from openlaketx.sources.guard import check_path

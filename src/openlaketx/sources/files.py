@@ -19,19 +19,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard import errors
-from lakeguard.errors import OutOfReach, SourceError, SourceUnavailable, first_line, root_cause
-from lakeguard.evidence import Check, CheckKind
-from lakeguard.hashing import digest
-from lakeguard.progress import Rejection, SourceProgress
-from lakeguard.reach import Reach
-from lakeguard.schema.drift import Change, diff
-from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.base import RootOptions
-from lakeguard.source_kinds.file import FileObjectOptions, SeenFile
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.store.runtime_rows import SourceProgressRow
-from lakeguard.vocabulary import SourceKindName, SourceLoad
+from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.reach import Reach
+from lakeguard.records.schema.drift import Change, diff
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.base import RootOptions
+from lakeguard.records.sources.kinds.file import FileObjectOptions, SeenFile
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.progress_rows import SourceProgressRow
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words import errors
+from lakeguard.words.errors import (
+    OutOfReach,
+    SourceError,
+    SourceUnavailable,
+    first_line,
+    root_cause,
+)
+from lakeguard.words.hashing import digest
+from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources import bad_files
 from openlaketx.sources.archive import archive_files, archive_moves
 from openlaketx.sources.base import ReadContext, SourceEngine

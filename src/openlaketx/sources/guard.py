@@ -1,5 +1,5 @@
 """The tenant's reach, enforced where a source takes effect: a path opened, a folder listed, a
-file archived, a host connected to (`lakeguard.reach` says what is allowed).
+file archived, a host connected to (`lakeguard.records.reach` says what is allowed).
 
 The definitions were checked when they arrived and again when the run loaded them; this is
 the last check, against what the file system and DNS say now. Paths are checked with their
@@ -18,9 +18,9 @@ from typing import Any
 import httpcore
 import httpx
 
-from lakeguard.errors import OutOfReach, SourceUnavailable
-from lakeguard.reach import Address, Reach, literal_address, resolved_refusal
-from lakeguard.source_kinds.jdbc import url_destinations
+from lakeguard.records.reach import Address, Reach, literal_address, resolved_refusal
+from lakeguard.records.sources.kinds.jdbc import url_destinations
+from lakeguard.words.errors import OutOfReach, SourceUnavailable
 
 
 def check_path(

@@ -8,8 +8,8 @@ content hash; the highest watermark of a records source) that counts only when t
 approved, so a run killed between fetching and committing fetches the same again and loads it
 once. A file whose body is not the declared file (an HTML error page, a truncated gzip) is put
 aside in `rejected_files` (`on_bad_file: reject`): its ETag and Last-Modified are sent back, so
-an unchanged body is not fetched, nor rejected, again. See `lakeguard.source_kinds.http` for
-the options.
+an unchanged body is not fetched, nor rejected, again. See `lakeguard.records.sources.kinds.http`
+for the options.
 """
 
 from __future__ import annotations
@@ -20,20 +20,20 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakeguard.hashing import digest
-from lakeguard.progress import Rejection, SourceProgress
-from lakeguard.reach import Reach
-from lakeguard.schema.drift import Change, diff
-from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.http import (
+from lakeguard.records.reach import Reach
+from lakeguard.records.schema.drift import Change, diff
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.http import (
     FetchedFile,
     HttpObjectOptions,
     HttpOptions,
     RejectedFetch,
 )
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import SourceKindName, SourceLoad
+from lakeguard.records.sources.progress import Rejection, SourceProgress
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.hashing import digest
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources import bad_files
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub

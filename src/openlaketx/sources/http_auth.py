@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote_plus
 
-from lakeguard.errors import SourceError
-from lakeguard.reach import Reach
-from lakeguard.source_kinds.http import (
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.kinds.http import (
     BasicAuth,
     BearerAuth,
     ClientCredentialsAuth,
     HttpOptions,
     RefreshTokenAuth,
 )
+from lakeguard.words.errors import SourceError
 from openlaketx.sources.credentials import resolve
 
 # A token is replaced this long before it expires (at most half its life): a request sent with

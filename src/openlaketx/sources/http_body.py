@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lakeguard.errors import SourceError
-from lakeguard.source_kinds.http import FetchedFile
+from lakeguard.records.sources.kinds.http import FetchedFile
+from lakeguard.words.errors import SourceError
 
 SNIPPET = 200  # how much of a refused body an error quotes
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from lakeguard.errors import SourceError, SourceUnavailable
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions
+from lakeguard.words.errors import SourceError, SourceUnavailable
 from openlaketx.sources.http_body import (
     SNIPPET,
     BadBody,

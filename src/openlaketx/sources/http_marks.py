@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from lakeguard.hashing import digest
-from lakeguard.progress import SourceProgress, WatermarkMark
-from lakeguard.source_kinds.http import FetchedFile, HttpObjectOptions, RejectedFetch
-from lakeguard.store.records import SourceObjectDef
+from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions, RejectedFetch
+from lakeguard.records.sources.progress import SourceProgress, WatermarkMark
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.words.hashing import digest
 from openlaketx.sources.watermarks import Above, above
 
 

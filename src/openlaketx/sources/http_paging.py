@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin
 
-from lakeguard.source_kinds.http import Paging
+from lakeguard.records.sources.kinds.http import Paging
 
 
 def dig(document: Any, path: str) -> Any:

@@ -8,7 +8,7 @@ import threading
 import time
 from datetime import UTC, datetime
 
-from lakeguard.source_kinds.http import HttpOptions
+from lakeguard.records.sources.kinds.http import HttpOptions
 
 # answers worth another try: too many requests, and a server or a gateway that failed
 RETRIED = frozenset({429, 500, 502, 503, 504})

@@ -22,9 +22,9 @@ from urllib.parse import urlencode
 
 import httpx
 
-from lakeguard.errors import OutOfReach, SourceError, SourceUnavailable
-from lakeguard.reach import Reach
-from lakeguard.source_kinds.http import HttpOptions, destination_of
+from lakeguard.records.reach import Reach
+from lakeguard.records.sources.kinds.http import HttpOptions, destination_of
+from lakeguard.words.errors import OutOfReach, SourceError, SourceUnavailable
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.guard import http_client
 from openlaketx.sources.http_auth import Credentials, credentials

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import LakeTxError, SourceError, SourceUnavailable, root_cause
-from lakeguard.hashing import digest
-from lakeguard.progress import SourceProgress, WatermarkMark
-from lakeguard.reach import Reach
-from lakeguard.schema.types import is_watermark_type
-from lakeguard.shapes import JsonObject
-from lakeguard.source_kinds import options_as
-from lakeguard.source_kinds.jdbc import SUBPROTOCOLS, JdbcObjectOptions, JdbcOptions
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import SourceKindName, SourceLoad
+from lakeguard.records.reach import Reach
+from lakeguard.records.schema.types import is_watermark_type
+from lakeguard.records.sources.kinds import options_as
+from lakeguard.records.sources.kinds.jdbc import SUBPROTOCOLS, JdbcObjectOptions, JdbcOptions
+from lakeguard.records.sources.progress import SourceProgress, WatermarkMark
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.errors import LakeTxError, SourceError, SourceUnavailable, root_cause
+from lakeguard.words.hashing import digest
+from lakeguard.words.quoting import quote
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub
 from openlaketx.sources.guard import pinned_jdbc_url

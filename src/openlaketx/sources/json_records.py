@@ -21,11 +21,11 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lakeguard.schema.fingerprint import SchemaColumn
-from lakeguard.schema.types import canonical, is_nested, spark_ddl
-from lakeguard.store.ddl import quote, sql_string
-from lakeguard.store.records import SourceObjectDef
-from lakeguard.vocabulary import CORRUPT_RECORD
+from lakeguard.records.schema.fingerprint import SchemaColumn
+from lakeguard.records.schema.types import canonical, is_nested, spark_ddl
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.words.quoting import quote, sql_string
+from lakeguard.words.vocabulary import CORRUPT_RECORD
 from openlaketx import storage
 from openlaketx.sources.listing import listing_path
 

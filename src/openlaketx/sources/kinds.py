@@ -1,13 +1,13 @@
 """The engine half of every source kind, found from one registry.
 
 The kinds themselves (formats, options, credential, progress, checks) are LakeGuard's
-(`lakeguard.source_kinds`); each has one `SourceEngine` here that reads it. The registry
+(`lakeguard.records.sources.kinds`); each has one `SourceEngine` here that reads it. The registry
 refuses to load when a kind has no engine, so a new kind cannot be half added.
 """
 
 from __future__ import annotations
 
-from lakeguard.source_kinds import SOURCE_KIND_NAMES
+from lakeguard.records.sources.kinds import SOURCE_KIND_NAMES
 from openlaketx.sources.base import SourceEngine
 from openlaketx.sources.delta import DeltaSource
 from openlaketx.sources.files import FileSource
@@ -22,7 +22,7 @@ _missing = sorted(set(SOURCE_KIND_NAMES) ^ set(ENGINES))
 if _missing:
     raise RuntimeError(
         f"source kinds and engines differ on {', '.join(_missing)}: every kind of "
-        "lakeguard.source_kinds needs its SourceEngine in openlaketx/sources/kinds.py"
+        "lakeguard.records.sources.kinds needs its SourceEngine in openlaketx/sources/kinds.py"
     )
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.schema.fingerprint import SchemaColumn
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import SourceObjectDef
-from lakeguard.vocabulary import CORRUPT_RECORD
+from lakeguard.records.schema.fingerprint import SchemaColumn
+from lakeguard.records.sources.records import SourceObjectDef
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import CORRUPT_RECORD
 from openlaketx import storage
 from openlaketx.sources import json_records
 from openlaketx.sources.listing import plain_location

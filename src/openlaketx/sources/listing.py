@@ -14,7 +14,7 @@ import hashlib
 import os
 from datetime import UTC, datetime
 
-from lakeguard.source_kinds.file import SeenFile
+from lakeguard.records.sources.kinds.file import SeenFile
 from openlaketx import storage
 
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import SourceError
-from lakeguard.evidence import Check
-from lakeguard.progress import ProgressMark, Rejection
-from lakeguard.schema.drift import Change, diff
-from lakeguard.schema.fingerprint import SchemaColumn
-from lakeguard.store.ddl import quote
-from lakeguard.store.records import SourceObjectDef, SourceSystemDef
-from lakeguard.vocabulary import SourceKindName
+from lakeguard.records.evidence import Check
+from lakeguard.records.schema.drift import Change, diff
+from lakeguard.records.schema.fingerprint import SchemaColumn
+from lakeguard.records.sources.progress import ProgressMark, Rejection
+from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
+from lakeguard.words.errors import SourceError
+from lakeguard.words.quoting import quote
+from lakeguard.words.vocabulary import SourceKindName
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -13,10 +13,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from lakeguard import durations
-from lakeguard.errors import ConfigError
-from lakeguard.schema.types import INTEGRAL_TYPES, TEMPORAL_TYPES
-from lakeguard.schema.watermark_format import as_datetime, coarser, floor, granule, render
+from lakeguard.records.schema.types import INTEGRAL_TYPES, TEMPORAL_TYPES
+from lakeguard.records.schema.watermark_format import as_datetime, coarser, floor, granule, render
+from lakeguard.words import durations
+from lakeguard.words.errors import ConfigError
 
 
 def watermark_text(value: Any) -> str:

@@ -7,16 +7,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from lakeguard.errors import MetadataStoreError, StoreContended
-from lakeguard.shapes import StoredRow
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow, to_rows
-from lakeguard.store.definitions import table_def
 from lakeguard.store.metastore.base import CAS_ATTEMPTS, Filter, R, StoreBase
-from lakeguard.store.runtime_rows import RuntimeRow
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.words.errors import MetadataStoreError, StoreContended
+from lakeguard.words.shapes import StoredRow
 
-# Decisions and approved versions: only lakeguard.gate writes these (docs/design.md §2 contract).
+# Decisions and approved versions: only lakeguard.actors.gate writes these (docs/design.md §2
+# contract).
 GATE_TABLES = frozenset({"promotion_status", "data_versions"})
 
 
@@ -42,7 +43,7 @@ class Appends(StoreBase):
             raise MetadataStoreError(
                 f"{table} is written by the LakeGuard gate only",
                 where=f"metadata table {table}",
-                fix="ask lakeguard.gate.Gate to record decisions and versions",
+                fix="ask lakeguard.actors.gate.Gate to record decisions and versions",
             )
         if not tdef.append_only:
             raise MetadataStoreError(

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Self, TypeVar
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.reach import Reach
+from lakeguard.records.reach import Reach
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.records.rows.runtime import RuntimeRow
+from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import deltars
-from lakeguard.store.ddl import quote
-from lakeguard.store.definition_rows import DefinitionRow
-from lakeguard.store.definitions import load_table_defs
-from lakeguard.store.runtime_rows import RuntimeRow
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.quoting import quote
 
 Filter = deltars.Filter
 CAS_ATTEMPTS = 50
@@ -28,7 +28,7 @@ def utcnow() -> datetime:
 
 class StoreBase:
     """One namespace's tables as one tenant sees them: names, locations and the clock, and
-    what the tenant's definitions may reach (`lakeguard.reach`; None: nothing is checked, as
+    what the tenant's definitions may reach (`lakeguard.records.reach`; None: nothing is checked, as
     for the home's control store, which holds no definitions)."""
 
     def __init__(self, namespace: str, root: str, tenant: str, reach: Reach | None = None) -> None:

@@ -8,14 +8,14 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lakeguard.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
+from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.records.sameness import same_definition
+from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars
 from lakeguard.store.arrow import to_arrow
-from lakeguard.store.definition_rows import DefinitionRow
-from lakeguard.store.definitions import table_def
 from lakeguard.store.metastore.base import CAS_ATTEMPTS, utcnow
 from lakeguard.store.metastore.table_reads import TableReads
-from lakeguard.store.sameness import same_definition
+from lakeguard.words.errors import AppendOnlyViolation, MetadataStoreError, WriteConflict
 
 
 class DefinitionWrites(TableReads):

@@ -10,13 +10,9 @@ from dataclasses import dataclass, field
 
 from deltalake import DeltaTable
 
-from lakeguard.store import compaction, deltars
-from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
-from lakeguard.store.definitions import TableDef, load_table_defs, table_def
-from lakeguard.store.metastore.base import StoreBase
-from lakeguard.store.objectstore import is_remote
-from lakeguard.store.snapshots import SNAPSHOTS
-from lakeguard.store.versioning import (
+from lakeguard.records.objectstore import is_remote
+from lakeguard.records.table_defs import TableDef, load_table_defs, table_def
+from lakeguard.records.versioning import (
     MIGRATING_PROPERTY,
     MIGRATING_SUFFIX,
     STORE_VERSION,
@@ -24,6 +20,10 @@ from lakeguard.store.versioning import (
     check_versions,
     table_version,
 )
+from lakeguard.store import compaction, deltars
+from lakeguard.store.ddl import ExistingColumn, plan_additive_evolution
+from lakeguard.store.metastore.base import StoreBase
+from lakeguard.store.snapshots import SNAPSHOTS
 
 
 @dataclass

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from lakeguard.shapes import StoredRow
+from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars, joins
 from lakeguard.store.arrow import to_rows
-from lakeguard.store.definitions import table_def
 from lakeguard.store.metastore.base import D, Filter, R, StoreBase
 from lakeguard.store.snapshots import SNAPSHOTS
+from lakeguard.words.shapes import StoredRow
 
 
 def _frozen(filters: Sequence[Filter]) -> tuple[tuple[str, str, Any], ...]:

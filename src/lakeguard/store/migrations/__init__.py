@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakeguard.errors import MetadataStoreError
-from lakeguard.liveness import worker_instance
+from lakeguard.records.upkeep import StoreMigrationRow
+from lakeguard.records.versioning import STORE_VERSION, VERSION_PROPERTY
 from lakeguard.store import deltars
 from lakeguard.store.migrations import (
     m0001_pin_table_properties,
@@ -25,8 +25,8 @@ from lakeguard.store.migrations import (
 )
 from lakeguard.store.migrations.base import Migration, each_table
 from lakeguard.store.rewrite import resume
-from lakeguard.store.runtime_rows import StoreMigrationRow
-from lakeguard.store.versioning import STORE_VERSION, VERSION_PROPERTY
+from lakeguard.words.errors import MetadataStoreError
+from lakeguard.words.liveness import worker_instance
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore

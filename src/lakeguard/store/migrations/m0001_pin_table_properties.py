@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakeguard.records.table_defs import table_def
 from lakeguard.store import deltars
-from lakeguard.store.definitions import table_def
 from lakeguard.store.migrations.base import Migration, each_table
 
 if TYPE_CHECKING:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.shapes import StoredRow
 from lakeguard.store import deltars
 from lakeguard.store.migrations.base import Migration
 from lakeguard.store.rewrite import resumed, rewrite_table
+from lakeguard.words.shapes import StoredRow
 
 if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore

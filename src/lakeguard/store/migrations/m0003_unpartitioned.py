@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeguard.store.definitions import load_table_defs
+from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store.migrations.base import Migration, each_table
 from lakeguard.store.rewrite import resumed, rewrite_table
 

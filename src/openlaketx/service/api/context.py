@@ -12,7 +12,7 @@ from fastapi import Depends, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict
 
-from lakeguard.keys import ApiKey, Scope
+from lakeguard.actors.keys import ApiKey, Scope
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.auth import BEARER, Authenticator, FailureBrake
 from openlaketx.service.hooks import HookVerifier

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service.api.context import PREFIX, DatasetId, Model, Readable, RunId, plain
 
 MAX_ROWS = 1000
@@ -33,12 +33,12 @@ def list_datasets(lh: Readable) -> list[JsonObject]:
 def get_dataset(dataset_id: DatasetId, lh: Readable) -> JsonObject:
     lh.dataset(dataset_id)  # 404 when it is not this tenant's
     (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
-    latest = lh.reader.latest_decision(dataset_id)
+    latest = lh.reader.decisions.latest_decision(dataset_id)
     answer: JsonObject = plain(
         {
             **asdict(status),
-            "versions": [asdict(v) for v in lh.reader.versions(dataset_id)],
-            "trust": asdict(lh.reader.trust([dataset_id])[dataset_id]),
+            "versions": [asdict(v) for v in lh.reader.versions.versions(dataset_id)],
+            "trust": asdict(lh.reader.status.trust([dataset_id])[dataset_id]),
             "latest_decision": None if latest is None else latest.to_json(),
         }
     )

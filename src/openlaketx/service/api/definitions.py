@@ -17,12 +17,12 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from lakeguard.catalog.changes import parse_since
-from lakeguard.catalog.plan import Plan
-from lakeguard.errors import ConfigError, NotRegisteredError, ValidationError
-from lakeguard.schedule import next_tick
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import JobDef
+from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.records.definitions.records import JobDef
+from lakeguard.rules.catalog.plan import Plan
+from lakeguard.words.errors import ConfigError, NotRegisteredError, ValidationError
+from lakeguard.words.schedule import next_tick
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service.api.context import PREFIX, Defining, JobId, Readable, State
 from openlaketx.service.graph import LineageGraph, lineage_graph
 from openlaketx.service.refusals import UnsupportedMediaType
@@ -210,13 +210,13 @@ def changes(
 @router.get("/jobs", response_model=list[JobSummary])
 def list_jobs(lh: Readable) -> list[JobSummary]:
     now = lh.store.now()
-    jobs = sorted(lh.reader.registry().jobs.values(), key=lambda j: j.job_id)
+    jobs = sorted(lh.reader.definitions.registry().jobs.values(), key=lambda j: j.job_id)
     return [JobSummary(**_job(j, now).model_dump(exclude={"tasks", "parameters"})) for j in jobs]
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetail)
 def get_job(job_id: JobId, lh: Readable) -> JobDetail:
-    job = lh.reader.registry().job(job_id)
+    job = lh.reader.definitions.registry().job(job_id)
     if job is None:
         raise NotRegisteredError(f"no job {job_id}", where="jobs")
     return _job(job, lh.store.now())
@@ -224,4 +224,4 @@ def get_job(job_id: JobId, lh: Readable) -> JobDetail:
 
 @router.get("/lineage", response_model=LineageGraph)
 def lineage(lh: Readable) -> LineageGraph:
-    return lineage_graph(lh.reader.registry())
+    return lineage_graph(lh.reader.definitions.registry())

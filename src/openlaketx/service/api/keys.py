@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from lakeguard.shapes import JsonObject
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service.api.context import PREFIX, Administering, State, plain
 
 router = APIRouter(prefix=PREFIX)

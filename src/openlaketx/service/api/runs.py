@@ -11,10 +11,10 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from lakeguard.errors import NotRegisteredError
-from lakeguard.shapes import JsonObject
-from lakeguard.store.records import JobRunRecord
-from lakeguard.vocabulary import IN_FLIGHT, TriggerType
+from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.words.errors import NotRegisteredError
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.service import run_views
 from openlaketx.service.api.context import (
     PREFIX,
@@ -161,7 +161,7 @@ def list_runs(
             next_offset=None,
             next_after=None if page.after is None else page.after.text(),
         )
-    found = lh.reader.job_runs(limit + 1, offset)
+    found = lh.reader.runs.job_runs(limit + 1, offset)
     return RunPage(
         runs=[summary(r) for r in found[:limit]],
         limit=limit,
@@ -184,18 +184,18 @@ def get_run(
         ),
     ] = 0.0,
 ) -> RunDetail:
-    record = lh.reader.job_run(run_id)
+    record = lh.reader.runs.job_run(run_id)
     if record is None:
         raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
     if wait > 0 and record.status in IN_FLIGHT:
-        api.runs.wait_for(run_id, wait, ended=lambda: _ended(lh.reader.job_run(run_id)))
-        record = lh.reader.job_run(run_id) or record
-    attempts = lh.reader.attempts(run_id)
-    decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
+        api.runs.wait_for(run_id, wait, ended=lambda: _ended(lh.reader.runs.job_run(run_id)))
+        record = lh.reader.runs.job_run(run_id) or record
+    attempts = lh.reader.runs.attempts(run_id)
+    decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
     return RunDetail(
         **summary(record).model_dump(),
         tasks=run_views.task_rows(run_views.run_tasks(lh, record, attempts)),
         attempts=[plain(a.as_row()) for a in attempts],
-        steps=[plain(s.as_row()) for s in lh.reader.steps(run_id)],
+        steps=[plain(s.as_row()) for s in lh.reader.runs.steps(run_id)],
         decisions=[plain(d.to_json()) for d in decisions],
     )

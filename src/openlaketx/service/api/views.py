@@ -11,9 +11,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.encoders import jsonable_encoder
 
-from lakeguard.catalog.changes import parse_since
-from lakeguard.errors import ConfigError, ValidationError
-from lakeguard.shapes import JsonObject
+from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.words.errors import ConfigError, ValidationError
+from lakeguard.words.shapes import JsonObject
 from openlaketx.service import catalog_view, history, insights, quarantine_view
 from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
 

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request, Response, Security
 from fastapi.security import APIKeyHeader
 from starlette.concurrency import run_in_threadpool
 
-from lakeguard.errors import AuthError
-from lakeguard.vocabulary import TriggerType
+from lakeguard.words.errors import AuthError
+from lakeguard.words.vocabulary import TriggerType
 from openlaketx.service.api.context import PREFIX, JobId, State
 from openlaketx.service.api.runs import RunAccepted
 from openlaketx.service.auth import client_address

@@ -8,8 +8,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from lakeguard.catalog.changes import parse_since
-from lakeguard.errors import ConfigError, LakeTxError, NotRegisteredError
+from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.words.errors import ConfigError, LakeTxError, NotRegisteredError
 from openlaketx.service import catalog_view
 from openlaketx.service.dashboard.state import Shared
 

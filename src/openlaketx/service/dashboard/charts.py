@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from lakeguard.judged import share_text
+from lakeguard.records.judged import share_text
 from openlaketx.service.insights import RuleTrend
 
 WIDTH, HEIGHT, PAD = 420, 140, 28

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from lakeguard.errors import AuthError, ForbiddenError
-from lakeguard.keys import key_id_of
+from lakeguard.actors.keys import key_id_of
+from lakeguard.words.errors import AuthError, ForbiddenError
 from openlaketx.service.auth import client_address
 from openlaketx.service.dashboard.sessions import COOKIE, LOGIN_COOKIE
 from openlaketx.service.dashboard.state import Shared, field_of, same_origin

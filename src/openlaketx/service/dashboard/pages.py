@@ -24,10 +24,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 
-from lakeguard.decision_diff import diff_decisions
-from lakeguard.errors import AuthError, LakeTxError, NotRegisteredError
-from lakeguard.keys import Scope
-from lakeguard.vocabulary import TriggerType
+from lakeguard.actors.keys import Scope
+from lakeguard.rules.decision_diff import diff_decisions
+from lakeguard.words.errors import AuthError, LakeTxError, NotRegisteredError
+from lakeguard.words.vocabulary import TriggerType
 from openlaketx.service import alerts, catalog_view, history, insights, quarantine_view, run_views
 from openlaketx.service.auth import FailureBrake
 from openlaketx.service.dashboard import catalog, login
@@ -149,8 +149,8 @@ def _overview(d: Dashboard, v: Viewer) -> Response:
         layers.setdefault(str(status.layer), []).append(status)
     order: list[str] = [name for name in ("bronze", "silver", "gold") if name in layers]
     order += sorted(set(layers) - set(order))
-    jobs = sorted(lh.reader.registry().jobs)
-    runs = lh.reader.job_runs(RECENT_RUNS)
+    jobs = sorted(lh.reader.definitions.registry().jobs)
+    runs = lh.reader.runs.job_runs(RECENT_RUNS)
     return d.page(
         "overview.html",
         viewer=v,
@@ -171,9 +171,9 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
         # the page's reads are independent scans (delta-rs lets go of the GIL): at once
         with ThreadPoolExecutor(max_workers=PAGE_READS) as pool:
             trends_f = pool.submit(insights.rule_trends, lh, dataset_id, TREND_BATCHES)
-            versions_f = pool.submit(lh.reader.versions, dataset_id)
+            versions_f = pool.submit(lh.reader.versions.versions, dataset_id)
             statuses_f = pool.submit(lh.status)
-            trust_f = pool.submit(lh.reader.trust_all)
+            trust_f = pool.submit(lh.reader.status.trust_all)
             profiles_f = pool.submit(history.profile_history, lh, dataset_id, TREND_BATCHES)
             trusts_f = pool.submit(history.trust_history, lh, dataset_id, TREND_BATCHES)
             changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
@@ -274,7 +274,7 @@ def run_list(
             query=query,
             following=None if found.after is None else {**query, "after": found.after.text()},
             first=found.first,
-            jobs=sorted(v.lakehouse.reader.registry().jobs),
+            jobs=sorted(v.lakehouse.reader.definitions.registry().jobs),
             outcomes=[str(w) for w in run_views.FILTERABLE],
             triggers=[str(t) for t in TriggerType],
         )
@@ -293,16 +293,16 @@ def run(request: Request, d: Shared, run_id: str) -> Response:
 
 def _run(d: Dashboard, v: Viewer, run_id: str) -> Response:
     lh = v.lakehouse
-    record = lh.reader.job_run(run_id) if len(run_id) == 32 else None
+    record = lh.reader.runs.job_run(run_id) if len(run_id) == 32 else None
     if record is None:
         raise NotRegisteredError(f"no run {run_id}", where="pipeline_runs")
-    attempts = lh.reader.attempts(run_id)
-    decisions = lh.reader.decisions(run_ids=[a.run_id for a in attempts])
+    attempts = lh.reader.runs.attempts(run_id)
+    decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
     return d.page(
         "run.html",
         viewer=v,
         r=record,
-        steps=lh.reader.steps(run_id),
+        steps=lh.reader.runs.steps(run_id),
         tasks=run_views.run_tasks(lh, record, attempts),
         decisions=decisions,
         running=str(record.status) in ("PENDING", "RUNNING"),
@@ -339,7 +339,7 @@ def lineage(request: Request, d: Shared, focus: str | None = None, depth: int = 
 
 def _lineage(d: Dashboard, v: Viewer, focus: str | None, depth: int) -> Response:
     lh = v.lakehouse
-    graph = lineage_graph(lh.reader.registry())
+    graph = lineage_graph(lh.reader.definitions.registry())
     ids = {n.id for n in graph.nodes}
     if focus is not None and focus not in ids:
         raise NotRegisteredError(f"no lineage node {focus}", where="lineage")
@@ -355,7 +355,7 @@ def _lineage(d: Dashboard, v: Viewer, focus: str | None, depth: int) -> Response
     # a dataset's column types where the definitions do not tell: its approved schema's
     approved = None
     if focused is not None and focused.kind != "source":
-        approved = lh.reader.approved_schema(focused.name)
+        approved = lh.reader.versions.approved_schema(focused.name)
     return d.page(
         "lineage.html",
         approved_types={c.name: c.type for c in approved or ()},

@@ -15,9 +15,9 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from lakeguard.errors import ForbiddenError, LakeTxError
-from lakeguard.judged import share_text
-from lakeguard.keys import ApiKey, Scope
+from lakeguard.actors.keys import ApiKey, Scope
+from lakeguard.records.judged import share_text
+from lakeguard.words.errors import ForbiddenError, LakeTxError
 from openlaketx import outcomes
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service import insights

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lakeguard.store.records import JobRunRecord
+from lakeguard.records.runs.records import JobRunRecord
 from openlaketx.outcomes import word_of
 
 WIDTH, PAD, LANE_H, BAR_H, AXIS_H = 1100, 12, 22, 14, 24

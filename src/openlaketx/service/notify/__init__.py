@@ -1,6 +1,6 @@
 """The senders of notification channels: one module per channel kind, registered here.
 
-Each `lakeguard.alerts.channels` kind has its sender (`webhook.py`, `slack.py`, `email.py`,
+Each `lakeguard.records.alerts.channels` kind has its sender (`webhook.py`, `slack.py`, `email.py`,
 over `base.py`); the registry refuses to load when a module or a kind is left out. The
 dispatcher (`openlaketx.service.dispatcher`) hands each claimed delivery to its kind's sender.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeguard.alerts.channels import CHANNEL_KINDS
-from lakeguard.registries import refuse_incomplete, unregistered
+from lakeguard.records.alerts.channels import CHANNEL_KINDS
+from lakeguard.words.registries import refuse_incomplete, unregistered
 from openlaketx.service.notify.base import Message, Sender, Sent
 from openlaketx.service.notify.email import EmailSender
 from openlaketx.service.notify.slack import SlackSender

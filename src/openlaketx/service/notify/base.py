@@ -19,13 +19,13 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
-from lakeguard.alerts.channels import ChannelKind
-from lakeguard.alerts.incidents import details
-from lakeguard.errors import ConfigError, LakeTxError, describe
-from lakeguard.reach import Reach
-from lakeguard.shapes import JsonObject
-from lakeguard.store.runtime_rows import IncidentEventRow
-from lakeguard.vocabulary import ChannelKindName, IncidentAction
+from lakeguard.records.alerts.channels import ChannelKind
+from lakeguard.records.alerts.event_rows import IncidentEventRow
+from lakeguard.records.reach import Reach
+from lakeguard.rules.alerts.incidents import details
+from lakeguard.words.errors import ConfigError, LakeTxError, describe
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import ChannelKindName, IncidentAction
 from openlaketx.sources.credentials import resolve, scrub
 from openlaketx.sources.guard import http_client
 

@@ -13,10 +13,10 @@ import ssl
 from email.message import EmailMessage
 from typing import Any, ClassVar
 
-from lakeguard.alerts.channels import EmailChannel
-from lakeguard.errors import LakeTxError, describe
-from lakeguard.reach import Reach
-from lakeguard.vocabulary import ChannelKindName
+from lakeguard.records.alerts.channels import EmailChannel
+from lakeguard.records.reach import Reach
+from lakeguard.words.errors import LakeTxError, describe
+from lakeguard.words.vocabulary import ChannelKindName
 from openlaketx.service.notify.base import Message, Sender, Sent
 from openlaketx.sources.credentials import scrub
 from openlaketx.sources.guard import checked_address

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from lakeguard.alerts.channels import SlackChannel
-from lakeguard.reach import Reach
-from lakeguard.shapes import JsonObject
-from lakeguard.vocabulary import ChannelKindName
+from lakeguard.records.alerts.channels import SlackChannel
+from lakeguard.records.reach import Reach
+from lakeguard.words.shapes import JsonObject
+from lakeguard.words.vocabulary import ChannelKindName
 from openlaketx.service.notify.base import Message, Sender, Sent, json_body, post
 
 # Slack's limits: a header's text, a section's text

@@ -17,10 +17,10 @@ import hmac
 import time
 from typing import ClassVar
 
-from lakeguard.alerts.channels import WebhookChannel
-from lakeguard.errors import ConfigError
-from lakeguard.reach import Reach
-from lakeguard.vocabulary import ChannelKindName
+from lakeguard.records.alerts.channels import WebhookChannel
+from lakeguard.records.reach import Reach
+from lakeguard.words.errors import ConfigError
+from lakeguard.words.vocabulary import ChannelKindName
 from openlaketx.service.notify.base import Message, Sender, Sent, json_body, post
 
 PREFIX = "whsec_"

@@ -1,0 +1,1 @@
+"""Apply a metadata document to the store, watch it, report changes."""

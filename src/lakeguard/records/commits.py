@@ -1,0 +1,157 @@
+"""The commits of a dataset table, as the control plane reads them (delta-rs, no Spark).
+
+Every promotion's commit carries a tag in its `userMetadata` (`{"laketx": {...}}`: run, dataset,
+data version, batch fingerprint, rows written) and a Delta application transaction (app id =
+the dataset, txn version = the data version). The engine writes both; this module reads them:
+to find a commit a crashed run published, and to audit that every version has its commit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakeguard.records.data_tables import delta_table, exists
+from lakeguard.records.versioning import MARK_MIGRATION
+from lakeguard.words.shapes import JsonObject
+
+TAG_KEY = "laketx"
+# Operations that change no row (they may rewrite files or the table's metadata).
+MAINTENANCE = frozenset(
+    {
+        "OPTIMIZE",
+        "VACUUM START",
+        "VACUUM END",
+        "ADD COLUMNS",
+        "ADD COLUMN",
+        "SET TBLPROPERTIES",
+        "UNSET TBLPROPERTIES",
+        "CHANGE COLUMN",
+        "UPGRADE PROTOCOL",
+        "ADD FEATURE",
+        "CREATE TABLE",
+        "REORG",
+    }
+)
+
+
+def app_id(tenant: str, dataset_id: str) -> str:
+    """The Delta application id of a dataset's promotions (its txn version = data version)."""
+    return f"laketx.{tenant}.{dataset_id}"
+
+
+def parse_tag(user_metadata: str | None) -> JsonObject | None:
+    """The laketx tag of a commit's userMetadata, or None when it has none."""
+    if not user_metadata:
+        return None
+    try:
+        tag = json.loads(user_metadata).get(TAG_KEY)
+    except (ValueError, AttributeError):
+        return None
+    return tag if isinstance(tag, dict) else None
+
+
+@dataclass(frozen=True)
+class TaggedCommit:
+    """A commit of a dataset table that carries a laketx tag."""
+
+    commit_version: int
+    run_id: str
+    data_version: int
+    batch_fingerprint: str
+    metrics: dict[str, str]
+    upstream: dict[str, int] = field(default_factory=dict)
+    rows: int | None = None  # rows the commit published, when the engine recorded them
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Any commit of a table: its version, operation and laketx tag (if any)."""
+
+    version: int
+    operation: str
+    tag: JsonObject | None
+    parameters: JsonObject = field(default_factory=dict)
+    migration: str | None = None  # the store migration that made it (its commitInfo marker)
+
+    @property
+    def maintenance(self) -> bool:
+        """Whether the commit only maintains the table (no row added, changed or removed)."""
+        if self.operation in MAINTENANCE:
+            return self.operation != "CREATE TABLE" or self.tag is None
+        return False
+
+
+def history(path: str, limit: int | None = None) -> list[Commit]:
+    """The table's commits, newest first (empty when there is no Delta table at `path`)."""
+    if not exists(path):
+        return []
+    return [
+        Commit(
+            version=int(entry["version"]),
+            operation=str(entry.get("operation") or ""),
+            tag=parse_tag(entry.get("userMetadata")),
+            parameters=dict(entry.get("operationParameters") or {}),
+            migration=entry.get(MARK_MIGRATION),
+        )
+        for entry in delta_table(path).history(limit)
+    ]
+
+
+def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
+    """The most recent laketx-tagged commits of the table at `path`, newest first."""
+    if not exists(path):
+        return []
+    found = []
+    for entry in delta_table(path).history(limit):
+        tag = parse_tag(entry.get("userMetadata"))
+        if tag is None:
+            continue
+        found.append(
+            TaggedCommit(
+                commit_version=int(entry["version"]),
+                run_id=str(tag.get("run_id")),
+                data_version=int(tag.get("data_version", -1)),
+                batch_fingerprint=str(tag.get("batch")),
+                metrics=spark_metrics(entry.get("operationMetrics") or {}),
+                upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
+                rows=int(tag["rows"]) if tag.get("rows") is not None else None,
+            )
+        )
+    return found
+
+
+# delta-rs names a MERGE's metrics in snake case; Spark (and everything reading them here)
+# in camel case
+_DELTA_RS_METRICS = {
+    "num_target_rows_inserted": "numTargetRowsInserted",
+    "num_target_rows_updated": "numTargetRowsUpdated",
+    "num_target_rows_deleted": "numTargetRowsDeleted",
+    "num_output_rows": "numOutputRows",
+}
+
+
+def spark_metrics(metrics: Mapping[str, Any]) -> dict[str, str]:
+    """A commit's operation metrics under Spark's names, whichever engine committed it."""
+    found = {str(k): str(v) for k, v in metrics.items()}
+    for snake, camel in _DELTA_RS_METRICS.items():
+        if snake in found and camel not in found:
+            found[camel] = found[snake]
+    return found
+
+
+def find_commit(path: str, data_version: int) -> TaggedCommit | None:
+    """The commit that was made to become `data_version`, if one exists."""
+    for commit in tagged_commits(path):
+        if commit.data_version == data_version:
+            return commit
+    return None
+
+
+def published_through(path: str, app: str) -> int:
+    """The highest data version the table has a commit for (0 when none or no table)."""
+    if not exists(path):
+        return 0
+    return int(delta_table(path).transaction_version(app) or 0)

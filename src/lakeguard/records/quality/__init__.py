@@ -1,0 +1,1 @@
+"""What a quality rule compiles to and what it found (pure)."""

@@ -1,0 +1,1 @@
+"""Which run rows are alert events, their text, their incidents (pure)."""

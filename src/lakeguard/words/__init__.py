@@ -1,0 +1,1 @@
+"""Words and plain shapes every module of LakeGuard may use (the lowest layer)."""
