@@ -499,3 +499,124 @@ def test_every_page_fits_the_screen_without_scrolling_sideways(
         assert wide == {}
     finally:
         context.close()
+
+
+# Issue 45's "Why", made as it happened: a rule tightened by a re-apply holds a batch, the
+# batch is retried and held again, the rule is loosened by a direct SQL edit and the batch is
+# promoted; another tenant's names carry script payloads. The pages must show each judgment
+# as it was, the diff's definition change first, the quarantine once then released, and trust.
+JUDGED = "_judg"
+GOOD = ["GSM,1,10.0,1", "LTE,2,20.0,1", "GSM,3,30.0,1", "LTE,4,40.0,1"]
+HELD = [f"GSM,{10 + i},{999.0 if i < 3 else 15.0},2" for i in range(8)]  # 37.5 % out of range
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@dataclass
+class Judged:
+    served: Served
+    project: Project
+    token: str
+    holds: list[str]  # the two attempts that held the batch
+    promoted: str  # the attempt that promoted it after the loosening
+    quarantined_while_held: int
+
+
+def _thresholded(text: str, threshold: float) -> str:
+    return text.replace(
+        "max: 90, severity: FAIL}", f"max: 90, severity: FAIL, threshold: {threshold}}}"
+    )
+
+
+@pytest.fixture(scope="module")
+def judged(
+    chromium: Any, spark: Any, template_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Judged]:
+    import json
+
+    from openlaketx.service import quarantine_view
+
+    root = tmp_path_factory.mktemp("judged")
+    home = root / "lakehouse"
+    shutil.copytree(template_home / "metadata", home / "metadata")
+    with serving(home) as served:
+        lh = served.tenants.get("default")
+        project = Project(write(root / "p" / "cells.yaml", cells_yaml(JUDGED)), JUDGED)
+        rule = f"lat_range{JUDGED}"
+        other = cells_yaml("_xss").replace(
+            "table: bronze.cells_xss\n", f'table: bronze.cells_xss\n    description: "{XSS}"\n', 1
+        )
+        served.tenants.get("other").apply(write(root / "o" / "cells.yaml", other))
+        token = served.key()
+        lh.apply(write(project.yaml, _thresholded(cells_yaml(JUDGED), 0.5)))
+        project.deliver("d1.csv", GOOD)
+        _run(served, token, project.job)
+        lh.apply(write(project.yaml, _thresholded(cells_yaml(JUDGED), 0.1)))  # tightened
+        project.deliver("d2.csv", HELD)
+        _run(served, token, project.job)  # held
+        _run(served, token, project.job)  # retried: held again
+        quarantined = quarantine_view.quarantine(lh, project.bronze).rows
+        (stored,) = [r for r in lh.store.rows("quality_rules") if r["rule_id"] == rule]
+        loose = json.dumps({**json.loads(stored["rule_expression"]), "threshold": 0.5})
+        lh.sql(  # loosened by a direct SQL edit
+            f"UPDATE lakeguard.quality_rules SET rule_expression = '{loose}', "
+            f"updated_at = current_timestamp() WHERE rule_id = '{rule}'"
+        ).collect()
+        _run(served, token, project.job)  # promoted now
+        decisions = lh.reader.decisions.decisions(dataset_id=project.bronze)
+        assert [d.allowed for d in decisions] == [True, False, False, True]
+        yield Judged(
+            served,
+            project,
+            token,
+            [d.run_id for d in decisions[1:3]],
+            decisions[-1].run_id,
+            quarantined,
+        )
+
+
+def test_the_pages_show_each_judgment_as_it_was_and_the_quarantine_once(
+    chromium: Any, judged: Judged
+) -> None:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        login(page, judged.served.url, judged.token)
+        bronze, rule = judged.project.bronze, f"lat_range{JUDGED}"
+        assert judged.quarantined_while_held == len(HELD)  # held twice, counted once
+        page.goto(f"{judged.served.url}/datasets/{bronze}")
+        chart = page.locator(f"figure.trend[data-rule='{rule}']")
+        assert chart.locator("[data-testid=rule-threshold]").inner_text() == "50%"
+        dots = chart.locator("circle.dot")
+        assert [dots.nth(i).get_attribute("data-threshold") for i in range(dots.count())] == [
+            "50%",
+            "10%",
+            "10%",
+            "50%",
+        ]
+        assert chart.locator("line.definition-change").count() == 2
+        assert chart.locator("path.threshold").count() == 1
+        assert chart.locator("g.x-axis text.tick").count() >= 2  # the batches' times
+        parse = page.locator("figure.trend[data-rule='_malformed_rows']")
+        assert parse.locator("path.threshold").count() == 1  # the malformed-row rule's line
+        # released by the promotion: counted nowhere now
+        assert page.locator("[data-testid=quarantine-rows]").inner_text() == "0"
+        trust = judged.served.tenants.get("default").reader.status.trust([bronze])[bronze]
+        assert page.locator(".trust").first.inner_text() == str(trust.score)
+        shot(page, "judged-dataset")
+        page.goto(f"{judged.served.url}/datasets/{bronze}/decisions/{judged.promoted}")
+        # the loosened threshold first, then what it changed in the data
+        rows = page.locator("[data-testid=diff]").inner_text().splitlines()[1:]
+        assert rows[0].split("\t") == ["rule definition", rule, "10%", "50%", "threshold changed"]
+        assert rows[1].split("\t")[:4] == ["rule", rule, "FAIL 37.50%", "WARN 37.50%"]
+        page.goto(f"{judged.served.url}/datasets/{bronze}/decisions/{judged.holds[0]}")
+        why_held = page.locator("[data-testid=diff]").inner_text().splitlines()[1]
+        assert why_held.split("\t")[:4] == ["rule definition", rule, "50%", "10%"]
+        page.goto(f"{judged.served.url}/rules")
+        edits = page.locator(f"tr[data-rule='{rule}'] [data-testid=history]").inner_text()
+        assert "threshold 50% → 10%" in edits and "threshold 10% → 50%" in edits
+        page.goto(f"{judged.served.url}/search?q=cells_xss")
+        assert page.locator("tr[data-kind]").count() == 0  # another tenant's: not found
+        page.goto(f"{judged.served.url}/search?q={XSS}")
+        assert page.locator("main img").count() == 0  # the query is shown as text
+    finally:
+        context.close()
