@@ -45,7 +45,7 @@ demo: $(STAMP)
 demo-s3: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
 	@$(ARCHIVE)
-	$(PY) -m tests.seaweed lakehouse-s3
+	$(PY) -m tests.support.seaweed lakehouse-s3
 
 test: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2

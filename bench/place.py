@@ -6,8 +6,8 @@ bench's local work folder).
 The object store's endpoint and credentials are the lakehouse's own settings (the settings
 file's `object_store` section or `LAKETX_S3_*`, docs/object-store.md). The delivered files stay
 in the local work folder, so a cluster's workers must see it (a worker on this machine does,
-as `python -m tests.standalone` starts one). Each run writes under a prefix of its own, which
-`cleanup` removes.
+as `python -m tests.support.standalone` starts one). Each run writes under a prefix of its
+own, which `cleanup` removes.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def project(work: Path, projects: int, tag: str = "p") -> list[Path]:
     """`projects` copies of the test suite's small bronze -> silver project, ids suffixed
     `_<tag>00`, `_<tag>01`, ..."""
     sys.path.insert(0, str(ROOT))
-    from tests.conftest import cells_yaml
+    from tests.support.project import cells_yaml
 
     docs = []
     for i in range(projects):

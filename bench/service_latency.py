@@ -66,7 +66,7 @@ def deliver(project: Path, name: str) -> None:
 
 
 def setup(work: Path) -> tuple[Path, Path, str]:
-    from tests.conftest import cells_yaml
+    from tests.support.project import cells_yaml
 
     from lakeguard.actors.keys import Scope
     from openlaketx.config import LakehouseConfig

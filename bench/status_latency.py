@@ -40,7 +40,7 @@ DATASETS = ("bronze_cells", "silver_cells")
 def project(home: Path) -> Path:
     """The test suite's small bronze -> silver project, applied to `home`."""
     sys.path.insert(0, str(ROOT))
-    from tests.conftest import cells_yaml
+    from tests.support.project import cells_yaml
 
     doc = home / "cells.yaml"
     doc.write_text(cells_yaml(""))

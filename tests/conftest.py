@@ -9,44 +9,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
 
+from tests.support.environment import TEST_CONF, conf_pairs, isolate_environment
+from tests.support.project import Project, cells_yaml, open_copy, write
+
 if TYPE_CHECKING:
-    from lakeguard.store import MetadataStore
-
-# A developer's own settings (a home, a warehouse, a master, a tenant, a settings file, an S3
-# endpoint or profile, a secret) would steer the suite's lakehouses and children: the suite
-# starts from none of them, only from the switches docs/testing.md lists and the machine's
-# caches. Done at import, before any fixture or server reads the environment.
-SUITE_SWITCHES = (
-    "LAKETX_TEST_",
-    "LAKETX_PROPERTY_EXAMPLES",
-    "LAKETX_PROPERTY_SEED",
-    "LAKETX_KILL_SEED",
-    "LAKETX_CLASS_ARCHIVE",
-    "LAKETX_SPARK_CONF",
-    "LAKETX_CHROMIUM",
-    "LAKETX_CACHE",
-    "LAKETX_JAR_CACHE",
-)
-ISOLATED = ("LAKETX_", "AWS_")
-
-
-def isolate_environment(environ: os._Environ[str] | dict[str, str]) -> list[str]:
-    """Remove every `LAKETX_*` and `AWS_*` variable but the suite's own switches; the names
-    removed."""
-    gone = [n for n in environ if n.startswith(ISOLATED) and not n.startswith(SUITE_SWITCHES)]
-    for name in gone:
-        del environ[name]
-    return gone
+    pass
 
 
 isolate_environment(os.environ)
@@ -55,46 +29,6 @@ isolate_environment(os.environ)
 # whose example waited on a busy 2-core machine, not one that is wrong.
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
-
-# The tests' JVMs live seconds to minutes on tiny data: C2's compilations cost more CPU than
-# they win back, so they stop at C1 (one child's run of a small job: 27 -> 14 CPU seconds),
-# and the serial collector spares a busy 2-core machine the parallel GC threads.
-# LAKETX_TEST_FAST_JVM=0 gives them the JVM's defaults again (to compare).
-FAST_JVM = (
-    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-    if os.environ.get("LAKETX_TEST_FAST_JVM", "1") != "0"
-    else ""
-)
-# Likewise each query of a test reads a few rows: compiling its generated code (Janino, on a
-# C1-only JVM) and re-planning it adaptively cost more than running it interpreted
-# (test_governed_run.py: the JVM's CPU 64 -> 50 s). Results are the same; the engine's default
-# plan is still what a real lakehouse and bench/ run. LAKETX_TEST_FAST_SQL=0 drops these.
-FAST_SQL = (
-    {
-        "spark.sql.codegen.wholeStage": "false",
-        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-        "spark.sql.adaptive.enabled": "false",
-    }
-    if os.environ.get("LAKETX_TEST_FAST_SQL", "1") != "0"
-    else {}
-)
-TEST_CONF = {
-    "spark.sql.shuffle.partitions": "1",
-    "spark.default.parallelism": "1",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.databricks.delta.snapshotPartitions": "2",
-    "spark.driver.memory": "2g",
-    "spark.driver.extraJavaOptions": FAST_JVM,
-    # a standalone cluster's executors (ignored by a local master)
-    "spark.executor.extraJavaOptions": FAST_JVM,
-    **FAST_SQL,
-}
-
-
-def conf_pairs(conf: dict[str, str]) -> str:
-    """`conf` as `LAKETX_SPARK_CONF` takes it (key=value pairs separated by `;`)."""
-    return ";".join(f"{key}={value}" for key, value in conf.items())
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -212,14 +146,6 @@ def template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def open_copy(template: Path, home: Path) -> Any:
-    """A fresh lakehouse at `home`, its empty store copied from the template (fast)."""
-    from openlaketx.lakehouse import Lakehouse
-
-    shutil.copytree(template / "metadata", home / "metadata")
-    return Lakehouse.open(home=home, master="local[2]")
-
-
 @pytest.fixture
 def lakehouse(spark: Any, template_home: Path, tmp_path: Path) -> Any:
     """A fresh lakehouse of its own (own home, same SparkSession)."""
@@ -242,104 +168,6 @@ def empty_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("empty-store") / "meta"
     MetadataStore("lg", str(root), "default").ensure()
     return root
-
-
-def copied_store(template: Path, root: Path) -> MetadataStore:
-    """A fresh empty store at `root` (namespace `lg`, tenant `default`), opened: a copy of
-    `empty_store_template` (creating its tables took ~0.25 s; a copy and the `ensure` that
-    checks it ~0.1 s). Tests of creation itself create their own."""
-    from lakeguard.store import MetadataStore
-
-    shutil.copytree(template, root)
-    store = MetadataStore("lg", str(root), "default")
-    store.ensure()
-    return store
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return path
-
-
-CELLS_YAML = """
-version: 1
-source_systems:
-  - id: feed{s}
-    options: {{root: feed}}
-source_objects:
-  - id: cells{s}_csv
-    system: feed{s}
-    locator: "incoming/*.csv"
-    options: {{header: "true"}}
-    dataset: bronze_cells{s}
-    max_malformed_ratio: 0.2
-    columns:
-      - {{name: radio, type: string}}
-      - {{name: cell, type: bigint}}
-      - {{name: lat, type: double}}
-      - {{name: updated, type: bigint}}
-datasets:
-  - id: bronze_cells{s}
-    layer: bronze
-    table: bronze.cells{s}
-  - id: silver_cells{s}
-    layer: silver
-    table: silver.cells{s}
-    parents: [bronze_cells{s}]
-    business_keys: [radio, cell]
-    sequence_by: updated
-    filter: "cell IS NOT NULL"
-rules:
-  - {{id: lat_range{s}, dataset: bronze_cells{s}, type: RANGE, column: lat, min: -90, max: 90, severity: FAIL}}
-  - {{id: radio_known{s}, dataset: bronze_cells{s}, type: ALLOWED_VALUES, column: radio, values: [GSM, LTE], severity: WARN}}
-  - {{id: silver_unique{s}, dataset: silver_cells{s}, type: UNIQUE, columns: [radio, cell], severity: FAIL}}
-jobs:
-  - id: cells_job{s}
-    tasks:
-      - {{id: ingest, dataset: bronze_cells{s}}}
-      - {{id: clean, dataset: silver_cells{s}, depends_on: [ingest]}}
-"""
-
-
-def cells_yaml(suffix: str = "") -> str:
-    """The small bronze -> silver project, every id suffixed (tests share one store)."""
-    return CELLS_YAML.format(s=suffix)
-
-
-@dataclass
-class Project:
-    """A small project on disk: its YAML, its ids and a landing folder for deliveries."""
-
-    yaml: Path
-    suffix: str
-
-    @property
-    def bronze(self) -> str:
-        return f"bronze_cells{self.suffix}"
-
-    @property
-    def silver(self) -> str:
-        return f"silver_cells{self.suffix}"
-
-    @property
-    def job(self) -> str:
-        return f"cells_job{self.suffix}"
-
-    @property
-    def incoming(self) -> Path:
-        return self.yaml.parent / "feed" / "incoming"
-
-    def deliver(self, name: str, rows: list[str]) -> Path:
-        """Replace the landing folder's content with one CSV delivery."""
-        self.incoming.mkdir(parents=True, exist_ok=True)
-        for old in self.incoming.glob("*.csv"):
-            old.unlink()
-        return self.add(name, rows)
-
-    def add(self, name: str, rows: list[str], header: str = "radio,cell,lat,updated") -> Path:
-        """One more CSV file in the landing folder (earlier ones stay)."""
-        return write(self.incoming / name, header + "\n" + "\n".join(rows) + "\n")
 
 
 @pytest.fixture
@@ -383,16 +211,10 @@ def _progress_log(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(job, "run", traced)
 
 
-def assert_sound(lakehouse: Any, *datasets: str) -> None:
-    """`laketx verify` on the datasets a scenario used: every invariant holds."""
-    violations = lakehouse.verify(set(datasets))
-    assert violations == [], "\n".join(f"{v.check} {v.where}: {v.what}" for v in violations)
-
-
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
-    """A real PostgreSQL server for this test session (see tests/postgres.py)."""
-    from tests.postgres import start
+    """A real PostgreSQL server for this test session (see tests/support/postgres.py)."""
+    from tests.support.postgres import start
 
     server = start()
     yield server
@@ -409,7 +231,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     (mostly its filer waiting) overlaps the rest of the collection and the tests that run
     first, instead of stalling the first test that uses it."""
     if not _EARLY_S3 and "s3_server" in getattr(item, "fixturenames", ()):
-        from tests.seaweed import launch
+        from tests.support.seaweed import launch
 
         _EARLY_S3.append(launch())
 
@@ -432,9 +254,9 @@ def _stop_early_s3() -> None:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[Any]:
-    """A real S3-compatible server (SeaweedFS) for this test process (see tests/seaweed.py),
+    """A real S3-compatible server (SeaweedFS) for this test process (see tests/support/seaweed.py),
     the one launched during collection if there is one."""
-    from tests.seaweed import launch, wait_ready
+    from tests.support.seaweed import launch, wait_ready
 
     server = _EARLY_S3.pop() if _EARLY_S3 else launch()
     try:

@@ -22,7 +22,7 @@ from lakeguard.store import MetadataStore
 from lakeguard.words.errors import ValidationError
 from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, Layer
 from openlaketx.config import LakehouseConfig
-from tests.conftest import cells_yaml, copied_store, write
+from tests.support.project import cells_yaml, copied_store, write
 
 WAREHOUSE = "/warehouse"
 ALERTS = """

@@ -14,8 +14,8 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.tenants import Tenants
 from openlaketx.settings import ServiceSettings
-from tests.conftest import Project, assert_sound
-from tests.receivers import SECRET, http_receiver
+from tests.support.project import Project, assert_sound
+from tests.support.receivers import SECRET, http_receiver
 
 pytestmark = [pytest.mark.spark]
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from lakeguard.words.errors import ValidationError
 from openlaketx.cli import app
-from tests.conftest import Project, write
+from tests.support.project import Project, write
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-from tests.import_cycles import import_map, module_cycles
+from tests.support.import_cycles import import_map, module_cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"

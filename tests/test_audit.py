@@ -19,7 +19,7 @@ from lakeguard.records.sources.kinds.file import SeenFile
 from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.words.vocabulary import AttemptStatus, EventStatus, FileAction, JobStatus
 from openlaketx.cli import app
-from tests.conftest import Project
+from tests.support.project import Project
 
 NOW = datetime(2026, 11, 26, 12, 0)
 TAG = {"run_id": "r1", "data_version": 1}

@@ -25,7 +25,7 @@ from lakeguard.words.vocabulary import FileAction
 from openlaketx.cli import app
 from openlaketx.sources.bad_files import spark_culprits, unreadable
 from openlaketx.sources.files import select_files
-from tests.conftest import Project
+from tests.support.project import Project
 
 NOW = datetime(2026, 12, 1, 12, 0)
 CSV = b"radio,cell,lat,updated\nGSM,1,10.5,100\n"
@@ -208,7 +208,7 @@ def test_files_rejected_and_release_need_no_spark(tmp_path: Path, project: Proje
 def test_a_rejected_file_taken_since_it_was_rejected_is_not_listed(
     empty_store_template: Path, tmp_path: Path
 ) -> None:
-    from tests.conftest import copied_store
+    from tests.support.project import copied_store
 
     store = copied_store(empty_store_template, tmp_path / "meta")
     store.append_rows([row(FileAction.REJECTED, 1)])

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 
 from lakeguard.actors.gate import Gate
 from lakeguard.reads.reader import StoreReader
-from tests.boundaries import Pairs, twin_state
-from tests.conftest import assert_sound
+from tests.support.boundaries import Pairs, twin_state
+from tests.support.project import assert_sound
 
 pytestmark = pytest.mark.spark
 

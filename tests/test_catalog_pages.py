@@ -27,8 +27,8 @@ from openlaketx.service import catalog_view
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, write
-from tests.planted import T0, Plant
+from tests.support.planted import T0, Plant
+from tests.support.project import cells_yaml, write
 from tests.test_dashboard_pages import login
 
 S = "_cat"

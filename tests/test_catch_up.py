@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from tests.conftest import assert_sound, write
+from tests.support.project import assert_sound, write
 
 pytestmark = pytest.mark.spark
 

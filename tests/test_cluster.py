@@ -1,5 +1,5 @@
 """The data plane on a Spark standalone cluster: a master and a worker on 127.0.0.1 started
-from the pyspark installation (tests/standalone.py), a job run on it through the CLI, its
+from the pyspark installation (tests/support/standalone.py), a job run on it through the CLI, its
 results equal to the same deliveries run with a local master. The worker starts with no
 `AWS_*` and no `LAKETX_*` variable, as on a machine nobody set up: a lakehouse on an object
 store is reached by its executors with what the driver tells them alone."""
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Project, cells_yaml, open_copy, write
-from tests.seaweed import ACCESS_KEY, SECRET_KEY
-from tests.standalone import Standalone, jvm_options, start, without_credentials
+from tests.support.project import Project, cells_yaml, open_copy, write
+from tests.support.seaweed import ACCESS_KEY, SECRET_KEY
+from tests.support.standalone import Standalone, jvm_options, start, without_credentials
 
 # one worker runs the module: its tests share one cluster (two JVMs to start)
 pytestmark = [

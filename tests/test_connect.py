@@ -20,9 +20,9 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from openlaketx.tables import dataset_location
-from tests.conftest import cells_yaml, open_copy, write
-from tests.ports import free_ports
-from tests.standalone import stop_group
+from tests.support.ports import free_ports
+from tests.support.project import cells_yaml, open_copy, write
+from tests.support.standalone import stop_group
 
 # under xdist: one worker runs the module, so one Connect server serves both tests
 pytestmark = [

@@ -16,8 +16,8 @@ from lakeguard.reads.reader import StoreReader
 from openlaketx.loads.commit import app_id, published_through
 from openlaketx.loads.staging import STAGED_DIR
 from openlaketx.tables import dataset_location
-from tests.conftest import Project, assert_sound
-from tests.killing import kill_during_run
+from tests.support.killing import kill_during_run
+from tests.support.project import Project, assert_sound
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 

@@ -23,8 +23,8 @@ import pytest
 from lakeguard.actors.keys import Scope
 from lakeguard.store import RunWriter
 from lakeguard.words.vocabulary import TriggerType
-from tests.conftest import Project, cells_yaml, write
-from tests.service import Served, serving
+from tests.support.project import Project, cells_yaml, write
+from tests.support.service import Served, serving
 
 pytestmark = [pytest.mark.server, pytest.mark.xdist_group("dashboard")]
 

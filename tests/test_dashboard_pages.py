@@ -19,7 +19,7 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, write
+from tests.support.project import cells_yaml, write
 
 S = "_pages"
 

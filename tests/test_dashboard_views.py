@@ -30,7 +30,7 @@ from openlaketx.service.app import create_app
 from openlaketx.service.dashboard import pages
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, write
+from tests.support.project import cells_yaml, write
 from tests.test_dashboard_pages import _bench_history, login
 
 RUNS = 40

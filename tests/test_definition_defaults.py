@@ -22,7 +22,7 @@ from lakeguard.rules.catalog.models import Job, SourceObject
 from lakeguard.words.durations import seconds
 from lakeguard.words.vocabulary import AlertSeverity, FailBehavior
 from openlaketx.runner.job import plan
-from tests.service import Served, serving
+from tests.support.service import Served, serving
 
 API = "/api/v1"
 TENANT = "nulls"

@@ -26,7 +26,7 @@ from openlaketx.runner import job as job_runner
 from openlaketx.service.runs import Accepted
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, copied_store, write
+from tests.support.project import cells_yaml, copied_store, write
 
 WAREHOUSE = "/warehouse"
 POLICY = "policies:\n  - {id: silver_fresh, type: SLA, applies_to: [silver], enforcement: BLOCK}\n"

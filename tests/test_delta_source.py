@@ -9,7 +9,7 @@ import pytest
 
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.sources.kinds.delta import SourceVersion
-from tests.conftest import assert_sound, write
+from tests.support.project import assert_sound, write
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ import pytest
 from deltalake import DeltaTable
 
 from lakeguard.words.errors import InvalidDefinition
-from tests.conftest import Project, assert_sound
+from tests.support.project import Project, assert_sound
 
 pytestmark = pytest.mark.spark
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from tests.conftest import assert_sound
+from tests.support.project import assert_sound
 
 pytestmark = pytest.mark.spark
 
@@ -18,7 +18,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "crm"
 
 @pytest.fixture
 def crm_example(postgres: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from tests.postgres import PASSWORD
+    from tests.support.postgres import PASSWORD
 
     postgres.sql("CREATE DATABASE crm_example")
     postgres.sql((EXAMPLE / "seed.sql").read_text(), database="crm_example")

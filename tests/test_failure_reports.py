@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lakeguard.words.errors import NotRegisteredError
-from tests.conftest import write
+from tests.support.project import write
 
 pytestmark = pytest.mark.spark
 

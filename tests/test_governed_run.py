@@ -14,7 +14,7 @@ import pytest
 from lakeguard.reads.reader import StoreReader
 from lakeguard.words.errors import NotRegisteredError
 from openlaketx.runner import promotion, reaper
-from tests.conftest import Project, assert_sound
+from tests.support.project import Project, assert_sound
 
 pytestmark = pytest.mark.spark
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from tests.conftest import assert_sound, write
-from tests.postgres import PASSWORD
+from tests.support.postgres import PASSWORD
+from tests.support.project import assert_sound, write
 
 pytestmark = pytest.mark.spark
 

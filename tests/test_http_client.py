@@ -19,7 +19,7 @@ from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.words.errors import OutOfReach, SourceError, ValidationError
 from openlaketx.sources.http_client import HttpClient
 from openlaketx.sources.http_paging import PageState
-from tests.http_server import (
+from tests.support.http_server import (
     CLIENT_ID,
     CLIENT_SECRET,
     PASSWORD,

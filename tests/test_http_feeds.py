@@ -13,8 +13,8 @@ import pytest
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.runner.news import nothing_new
-from tests.conftest import assert_sound, write
-from tests.http_server import TOKEN, Server
+from tests.support.http_server import TOKEN, Server
+from tests.support.project import assert_sound, write
 
 pytestmark = [pytest.mark.spark, pytest.mark.server]
 

@@ -19,9 +19,9 @@ from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.loads.staging import LANDING_DIR
 from openlaketx.runner.news import nothing_new
 from openlaketx.tables import dataset_location
-from tests.conftest import assert_sound, write
-from tests.http_server import CLIENT_ID, CLIENT_SECRET, TOKEN, Server
-from tests.killing import kill_during_run
+from tests.support.http_server import CLIENT_ID, CLIENT_SECRET, TOKEN, Server
+from tests.support.killing import kill_during_run
+from tests.support.project import assert_sound, write
 
 pytestmark = [pytest.mark.spark, pytest.mark.server]
 

@@ -20,9 +20,9 @@ from openlaketx.service.app import create_app
 from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
-from tests.conftest import cells_yaml, write
-from tests.planted import Plant
-from tests.receivers import SECRET, Receiver, http_receiver
+from tests.support.planted import Plant
+from tests.support.project import cells_yaml, write
+from tests.support.receivers import SECRET, Receiver, http_receiver
 from tests.test_dashboard_pages import login
 
 ALERTS = """

@@ -21,8 +21,8 @@ from lakeguard.rules.alerts.events import Occurrence
 from lakeguard.rules.alerts.incidents import fold, place
 from lakeguard.store import MetadataStore
 from lakeguard.words.vocabulary import AlertEvent, AttemptStatus, IncidentAction
-from tests.conftest import cells_yaml, copied_store, write
-from tests.planted import T0, Plant
+from tests.support.planted import T0, Plant
+from tests.support.project import cells_yaml, copied_store, write
 
 POLICY = (
     "policies:\n  - {id: daily, type: SLA, applies_to: [bronze], enforcement: ALERT,"

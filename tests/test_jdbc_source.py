@@ -11,9 +11,9 @@ import pytest
 
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.sources.progress import WatermarkMark
-from tests.conftest import assert_sound, write
-from tests.killing import KILL_POINTS, kill_during_run
-from tests.postgres import PASSWORD
+from tests.support.killing import KILL_POINTS, kill_during_run
+from tests.support.postgres import PASSWORD
+from tests.support.project import assert_sound, write
 
 pytestmark = pytest.mark.spark
 

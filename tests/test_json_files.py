@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from openlaketx.sources.json_records import sampled_fields
-from tests.conftest import assert_sound, write
+from tests.support.project import assert_sound, write
 
 DOC = """
 source_systems:

@@ -15,7 +15,7 @@ from deltalake import DeltaTable
 
 from openlaketx.service import insights, quarantine_view
 from openlaketx.tables import dataset_location, quarantine_name
-from tests.conftest import Project, assert_sound, cells_yaml, write
+from tests.support.project import Project, assert_sound, cells_yaml, write
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from lakeguard.words.errors import describe, redact, root_cause
 from openlaketx.cli import app
-from tests.conftest import Project
+from tests.support.project import Project
 
 
 class FakeThrowable:

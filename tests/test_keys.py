@@ -11,7 +11,7 @@ import pytest
 
 from lakeguard.actors.keys import PREFIX, KeyStore, Scope, key_id_of, new_token, token_hash
 from lakeguard.words.errors import AuthError
-from tests.conftest import copied_store
+from tests.support.project import copied_store
 
 READ = (Scope.RUNS_READ,)
 

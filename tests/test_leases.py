@@ -15,8 +15,8 @@ from lakeguard.store.leases import live_leases
 from lakeguard.words.errors import WriteConflict
 from lakeguard.words.vocabulary import LeaseAction
 from openlaketx.runner.lease import LeaseHold
-from tests.children import lease_race
-from tests.conftest import copied_store
+from tests.support.children import lease_race
+from tests.support.project import copied_store
 
 TTL = timedelta(minutes=5)
 
@@ -78,7 +78,7 @@ def test_two_processes_wanting_overlapping_datasets_never_both_win(
     """Three processes at once, each wanting two of three datasets (every pair overlaps):
     exactly one gets its leases; no process ends up holding a part of what it asked for.
     They start from one line: each has read the table and chosen to take its two before any
-    of them commits (tests/children.py asserts it)."""
+    of them commits (tests/support/children.py asserts it)."""
     wants = ["a,b", "b,c", "c,a"]
     with lease_race(store.root, tmp_path / "race", wants) as outcomes:
         live = live_leases(store.read(LeaseEventRow), store.now())

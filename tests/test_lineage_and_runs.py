@@ -20,7 +20,7 @@ from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.words.vocabulary import EventStatus
 from openlaketx.runner.reaper import reap
-from tests.conftest import Project
+from tests.support.project import Project
 from tests.test_no_jvm import BIN, no_java_env
 
 pytestmark = pytest.mark.spark

@@ -19,8 +19,8 @@ from lakeguard.store import MetadataStore, compaction, deltars
 from lakeguard.store.migrations import m0004_log_retention, migrate
 from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.words.errors import WriteConflict
-from tests.conftest import copied_store
-from tests.store_v0 import FIXTURE
+from tests.support.project import copied_store
+from tests.support.store_v0 import FIXTURE
 from tests.test_snapshot_cache import event
 
 RETAINED = 2 * 3600  # seconds: older than compaction.LOG_RETENTION

@@ -28,7 +28,7 @@ from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.store import MetadataStore
 from lakeguard.words.errors import ConfigError
 from openlaketx.cli import app
-from tests.conftest import cells_yaml, copied_store, write
+from tests.support.project import cells_yaml, copied_store, write
 
 ROOT = Path(__file__).resolve().parents[1]
 WAREHOUSE = "/warehouse"

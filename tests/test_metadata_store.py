@@ -22,7 +22,7 @@ from lakeguard.store.arrow import delta_schema_json
 from lakeguard.store.migrations import migrate
 from lakeguard.store.store import utcnow
 from lakeguard.words.errors import AppendOnlyViolation, MetadataStoreError
-from tests.children import lease_race
+from tests.support.children import lease_race
 
 
 @pytest.fixture
@@ -262,7 +262,7 @@ def test_a_missing_metadata_table_is_named(store: MetadataStore) -> None:
 def test_compare_and_set_appends_never_both_win(store: MetadataStore, tmp_path: Path) -> None:
     """Three processes try to take the same lease at the same moment: exactly one gets it.
     They start from one line, each having read the table and chosen to take the lease before
-    any of them commits (tests/children.py asserts it)."""
+    any of them commits (tests/support/children.py asserts it)."""
     with lease_race(store.root, tmp_path / "race", ["ds"] * 3) as outcomes:
         assert sorted(outcomes) == ["lost", "lost", "won"]
 

@@ -11,7 +11,7 @@ import pytest
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.schema.drift import ChangeKind, derived_changes, diff
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from tests.conftest import write
+from tests.support.project import write
 from tests.test_sql_models import deliver, document
 
 # as recorded with a version: the table's columns, which Delta holds nullable

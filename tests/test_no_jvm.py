@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Project
+from tests.support.project import Project
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 

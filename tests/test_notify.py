@@ -22,9 +22,9 @@ from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.tenants import Tenants
 from openlaketx.settings import NotifySettings, ServiceSettings, TenantLimits
-from tests.conftest import cells_yaml, write
-from tests.planted import T0, Plant
-from tests.receivers import SECRET, Receiver, http_receiver, self_signed, smtp_server
+from tests.support.planted import T0, Plant
+from tests.support.project import cells_yaml, write
+from tests.support.receivers import SECRET, Receiver, http_receiver, self_signed, smtp_server
 
 PUBLIC = "https://laketx.example.com"
 HOOK = """

@@ -27,10 +27,10 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
 from openlaketx.service.dispatcher import Dispatcher
 from openlaketx.service.tenants import Tenants
-from tests.children import ROOT
-from tests.conftest import cells_yaml, write
-from tests.planted import Plant
-from tests.receivers import SECRET, http_receiver
+from tests.support.children import ROOT
+from tests.support.planted import Plant
+from tests.support.project import cells_yaml, write
+from tests.support.receivers import SECRET, http_receiver
 
 pytestmark = [pytest.mark.subprocess]
 

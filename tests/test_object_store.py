@@ -23,8 +23,8 @@ from lakeguard.store.deltars import CasLost, append, load, read
 from lakeguard.words.errors import ConfigError, MetadataStoreError
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
-from tests.children import lease_race
-from tests.seaweed import ACCESS_KEY, SECRET_KEY
+from tests.support.children import lease_race
+from tests.support.seaweed import ACCESS_KEY, SECRET_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 CRM = ROOT / "examples" / "crm" / "crm.yaml"
@@ -80,7 +80,7 @@ def test_leases_taken_by_two_processes_on_the_object_store_one_wins(
     on_s3: str, tmp_path: Path
 ) -> None:
     """Two processes read the lease table and decide to take the same lease before either
-    commits (the start line of tests/children.py); the object store's conditional put lets
+    commits (the start line of tests/support/children.py); the object store's conditional put lets
     exactly one commit land, and the loser sees the winner."""
     root = f"{on_s3}/lg"
     MetadataStore("lg", root, "default").ensure()

@@ -2,7 +2,7 @@
 
 Data tables, staged batches, quarantine and the file source's deliveries and archive live under
 `s3://` prefixes (LAKETX_WAREHOUSE, LAKETX_METADATA_HOME, a source root); only the home's own
-files stay local. The scenario of tests/scenario.py (append, merge, scd2, SQL model, a blocked
+files stay local. The scenario of tests/support/scenario.py (append, merge, scd2, SQL model, a blocked
 batch, an additive drift, verify, replay) runs there in a process of its own (its Spark session
 reaches S3 through s3a) and must equal a local run of the same deliveries; runs killed at each
 step there must leave every row loaded exactly once.
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from openlaketx.tables import dataset_location
-from tests import scenario
+from tests.support import scenario
 from tests.test_no_jvm import BIN, no_java_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess, pytest.mark.server]
@@ -41,9 +41,9 @@ def on_s3(s3_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> st
 
 
 def child(feed: str, *actions: str, dies: bool = False) -> list[dict[str, Any]]:
-    """`python -m tests.scenario FEED ACTION...` in a process of its own; its JSON lines."""
+    """`python -m tests.support.scenario FEED ACTION...` in a process of its own; its JSON lines."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.scenario", feed, *actions],
+        [sys.executable, "-m", "tests.support.scenario", feed, *actions],
         cwd=ROOT,
         env=os.environ.copy(),
         capture_output=True,
@@ -87,7 +87,7 @@ def test_runs_on_the_object_store_killed_at_each_step_equal_an_uninterrupted_loc
     # so every data-table commit, Spark's or delta-rs's, is made by the lease holder alone
     signal = tmp_path / "hold"
     holder = subprocess.Popen(
-        [sys.executable, "-m", "tests.scenario", feed, f"hold_run:{signal}", "report"],
+        [sys.executable, "-m", "tests.support.scenario", feed, f"hold_run:{signal}", "report"],
         cwd=ROOT,
         env=os.environ.copy(),
         stdout=subprocess.PIPE,

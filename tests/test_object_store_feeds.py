@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cells_yaml
+from tests.support.project import cells_yaml
 
 
 @pytest.fixture

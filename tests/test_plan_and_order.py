@@ -9,7 +9,7 @@ from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.rules.catalog.plan import plan_changes
 from lakeguard.rules.catalog.to_rows import document_rows
 from lakeguard.words.planning import CycleError, order_tasks
-from tests.conftest import cells_yaml
+from tests.support.project import cells_yaml
 
 CELLS_YAML = cells_yaml()
 

@@ -13,7 +13,7 @@ from lakeguard.rules.policy.evaluate import checks
 from lakeguard.rules.policy.expression import evaluate, parse
 from lakeguard.rules.policy.pii import Shape, raw_pii
 from lakeguard.words.errors import ValidationError
-from tests.conftest import Project, assert_sound, write
+from tests.support.project import Project, assert_sound, write
 
 
 def test_the_expression_language_is_small_and_checked() -> None:

@@ -18,7 +18,7 @@ from lakeguard.records.quality.profiling import (
 )
 from lakeguard.rules.catalog.loader import load_file
 from lakeguard.words.errors import ValidationError
-from tests.conftest import Project, assert_sound, cells_yaml, write
+from tests.support.project import Project, assert_sound, cells_yaml, write
 
 NOW = datetime(2026, 11, 26, 12, 0)
 

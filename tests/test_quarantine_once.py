@@ -264,7 +264,7 @@ def test_the_page_the_api_and_migrate_count_a_batch_held_again_once(tmp_path: Pa
     from openlaketx.service.runs import RunService
     from openlaketx.service.tenants import Tenants
     from openlaketx.tables import dataset_location, quarantine_name
-    from tests.conftest import cells_yaml, write
+    from tests.support.project import cells_yaml, write
 
     tenants = Tenants(LakehouseConfig.from_env(home=tmp_path / "lakehouse"))
     lh = tenants.get("default")

@@ -36,7 +36,7 @@ from openlaketx.runner.context import StepResult
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import Comparison, ReplayReport
 from openlaketx.tabular import MAX_LINES, Column, Tabular
-from tests.conftest import write
+from tests.support.project import write
 
 AT = datetime(2026, 11, 26, 12, 0, 0)
 LONG_DATASET = "silver_cell_towers_by_region_and_operator_quarterly"

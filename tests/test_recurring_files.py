@@ -17,7 +17,7 @@ from lakeguard.records.sources.progress_rows import RejectedFileRow
 from openlaketx.runner.news import nothing_new
 from openlaketx.sources import files
 from openlaketx.sources.kinds import engine
-from tests.conftest import Project, assert_sound, write
+from tests.support.project import Project, assert_sound, write
 
 pytestmark = pytest.mark.spark
 

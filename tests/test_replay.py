@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openlaketx.cli import app
-from tests.conftest import Project, assert_sound
+from tests.support.project import Project, assert_sound
 
 GOLD = """  - id: gold_radios{s}
     layer: gold

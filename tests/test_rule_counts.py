@@ -54,7 +54,7 @@ from pyspark import TaskContext
 from pyspark.sql import functions as F
 import openlaketx.runner.stage as stage
 from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
+from tests.support.environment import TEST_CONF
 
 home, document, marker = sys.argv[1:4]
 publishable = stage.publishable

@@ -18,7 +18,7 @@ from lakeguard.rules.quality.evaluate import evaluate_row_count, implied_unique
 from lakeguard.rules.quality.fail_behavior import droppable, fail_behavior
 from lakeguard.rules.quality.rules import compile_rule
 from lakeguard.words.errors import UnsafeExpressionError, ValidationError
-from tests.conftest import Project, assert_sound, cells_yaml, write
+from tests.support.project import Project, assert_sound, cells_yaml, write
 
 
 def rule(rule_type: str, **params: object) -> RuleDef:

@@ -25,7 +25,7 @@ from openlaketx.runner import dataset_step, job, promotion
 from openlaketx.runner.context import StepResult
 from openlaketx.runner.deadline import RunDeadline
 from openlaketx.spark import SCHEDULER_POOL
-from tests.conftest import Project, assert_sound, cells_yaml, write
+from tests.support.project import Project, assert_sound, cells_yaml, write
 
 REASON = (
     "the run exceeded its time limit of {} s (run_time_limit_seconds); its Spark jobs were "

@@ -22,7 +22,8 @@ from openlaketx.config import LakehouseConfig
 from openlaketx.service.runs import RunService
 from openlaketx.service.scheduler import SKIPPED, Scheduler
 from openlaketx.service.tenants import Tenants
-from tests.conftest import TEST_CONF, Project, assert_sound, cells_yaml, open_copy, write
+from tests.support.environment import TEST_CONF
+from tests.support.project import Project, assert_sound, cells_yaml, open_copy, write
 
 pytestmark = pytest.mark.spark
 

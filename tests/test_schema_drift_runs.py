@@ -14,7 +14,7 @@ from deltalake import DeltaTable
 
 from lakeguard.records.sources.rows import SourceColumnRow
 from openlaketx.tables import dataset_location
-from tests.conftest import assert_sound, write
+from tests.support.project import assert_sound, write
 
 pytestmark = pytest.mark.spark
 

@@ -29,7 +29,7 @@ from lakeguard.store.viewdefs import (
 )
 from lakeguard.words.errors import MetadataStoreError
 from lakeguard.words.vocabulary import EventStatus, JobStatus
-from tests.conftest import Project
+from tests.support.project import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,8 +19,8 @@ from lakeguard.actors.keys import Scope, token_hash
 from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.store import RunWriter
 from lakeguard.words.vocabulary import EventStatus, TriggerType
-from tests.conftest import Project, assert_sound, cells_yaml, write
-from tests.service import Served, serving
+from tests.support.project import Project, assert_sound, cells_yaml, write
+from tests.support.service import Served, serving
 
 pytestmark = pytest.mark.spark
 

@@ -19,7 +19,7 @@ from lakeguard.rules.catalog.loader import validate_text
 from lakeguard.words.errors import ConfigError, ValidationError
 from lakeguard.words.schedule import next_tick
 from openlaketx.settings import load_settings
-from tests.service import Served, serving
+from tests.support.service import Served, serving
 
 API = "/api/v1"
 WRITE = (Scope.DEFINITIONS_WRITE, Scope.RUNS_READ)

@@ -22,8 +22,8 @@ from lakeguard.actors.keys import PREFIX, Scope, _checksum, key_id_of, new_token
 from lakeguard.store import RunWriter
 from openlaketx.service.scheduler import Scheduler
 from openlaketx.settings import ServiceSettings, TenantLimits
-from tests.conftest import Project, assert_sound, cells_yaml, write
-from tests.service import Served, serving
+from tests.support.project import Project, assert_sound, cells_yaml, write
+from tests.support.service import Served, serving
 from tests.test_service import hooked_project, signed
 
 pytestmark = pytest.mark.spark

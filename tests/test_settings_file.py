@@ -15,7 +15,7 @@ from lakeguard.records.objectstore import ObjectStoreSettings, storage_options
 from lakeguard.words.errors import ConfigError
 from openlaketx.cli import app
 from openlaketx.config import LakehouseConfig
-from tests.seaweed import ACCESS_KEY, SECRET_KEY
+from tests.support.seaweed import ACCESS_KEY, SECRET_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 CRM = ROOT / "examples" / "crm" / "crm.yaml"

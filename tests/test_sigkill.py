@@ -1,4 +1,4 @@
-"""Runs killed from outside with SIGKILL (tests/sigkill.py) while they stage a batch, publish
+"""Runs killed from outside with SIGKILL (tests/support/sigkill.py) while they stage a batch, publish
 it and MERGE it, at a moment drawn at random inside the phase; the next run reaps the dead one
 and recovers, and every row is loaded exactly once.
 
@@ -20,8 +20,8 @@ from deltalake import DeltaTable
 from lakeguard.reads.reader import StoreReader
 from lakeguard.records.commits import app_id, published_through
 from openlaketx.tables import dataset_location
-from tests.conftest import Project, assert_sound
-from tests.sigkill import Kill, PhaseClock, kill_in_phase
+from tests.support.project import Project, assert_sound
+from tests.support.sigkill import Kill, PhaseClock, kill_in_phase
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 

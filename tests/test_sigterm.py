@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from tests.conftest import Project, assert_sound
-from tests.killing import ROOT
+from tests.support.killing import ROOT
+from tests.support.project import Project, assert_sound
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 

@@ -18,7 +18,7 @@ from lakeguard.store import MetadataStore
 from lakeguard.store.snapshots import SNAPSHOTS, Snapshots
 from lakeguard.store.store import utcnow
 from lakeguard.words.errors import WriteConflict
-from tests.conftest import copied_store
+from tests.support.project import copied_store
 
 
 @pytest.fixture

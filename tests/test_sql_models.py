@@ -11,7 +11,7 @@ import pytest
 from lakeguard.reads.reader import StoreReader
 from lakeguard.rules.catalog.loader import load_file
 from lakeguard.words.errors import ValidationError
-from tests.conftest import write
+from tests.support.project import write
 
 MODEL = """
 WITH per_radio AS (

@@ -19,7 +19,7 @@ from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.store import MetadataStore
 from lakeguard.store.store import utcnow
 from lakeguard.words.vocabulary import IN_FLIGHT, AttemptStatus, EventStatus, JobStatus
-from tests.conftest import copied_store
+from tests.support.project import copied_store
 
 DS = "bronze_x"
 

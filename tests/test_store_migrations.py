@@ -19,7 +19,7 @@ from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import MIGRATIONS, migrate, pending
 from lakeguard.store.rewrite import STAGING_SUFFIX, resume
 from openlaketx.cli import app
-from tests.store_v0 import (
+from tests.support.store_v0 import (
     FIXTURE,
     STEPS,
     as_before,

@@ -16,7 +16,7 @@ from lakeguard.records.versioning import StoreVersionError
 from lakeguard.store import MetadataStore
 from lakeguard.store.migrations import migrate
 from openlaketx.cli import app
-from tests.store_v0 import (
+from tests.support.store_v0 import (
     STEPS,
     assert_migrated,
     every_row,

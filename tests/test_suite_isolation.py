@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import isolate_environment
+from tests.support.environment import isolate_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 

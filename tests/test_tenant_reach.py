@@ -30,7 +30,7 @@ from openlaketx.lakehouse import Lakehouse
 from openlaketx.settings import ServiceSettings, TenantLimits
 from openlaketx.sources.credentials import resolve
 from openlaketx.sources.guard import checked_address, pinned_jdbc_url
-from tests.service import Served, serving
+from tests.support.service import Served, serving
 
 API = "/api/v1"
 WRITE = (Scope.DEFINITIONS_WRITE, Scope.RUNS_READ)

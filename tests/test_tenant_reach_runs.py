@@ -20,8 +20,8 @@ from lakeguard.rules.catalog.to_rows import document_rows
 from lakeguard.words.vocabulary import JobStatus
 from openlaketx.config import LakehouseConfig
 from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
-from tests.http_server import TOKEN, Server
+from tests.support.environment import TEST_CONF
+from tests.support.http_server import TOKEN, Server
 
 pytestmark = pytest.mark.spark
 

@@ -21,7 +21,7 @@ from lakeguard.records.trust import RECENT, WEIGHTS, PromotedBatch, RuleJudgment
 from lakeguard.rules.policy.sla import sla_hours
 from lakeguard.store import MetadataStore
 from lakeguard.words.vocabulary import AttemptStatus, Outcome
-from tests.conftest import Project
+from tests.support.project import Project
 
 NOW = datetime(2026, 11, 26, 12)
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from tests.children import HELD, decisions, laketx_watched, release, wait_for_decisions
-from tests.conftest import Project, assert_sound
+from tests.support.children import HELD, decisions, laketx_watched, release, wait_for_decisions
+from tests.support.project import Project, assert_sound
 
 pytestmark = [pytest.mark.spark, pytest.mark.subprocess]
 

@@ -15,7 +15,7 @@ from lakeguard.store.registration import _known, is_registered
 from lakeguard.store.snapshots import SNAPSHOTS
 from openlaketx.service.tenants import Tenants
 from openlaketx.tables import dataset_location, quarantine_name
-from tests.conftest import Project
+from tests.support.project import Project
 
 
 def _restarted(spark: Any, names: list[str]) -> None:

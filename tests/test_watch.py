@@ -19,7 +19,7 @@ from lakeguard.actors.catalog.watch import FolderWatcher
 from lakeguard.records.definitions.sets import DOCUMENT_TABLES
 from lakeguard.store import MetadataStore
 from lakeguard.words.vocabulary import SyncOutcome
-from tests.conftest import cells_yaml, write
+from tests.support.project import cells_yaml, write
 
 BIN = Path(sys.executable).parent
 

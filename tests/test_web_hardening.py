@@ -14,8 +14,8 @@ import pytest
 
 from lakeguard.actors.keys import Scope
 from openlaketx.service.dashboard.sessions import LoginForms, cross_origin
-from tests.conftest import cells_yaml, write
-from tests.service import Served, serving
+from tests.support.project import cells_yaml, write
+from tests.support.service import Served, serving
 
 API = "/api/v1"
 S = "_web"

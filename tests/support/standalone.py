@@ -2,7 +2,7 @@
 from the pyspark installation's own classes (`bin/spark-class`), on free ports.
 
 Each daemon runs in a process group of its own, so stopping one kills what it started too
-(the worker's executors). `python -m tests.standalone` starts one and waits, for trying
+(the worker's executors). `python -m tests.support.standalone` starts one and waits, for trying
 `laketx run --master spark://...` by hand.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import FAST_JVM
-from tests.ports import free_ports
+from tests.support.environment import FAST_JVM
+from tests.support.ports import free_ports
 
 READY_WITHIN = 180.0  # seconds: two JVMs starting on a busy machine
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RELEASE = "release"
 HELD = "held"  # a decision that found the dataset taken
 
@@ -145,7 +145,7 @@ def release(folder: Path) -> None:
 LEASE_CHILD = """
 import sys
 from datetime import timedelta
-from tests.children import watch_lease_decisions
+from tests.support.children import watch_lease_decisions
 from lakeguard.words.errors import WriteConflict
 from lakeguard.store import MetadataStore, RunWriter
 root, folder, name, wanted = sys.argv[1:5]
@@ -203,7 +203,7 @@ def lease_race(root: str, folder: Path, wants: Sequence[str]) -> Iterator[list[s
 
 CLI_CHILD = """
 import sys
-from tests.children import watch_lease_decisions
+from tests.support.children import watch_lease_decisions
 folder, name, hold_first, *args = sys.argv[1:]
 watch_lease_decisions(folder, name, hold_first=hold_first == "hold")
 from openlaketx.cli import main

@@ -7,7 +7,7 @@ column (additive schema drift, promoted). Then `verify` and a `replay` of the si
 What it returns is plain JSON (row counts, content hashes, decisions), so a run on an object
 store can be compared with a local run of the same deliveries.
 
-`python -m tests.scenario FEED ACTION...` does the actions (see `steps`) in a process of its
+`python -m tests.support.scenario FEED ACTION...` does the actions (see `steps`) in a process of its
 own on the lakehouse the `LAKETX_*` variables name (its Spark session gets s3a there), printing
 what it saw as JSON lines; `arm:POINT` makes the next run die at a kill point.
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import write
+from tests.support.project import write
 
 # kind -> the dataset fields that make it. Its parent is the bronze dataset, except for
 # snapshot kinds (`delete_missing`), whose parent is `full_one`: each of its versions is a

@@ -21,7 +21,7 @@ from lakeguard.records.versioning import MARK_STEP, MIGRATING_PROPERTY, STORE_VE
 from lakeguard.store import MetadataStore, deltars, table_replace
 from lakeguard.store.arrow import to_arrow, to_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "store_v0"
 STORE = FIXTURE / "metadata" / "lakeguard"
 RUNS = 5  # pipeline_runs rows in the fixture

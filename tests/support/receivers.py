@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.ports import free_ports
+from tests.support.ports import free_ports
 
 SECRET_KEY = b"a test signing key of 32 bytes!!"
 SECRET = "whsec_" + base64.b64encode(SECRET_KEY).decode()

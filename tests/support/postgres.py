@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.ports import free_ports
+from tests.support.ports import free_ports
 
 PASSWORD = "s3cret-for-tests"
 USER = "postgres"

@@ -6,14 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import os, sys
 from lakeguard.actors.gate import Gate
 import openlaketx.runner.promotion as step  # where a batch is published
 from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
+from tests.support.environment import TEST_CONF
 
 def die(*_a, **_k):
     os._exit(137)

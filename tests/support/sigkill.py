@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.children import ROOT, Lines
+from tests.support.children import ROOT, Lines
 
 CHILD = """
 import sys
 from openlaketx.lakehouse import Lakehouse
-from tests.conftest import TEST_CONF
+from tests.support.environment import TEST_CONF
 home, target = sys.argv[1:3]
 lh = Lakehouse.open(home=home, master="local[1]", spark_conf=TEST_CONF)
 result = lh.run(target, progress=lambda message: print(message, flush=True))

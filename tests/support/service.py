@@ -24,7 +24,7 @@ from openlaketx.service.runs import RunService
 from openlaketx.service.serve import server_config
 from openlaketx.service.tenants import Tenants
 from openlaketx.settings import ServiceSettings
-from tests.conftest import TEST_CONF
+from tests.support.environment import TEST_CONF
 
 ALL = (Scope.RUNS_TRIGGER, Scope.RUNS_READ, Scope.KEYS_ADMIN, Scope.DEFINITIONS_WRITE)
 

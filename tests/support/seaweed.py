@@ -24,9 +24,9 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from tests.ports import free_ports
+from tests.support.ports import free_ports
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUCKET = "lake"
 ACCESS_KEY = "laketx-test"
 SECRET_KEY = "laketx-test-secret-9c1f"
