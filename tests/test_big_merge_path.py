@@ -105,7 +105,8 @@ def cells(
 
 
 def _spy(monkeypatch: Any) -> list[str]:
-    """The engines that merged: delta-rs must not; Spark's MERGE is counted."""
+    """What chose and ran the merge: the engine is chosen once (`fits`), delta-rs never
+    merges nor counts, Spark's MERGE is counted."""
     called: list[str] = []
     real = strategies.merge
 
@@ -116,7 +117,14 @@ def _spy(monkeypatch: Any) -> list[str]:
     def no_delta_rs(*_a: Any, **_k: Any) -> Any:
         raise AssertionError("delta-rs merged a batch above the small-merge size")
 
+    real_fits = small_merge.fits
+
+    def fits(*args: Any, **kwargs: Any) -> bool:
+        called.append("fits")
+        return real_fits(*args, **kwargs)
+
     monkeypatch.setattr(strategies, "merge", spark_merge)
+    monkeypatch.setattr(small_merge, "fits", fits)
     monkeypatch.setattr(small_merge, "merge", no_delta_rs)
     monkeypatch.setattr(small_merge, "changes", no_delta_rs)
     return called
@@ -128,7 +136,7 @@ def test_an_unchanged_batch_makes_no_version_and_the_next_is_applied(
     merges = _spy(monkeypatch)
     cells.deliver("d2.csv", FIRST)  # bronze v2 repeats what silver holds
     step = cells.run()
-    assert merges == ["spark"]  # one MERGE, no novelty join before it
+    assert merges == ["fits", "spark"]  # chosen once; one MERGE, no novelty join before it
     assert step.data_version is None and step.reason == "no row would change"
     assert step.rows_written == 0
     assert cells.versions() == [1]
@@ -141,6 +149,7 @@ def test_an_unchanged_batch_makes_no_version_and_the_next_is_applied(
 
     cells.deliver("d3.csv", ["GSM,1,11.5,200", "LTE,9,9.0,200"])  # a change and a new key
     step = cells.run()
+    assert merges == ["fits", "spark"] * 2
     assert step.data_version == 2, step.reason  # applied, not skipped as applied already
     assert step.rows_written == 2
     assert cells.versions() == [1, 2]
@@ -156,7 +165,7 @@ def test_a_blocked_batch_leaves_the_table_untouched(cells: Cells, monkeypatch: A
     cells.deliver("d2.csv", ["GSM,1,500.0,200", "LTE,2,21.5,200"])  # lat 500 fails the gate
     step = cells.run()
     assert step.status == "BLOCKED" and step.data_version is None
-    assert merges == []
+    assert merges == ["fits"]
     assert cells.delta_version() == before
     assert published_through(cells.path, cells.app) == 1
     assert cells.versions() == [1]
