@@ -18,6 +18,10 @@ from lakeguard.records.versioning import MARK_MIGRATION
 from lakeguard.words.shapes import JsonObject
 
 TAG_KEY = "laketx"
+# The tag key of a release: a commit of no data after a MERGE that changed no row, setting the
+# dataset's application transaction back to the version before (docs/design.md §5)
+RELEASE_KEY = "release"
+MERGE_ROWS = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
 # Operations that change no row (they may rewrite files or the table's metadata).
 MAINTENANCE = frozenset(
     {
@@ -65,6 +69,16 @@ class TaggedCommit:
     upstream: dict[str, int] = field(default_factory=dict)
     rows: int | None = None  # rows the commit published, when the engine recorded them
 
+    @property
+    def changed_nothing(self) -> bool:
+        """Whether this is a MERGE that changed no row (no version records it: released)."""
+        return not self.rows and changed_no_row(self.metrics)
+
+
+def changed_no_row(metrics: Mapping[str, Any]) -> bool:
+    """Whether a MERGE's operation metrics (Spark's names) say it changed no row."""
+    return MERGE_ROWS[0] in metrics and all(int(metrics.get(k) or 0) == 0 for k in MERGE_ROWS)
+
 
 @dataclass(frozen=True)
 class Commit:
@@ -75,13 +89,21 @@ class Commit:
     tag: JsonObject | None
     parameters: JsonObject = field(default_factory=dict)
     migration: str | None = None  # the store migration that made it (its commitInfo marker)
+    metrics: dict[str, str] = field(default_factory=dict)  # under Spark's names
 
     @property
     def maintenance(self) -> bool:
-        """Whether the commit only maintains the table (no row added, changed or removed)."""
+        """Whether the commit only maintains the table (no row added, changed or removed):
+        a tagged MERGE that changed no row, and its release, are of it."""
+        if self.tag is not None and (RELEASE_KEY in self.tag or self.empty_merge):
+            return True
         if self.operation in MAINTENANCE:
             return self.operation != "CREATE TABLE" or self.tag is None
         return False
+
+    @property
+    def empty_merge(self) -> bool:
+        return self.operation == "MERGE" and changed_no_row(self.metrics)
 
 
 def history(path: str, limit: int | None = None) -> list[Commit]:
@@ -95,6 +117,7 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
             tag=parse_tag(entry.get("userMetadata")),
             parameters=dict(entry.get("operationParameters") or {}),
             migration=entry.get(MARK_MIGRATION),
+            metrics=spark_metrics(entry.get("operationMetrics") or {}),
         )
         for entry in delta_table(path).history(limit)
     ]

@@ -7,6 +7,11 @@ version = the data version it will become), whichever engine commits it (delta-r
 staged files, or Spark running a MERGE). A retry of the same promotion is therefore refused by
 Delta itself, and the tag lets the engine find the commit again after a crash. Finding it reads
 the Delta log with delta-rs: no Spark job.
+
+A MERGE that changed no row is committed by Delta all the same (it carries the application
+transaction), and no version records it: `release` then commits no data with the dataset's
+transaction set back to the version before, so the next batch, which becomes that version,
+is not skipped by Delta as applied already (docs/design.md §5).
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from deltalake import CommitProperties, Transaction
+
 from lakeguard.records.commits import (
+    RELEASE_KEY,
     TAG_KEY,
     TaggedCommit,
     app_id,
@@ -27,6 +35,7 @@ from lakeguard.records.commits import (
 )
 from lakeguard.words.errors import WriteConflict
 from lakeguard.words.shapes import JsonObject
+from openlaketx import storage
 
 __all__ = [
     "CommitTag",
@@ -36,6 +45,7 @@ __all__ = [
     "conflict",
     "find_commit",
     "published_through",
+    "release",
     "session_tagging",
     "tagged_commits",
 ]
@@ -69,6 +79,11 @@ class CommitTag:
             tag["rows"] = rows
         return json.dumps({TAG_KEY: tag}, sort_keys=True)
 
+    def release_metadata(self) -> str:
+        """The tag of this promotion's release (`release`): no data version is in it."""
+        tag = {"run_id": self.run_id, "dataset_id": self.dataset_id, RELEASE_KEY: self.data_version}
+        return json.dumps({TAG_KEY: tag}, sort_keys=True)
+
 
 def conflict(tag: CommitTag, path: str) -> WriteConflict:
     """The error of a promotion whose commit lost to a concurrent one."""
@@ -89,6 +104,27 @@ def committed(path: str, tag: CommitTag) -> TaggedCommit:
             fix="retry the run; no version was recorded",
         )
     return commit
+
+
+def release(path: str, tag: CommitTag) -> bool:
+    """After this promotion's MERGE changed no row: commit no data, tagged as its release,
+    with the dataset's application transaction set back to `tag.data_version - 1`, so that
+    the next batch (which becomes that version) is applied, not skipped as applied already.
+    Idempotent: nothing is committed unless the transaction is still at `tag.data_version`.
+    Whether it committed."""
+    table = storage.delta_table(path)
+    if table.transaction_version(tag.app_id) != tag.data_version:
+        return False
+    table.create_write_transaction(
+        [],
+        mode="append",
+        schema=table.schema(),
+        commit_properties=CommitProperties(
+            custom_metadata={"userMetadata": tag.release_metadata()},
+            app_transactions=[Transaction(tag.app_id, tag.data_version - 1)],
+        ),
+    )
+    return True
 
 
 @contextmanager

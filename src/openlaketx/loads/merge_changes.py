@@ -1,6 +1,9 @@
-"""What a MERGE of a staged batch would insert, update and delete, counted in Spark before it
-runs, so that a batch that changes nothing publishes nothing (`runner/stage.py`; a small
-batch into a small table is counted by DataFusion instead, `small_merge.py`)."""
+"""What a MERGE of a staged batch would insert, update and delete, counted in Spark.
+
+The runner no longer counts a big batch before its MERGE (a second table-sized join): the
+MERGE's own commit metrics say whether it changed a row (`runner/promotion.py`), and a small
+batch is counted by DataFusion (`small_merge.py`). This count is the reference the tests check
+delta-rs's counts and the MERGE's metrics against."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ once (lazily), files that cannot be read put aside → decide its schema drift �
 a folder no reader sees, each row with the rules it breaks (a file Spark fails on mid-read is
 put aside and the batch read again without it) → nothing new? stop → gate: evaluate the
 rules, check policies, LakeGuard decides and records → promote (one tagged, idempotent commit,
-then the version) or hold it back in quarantine → the held batches it read again leave
+then the version; a Spark MERGE that changed no row is released instead) or hold it back in
+quarantine → the held batches it read again leave
 quarantine → one terminal run_history row, whatever happens. Each part is a module of its own
 (recovery, stage, gating, promotion, quarantine); they share only what they return.
 """

@@ -9,7 +9,7 @@ from lakeguard.words.errors import SourceError
 from lakeguard.words.vocabulary import AttemptStatus, FailBehavior, LoadType
 from openlaketx.connect import MERGE_NEEDS, refuse_through_connect
 from openlaketx.loads import footers, small_catch_up, small_merge, staging, strategies
-from openlaketx.loads.commit import CommitTag
+from openlaketx.loads.commit import CommitTag, release
 from openlaketx.loads.content import staged_hash
 from openlaketx.loads.publish import create_empty, fields_of, publish, quarantine
 from openlaketx.runner import drift, dropping
@@ -24,7 +24,7 @@ from openlaketx.runner.context import (
 from openlaketx.runner.gating import GateOutcome
 from openlaketx.runner.lifecycle import DatasetAttempt
 from openlaketx.runner.recovery import Recovered, record_commit
-from openlaketx.runner.stage import Novelty
+from openlaketx.runner.stage import NO_ROW_CHANGES, Novelty
 from openlaketx.sources.archive import archive_files
 from openlaketx.sources.watermarks import watermark_text
 from openlaketx.tables import quarantine_name, register
@@ -91,7 +91,9 @@ def promote(
 ) -> StepResult:
     """Publish an allowed batch in one tagged, idempotent commit and record its version.
     `found`: what the novelty check learnt of the batch (a full load's content hash, a small
-    catch-up's fold, whether delta-rs merges it), so that the write does not ask again."""
+    catch-up's fold, whether delta-rs merges it), so that the write does not ask again.
+    A MERGE that changed no row (its commit's metrics) is released and records no version:
+    the attempt says "no row would change", as the novelty check says of a small batch."""
     content_hash, fold, small = found.content_hash, found.fold, found.small
     version = start.next_version
     evolves = any(o.evolves for o in drifts)
@@ -112,7 +114,6 @@ def promote(
         if rejected is not None:
             staged = staging.split(ctx.spark, staged, rejected)
             fold = None  # folded from rows that are not all published
-            small = small or None  # fewer rows: one too big before may fit now
         if staged.malformed:
             set_aside = quarantine(
                 target.quarantine_path, staged, attempt.run_id, malformed_only=True
@@ -166,6 +167,8 @@ def promote(
                     may_add=evolves,
                 )
             staging.discard(staged)
+            if commit.changed_nothing:  # no version records it: the next batch is version N
+                release(target.path, tag)
         else:
             commit = publish(
                 target.path,
@@ -182,6 +185,20 @@ def promote(
             "delta_version": commit.commit_version,
             "set_aside": set_aside,
         }
+        if merging and commit.changed_nothing:
+            log.metadata["note"] = NO_ROW_CHANGES
+    if merging and commit.changed_nothing:
+        return target.result(
+            attempt.run_id,
+            AttemptStatus.SUCCESS,
+            rows_read=gated.result.rows,
+            rows_written=0,
+            reason=NO_ROW_CHANGES,
+            outcomes=gated.result.outcomes,
+            quarantined=set_aside,
+            inputs=batch_inputs(batch),
+            profile=gated.result.profile,
+        )
 
     with attempt.phase("record version", "record") as log:
         record_commit(ctx, target, commit, start.own_latest, content_hash)

@@ -12,7 +12,14 @@ from lakeguard.words.errors import MetadataStoreError
 from lakeguard.words.vocabulary import LoadType
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
-from openlaketx.loads.commit import TaggedCommit, app_id, find_commit, published_through
+from openlaketx.loads.commit import (
+    CommitTag,
+    TaggedCommit,
+    app_id,
+    find_commit,
+    published_through,
+    release,
+)
 from openlaketx.loads.content import recorded_digests_hash
 from openlaketx.runner.context import RunContext, Target
 from openlaketx.runner.lifecycle import DatasetAttempt
@@ -35,7 +42,8 @@ class Recovered:
 def recover(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> Recovered:
     """Sweep crashed runs' staged batches and record the commits they published but never
     recorded (approved: their decisions are on record), oldest first; their input then
-    counts as taken. Call it holding the dataset's lease."""
+    counts as taken. A crashed run's MERGE that changed no row (the last commit) is released
+    instead, as its run would have: no version records it. Call it holding the lease."""
     own_latest = ctx.gate.latest(target.dataset_id)
     published = published_through(target.path, app_id(ctx.writer.tenant, target.dataset_id))
     swept = staging.sweep(target.path, published)
@@ -52,10 +60,21 @@ def recover(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> Recover
                     where=target.path,
                     fix="inspect the table history (DESCRIBE HISTORY) before running again",
                 )
+            if commit.changed_nothing and version == published:
+                tag = CommitTag(
+                    ctx.writer.tenant,
+                    target.dataset_id,
+                    commit.run_id,
+                    version,
+                    commit.batch_fingerprint,
+                )
+                release(target.path, tag)
+                log.metadata["released"] = version
+                break
             record_commit(ctx, target, commit, latest, recovered=True)
             latest = ctx.gate.latest(target.dataset_id)
             recorded.append(commit)
-        log.metadata = {"recovered_commits": [c.commit_version for c in recorded]}
+        log.metadata["recovered_commits"] = [c.commit_version for c in recorded]
     _finish_sources(ctx, target, [c.run_id for c in recorded])
     return Recovered(latest, recorded, swept)
 
