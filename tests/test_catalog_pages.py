@@ -23,7 +23,7 @@ from lakeguard.records.evidence import CheckKind, CheckRecord, CheckResult
 from lakeguard.words.schedule import next_tick
 from lakeguard.words.vocabulary import AttemptStatus
 from openlaketx.config import LakehouseConfig
-from openlaketx.service import catalog_view
+from openlaketx.service import catalog_view, window_counts
 from openlaketx.service.app import create_app
 from openlaketx.service.runs import RunService
 from openlaketx.service.tenants import Tenants
@@ -254,14 +254,14 @@ def test_the_summary_counts_each_attempt_of_the_window_once(
     held = plant.attempt(AttemptStatus.BLOCKED, allowed=False, warn=True)
     plant.attempt(AttemptStatus.FAILED, error="boom")
     Plant(tenants.get("other").store, dataset="bronze_cells_theirs").attempt(AttemptStatus.FAILED)
-    everything = catalog_view.summary(lh, T0 - timedelta(hours=1))
-    assert everything.total == catalog_view.Counts(
+    everything = window_counts.summary(lh, T0 - timedelta(hours=1))
+    assert everything.total == window_counts.Counts(
         promoted=1, nothing_new=1, held=1, failed=1, warned=1
     )
     assert [d for d, _ in everything.by_day] == [T0.date()]
     assert [d for d, _ in everything.by_dataset] == [f"bronze_cells{S}"]
-    later = catalog_view.summary(lh, held.start_time)  # from the held attempt on
-    assert later.total == catalog_view.Counts(held=1, failed=1, warned=1)
+    later = window_counts.summary(lh, held.start_time)  # from the held attempt on
+    assert later.total == window_counts.Counts(held=1, failed=1, warned=1)
     login(client, token)
     page = client.get("/summary", params={"since": (T0 - timedelta(hours=1)).isoformat()})
     assert page.status_code == 200 and 'data-count="held">1<' in page.text

@@ -1,8 +1,8 @@
 """The catalog as a team reads it, for the dashboard and the API (delta-rs only, no Spark):
 each job with its schedule, next tick and trigger state; every rule with its definition and
 its edit history; each dataset's schema per approved version with what changed from the one
-before; a search over datasets, jobs, rules and columns; and the counts of what happened
-(promoted, nothing new, held, failed, warned) over a window.
+before; and a search over datasets, jobs, rules and columns (a window's counts:
+`window_counts`; a dataset's own facts: `dataset_facts`).
 
 A rule's history is the `quality_rules` table's own Delta history: each commit compared with
 the one before (the newest `RULE_COMMITS` of them), so an edit made with `laketx sql` shows as
@@ -14,22 +14,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
-from lakeguard.records.checks.result_rows import RuleResultRow, SchemaSnapshotRow
+from lakeguard.records.checks.result_rows import SchemaSnapshotRow
 from lakeguard.records.checks.rule_rows import QualityRuleRow
 from lakeguard.records.definitions.jobs import JobRow
 from lakeguard.records.definitions.records import RuleDef
 from lakeguard.records.judged import JudgedAs, Known, canonical_expression, changed, share_text
 from lakeguard.records.runs.records import JobRunRecord
-from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
+from lakeguard.records.runs.rows import PipelineRunRow
 from lakeguard.records.schema.fingerprint import SchemaColumn
-from lakeguard.records.sources.rows import SourceColumnRow
 from lakeguard.rules.quality.kinds import stored_rule
 from lakeguard.store import deltars
 from lakeguard.words.errors import ValidationError
 from lakeguard.words.schedule import next_tick
-from lakeguard.words.vocabulary import AttemptStatus, Outcome, TriggerType
+from lakeguard.words.vocabulary import TriggerType
 from openlaketx.lakehouse import Lakehouse
 
 RULE_COMMITS = 50  # the newest commits of `quality_rules` a rule's history is read from
@@ -365,144 +364,3 @@ def _latest_columns(lh: Lakehouse, datasets: list[str]) -> dict[str, tuple[Schem
         return {}
     snapshots = lh.store.read(SchemaSnapshotRow, filters=[("run_id", "in", runs)])
     return {s.dataset_id: _columns(s) for s in sorted(snapshots, key=lambda s: s.captured_at)}
-
-
-@dataclass(frozen=True)
-class Counts:
-    """What the dataset attempts of a window came to: each attempt one of promoted (a new
-    version), nothing new, held or failed; `warned` counts the attempts a WARN rule flagged."""
-
-    promoted: int = 0
-    nothing_new: int = 0
-    held: int = 0
-    failed: int = 0
-    warned: int = 0
-
-    @property
-    def attempts(self) -> int:
-        return self.promoted + self.nothing_new + self.held + self.failed
-
-    def plus(self, other: Counts) -> Counts:
-        return Counts(
-            self.promoted + other.promoted,
-            self.nothing_new + other.nothing_new,
-            self.held + other.held,
-            self.failed + other.failed,
-            self.warned + other.warned,
-        )
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The counts of a window, in all, per UTC day (oldest first) and per dataset."""
-
-    since: datetime
-    until: datetime
-    total: Counts
-    by_day: tuple[tuple[date, Counts], ...]
-    by_dataset: tuple[tuple[str, Counts], ...]
-
-
-def _one(status: AttemptStatus, version: int | None, warned: bool) -> Counts:
-    if status == AttemptStatus.SUCCESS:
-        kind = Counts(promoted=1) if version is not None else Counts(nothing_new=1)
-    elif status == AttemptStatus.BLOCKED:
-        kind = Counts(held=1)
-    else:
-        kind = Counts(failed=1)
-    return kind.plus(Counts(warned=1)) if warned else kind
-
-
-def summary(lh: Lakehouse, since: datetime) -> Summary:
-    """What the tenant's dataset attempts that started at or after `since` came to."""
-    until = lh.store.now()
-    attempts = lh.store.read(RunHistoryRow, filters=[("start_time", ">=", since)])
-    warned = {
-        r.run_id
-        for r in lh.store.read(
-            RuleResultRow,
-            filters=[("executed_at", ">=", since), ("outcome", "=", str(Outcome.WARN))],
-        )
-    }
-    total = Counts()
-    days: dict[date, Counts] = {}
-    datasets: dict[str, Counts] = {}
-    for a in attempts:
-        one = _one(AttemptStatus(a.status), a.data_version, a.run_id in warned)
-        total = total.plus(one)
-        day = a.start_time.date()
-        days[day] = days.get(day, Counts()).plus(one)
-        datasets[a.dataset_id] = datasets.get(a.dataset_id, Counts()).plus(one)
-    return Summary(
-        since=since,
-        until=until,
-        total=total,
-        by_day=tuple(sorted(days.items())),
-        by_dataset=tuple(sorted(datasets.items())),
-    )
-
-
-@dataclass(frozen=True)
-class ColumnAbout:
-    """A column of a dataset's latest approved version, with what its definitions say."""
-
-    name: str
-    type: str
-    nullable: bool
-    description: str | None = None  # a source column's, for a dataset its sources land in
-    pii: bool = False
-
-
-@dataclass(frozen=True)
-class DatasetAbout:
-    """What the YAML says of a dataset, for its page: names, owner, domain, description, tags,
-    the jobs that run it, and its columns."""
-
-    name: str | None
-    owner: str | None
-    domain: str | None
-    description: str | None
-    tags: tuple[str, ...]
-    jobs: tuple[str, ...]
-    columns: tuple[ColumnAbout, ...] | None  # None: no approved schema captured yet
-
-
-def dataset_about(lh: Lakehouse, dataset_id: str) -> DatasetAbout:
-    """The dataset's catalog facts (two definition reads and its approved schema)."""
-    registry = lh.reader.definitions.registry()
-    ds = lh.dataset(dataset_id)
-    sources = {o.source_object_id for o in registry.objects if o.dataset_id == dataset_id}
-    described = {
-        c.column_name: c
-        for c in lh.store.definitions(SourceColumnRow)
-        if c.source_object_id in sources
-    }
-    schema = lh.reader.versions.approved_schema(dataset_id)
-    columns = None
-    if schema is not None:
-        columns = tuple(
-            ColumnAbout(
-                c.name,
-                c.type,
-                c.nullable,
-                described[c.name].description if c.name in described else None,
-                described[c.name].is_pii if c.name in described else False,
-            )
-            for c in schema
-        )
-    jobs = tuple(
-        sorted(
-            j.job_id
-            for j in registry.jobs.values()
-            if any(t.dataset_id == dataset_id for t in j.tasks)
-        )
-    )
-    return DatasetAbout(
-        ds.dataset_name if ds.dataset_name != dataset_id else None,
-        ds.owner,
-        ds.domain,
-        ds.description,
-        tuple(ds.tags),
-        jobs,
-        columns,
-    )

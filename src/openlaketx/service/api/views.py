@@ -14,7 +14,7 @@ from fastapi.encoders import jsonable_encoder
 from lakeguard.actors.catalog.changes import parse_since
 from lakeguard.words.errors import ConfigError, ValidationError
 from lakeguard.words.shapes import JsonObject
-from openlaketx.service import catalog_view, history, insights, quarantine_view
+from openlaketx.service import catalog_view, history, insights, quarantine_view, window_counts
 from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
 
 MAX_BATCHES = 200
@@ -108,13 +108,13 @@ def search(
     return catalog_view.search(lh, q)
 
 
-@router.get("/summary", response_model=catalog_view.Summary)
+@router.get("/summary", response_model=window_counts.Summary)
 def summary(
     lh: Readable,
     since: Annotated[
         str, Query(max_length=40, description="An ISO time (UTC) or an age: 24h, 7d")
     ] = "7d",
-) -> catalog_view.Summary:
+) -> window_counts.Summary:
     """What the dataset attempts since then came to: in all, per UTC day and per dataset."""
     try:
         start = parse_since(since, lh.store.now())
@@ -122,4 +122,4 @@ def summary(
         raise ValidationError(
             exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
         ) from None
-    return catalog_view.summary(lh, start)
+    return window_counts.summary(lh, start)

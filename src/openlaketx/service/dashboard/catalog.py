@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from lakeguard.actors.catalog.changes import parse_since
 from lakeguard.words.errors import ConfigError, LakeTxError, NotRegisteredError
-from openlaketx.service import catalog_view
+from openlaketx.service import catalog_view, window_counts
 from openlaketx.service.dashboard.state import Shared
 
 router = APIRouter(include_in_schema=False)
@@ -94,7 +94,7 @@ def summary(request: Request, d: Shared, since: str = "7d") -> Response:
             viewer=v,
             since=since,
             windows=WINDOWS,
-            s=catalog_view.summary(lh, start),
+            s=window_counts.summary(lh, start),
         )
     except LakeTxError as exc:
         return d.failure(exc)

@@ -28,7 +28,14 @@ from lakeguard.actors.keys import Scope
 from lakeguard.rules.decision_diff import diff_decisions
 from lakeguard.words.errors import AuthError, LakeTxError, NotRegisteredError
 from lakeguard.words.vocabulary import TriggerType
-from openlaketx.service import alerts, catalog_view, history, insights, quarantine_view, run_views
+from openlaketx.service import (
+    alerts,
+    dataset_facts,
+    history,
+    insights,
+    quarantine_view,
+    run_views,
+)
 from openlaketx.service.auth import FailureBrake
 from openlaketx.service.dashboard import catalog, login
 from openlaketx.service.dashboard.charts import trend_chart
@@ -179,7 +186,7 @@ def dataset(request: Request, d: Shared, dataset_id: str) -> Response:
             changes_f = pool.submit(insights.schema_changes, lh, dataset_id)
             quarantine_f = pool.submit(quarantine_view.quarantine, lh, dataset_id)
             attempts_f = pool.submit(run_views.dataset_attempts, lh, dataset_id, LISTED)
-            about_f = pool.submit(catalog_view.dataset_about, lh, dataset_id)
+            about_f = pool.submit(dataset_facts.dataset_about, lh, dataset_id)
             trends, versions = trends_f.result(), versions_f.result()
         (status,) = [s for s in statuses_f.result() if s.dataset_id == dataset_id]
         return d.page(
