@@ -63,6 +63,21 @@ def test_stored_definitions_applied_from_a_document_validate(store: MetadataStor
     assert reg.refusal("bronze_cells_x") is None and reg.job_refusal("cells_job_x") is None
 
 
+def test_the_registry_is_kept_until_a_definition_table_changes(store: MetadataStore) -> None:
+    """A page asks for it again and again (kept); a run after a direct edit gets the edit."""
+    first = registry(store)
+    assert registry(store) is first  # nothing changed: not rebuilt nor rechecked
+    edit(store, "quality_rules", "rule_id = 'lat_range_x'", {"rule_expression": literal("{}")})
+    edited = registry(store)
+    assert edited is not first and edited.config_version != first.config_version
+    # as of a time, it is read again (time travel is never kept)
+    assert registry_as_of(store, datetime.now() + timedelta(days=1)) is not edited
+
+
+def registry_as_of(store: MetadataStore, when: datetime) -> Registry:
+    return StoreReader(store).definitions.registry(as_of=when)
+
+
 def test_a_hostile_rule_expression_blocks_only_its_dataset(store: MetadataStore) -> None:
     hostile = "{\"expression\": \"java_method('java.lang.Runtime', 'exec', 'id') IS NULL\"}"
     edit(

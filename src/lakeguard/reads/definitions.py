@@ -13,6 +13,7 @@ from lakeguard.records.definitions.datasets import DatasetRow
 from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
 from lakeguard.records.rows.definition import DefinitionRow
+from lakeguard.store.snapshots import SNAPSHOTS
 from lakeguard.words.errors import NotRegisteredError
 
 
@@ -21,7 +22,19 @@ class DefinitionReads(ReaderBase):
 
     def registry(self, as_of: datetime | None = None) -> Registry:
         """Every active definition a run needs, read concurrently, as one snapshot (of the
-        definitions in force at time `as_of`: Delta time travel on the definition tables)."""
+        definitions in force at time `as_of`: Delta time travel on the definition tables).
+
+        The newest is kept while none of its tables changes: every call checks each table
+        (as every read does), so a run never loads an older one, and a page that asks for it
+        again does not rebuild and recheck every definition."""
+        store = self._store
+        if as_of is not None:
+            return self._registry(as_of)
+        key = (store.root, store.tenant, "registry", store.reach)
+        locations = [store.location(t) for t in REGISTRY_TABLES]
+        return SNAPSHOTS.memo(key, locations, self._registry, window=0.0)
+
+    def _registry(self, as_of: datetime | None = None) -> Registry:
         rows = self._definitions(REGISTRY_TABLES, as_of=as_of, active_only=True)
         return Registry.from_rows(rows, reach=self._store.reach)
 

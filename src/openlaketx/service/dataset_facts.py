@@ -36,9 +36,11 @@ class DatasetAbout:
 
 
 def dataset_about(lh: Lakehouse, dataset_id: str) -> DatasetAbout:
-    """The dataset's catalog facts (two definition reads and its approved schema)."""
+    """The dataset's catalog facts (the registry, the source columns and its approved
+    schema)."""
     registry = lh.reader.definitions.registry()
-    ds = lh.dataset(dataset_id)
+    # the registry holds every active dataset that validates; the store has the others
+    ds = registry.datasets.get(dataset_id) or lh.dataset(dataset_id)
     sources = {o.source_object_id for o in registry.objects if o.dataset_id == dataset_id}
     described = {
         c.column_name: c
