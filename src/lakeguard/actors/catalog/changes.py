@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from pydantic import JsonValue
 
 from lakeguard.records.definitions.sets import DOCUMENT_TABLES, DefinitionSet
 from lakeguard.records.rows.definition import DefinitionRow
@@ -23,6 +25,33 @@ if TYPE_CHECKING:
     from lakeguard.store.store import MetadataStore
 
 Action = Literal["new", "updated", "deactivated", "reactivated"]
+# A definition field's value as its table holds it (a JSON-object column opened one level)
+FieldValue = JsonValue
+
+
+class FieldJson(TypedDict):
+    old: FieldValue
+    new: FieldValue
+
+
+class ChangeJson(TypedDict):
+    """A change as `laketx changes --json` and `GET /definitions/changes` write it."""
+
+    kind: str
+    id: str
+    action: Action
+    fields: dict[str, FieldJson]
+    updated_at: str | None
+
+
+# the table versions a report compared: from (None: the table did not exist yet) and to
+# ("from" is a keyword, hence the functional form)
+Span = TypedDict("Span", {"from": int | None, "to": int})
+
+
+class ReportJson(TypedDict):
+    changes: list[ChangeJson]
+    tables: dict[str, Span]
 
 
 @dataclass(frozen=True)
@@ -62,10 +91,10 @@ class DefinitionChange:
     kind: str
     id: str
     action: Action
-    fields: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (old, new)
+    fields: dict[str, tuple[FieldValue, FieldValue]] = field(default_factory=dict)  # (old, new)
     updated_at: datetime | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ChangeJson:
         return {
             "kind": self.kind,
             "id": self.id,
@@ -75,10 +104,10 @@ class DefinitionChange:
         }
 
 
-def _flat(row: DefinitionRow) -> dict[str, Any]:
+def _flat(row: DefinitionRow) -> dict[str, FieldValue]:
     """The row's definition fields as its table holds them, JSON-object columns opened one
     level (`transform.filter`)."""
-    out: dict[str, Any] = {}
+    out: dict[str, FieldValue] = {}
     for name, value in row.as_row().items():
         if name in BOOKKEEPING:
             continue
@@ -91,7 +120,7 @@ def _flat(row: DefinitionRow) -> dict[str, Any]:
     return out
 
 
-def _object(value: Any) -> dict[str, Any] | None:
+def _object(value: object) -> dict[str, FieldValue] | None:
     if not (isinstance(value, str) and value.startswith("{")):
         return None
     try:
@@ -103,7 +132,7 @@ def _object(value: Any) -> dict[str, Any] | None:
 
 def _field_changes(
     old: DefinitionRow, new: DefinitionRow, prefix: str = ""
-) -> dict[str, tuple[Any, Any]]:
+) -> dict[str, tuple[FieldValue, FieldValue]]:
     before, after = _flat(old), _flat(new)
     return {
         f"{prefix}{name}": (before.get(name), after.get(name))
@@ -112,7 +141,9 @@ def _field_changes(
     }
 
 
-def _keyed(rows: tuple[DefinitionRow, ...], spec: Watched) -> dict[tuple[Any, ...], DefinitionRow]:
+def _keyed(
+    rows: tuple[DefinitionRow, ...], spec: Watched
+) -> dict[tuple[object, ...], DefinitionRow]:
     return {(getattr(r, spec.key), *(getattr(r, m) for m in spec.member[1:])): r for r in rows}
 
 
@@ -200,7 +231,7 @@ class ChangeReport:
     changes: list[DefinitionChange]
     compared: dict[str, tuple[int | None, int]]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ReportJson:
         return {
             "changes": [c.as_json() for c in self.changes],
             "tables": {t: {"from": a, "to": b} for t, (a, b) in self.compared.items()},

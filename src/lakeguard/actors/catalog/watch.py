@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from lakeguard.actors.catalog.apply import apply_file, plan_file
 from lakeguard.records.definitions.sets import DOCUMENT_TABLES
@@ -39,17 +39,26 @@ STALE = timedelta(minutes=10)
 SHARED_TABLES = frozenset({"schema_compatibility_rules", "targets"})
 
 
+class SyncChange(TypedDict):
+    """A definition row a pass wrote: its table, its key and what it did (`create`,
+    `update`, `deactivate`)."""
+
+    table: str
+    key: list[object]
+    action: str
+
+
 @dataclass(frozen=True)
 class SyncResult:
     """What one pass did with one file."""
 
     file: str
     outcome: SyncOutcome
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[SyncChange] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
 
 
-def _changes(plan: Plan) -> list[dict[str, Any]]:
+def _changes(plan: Plan) -> list[SyncChange]:
     return [
         {"table": c.table, "key": list(c.key), "action": c.action}
         for c in plan.changes
@@ -223,13 +232,13 @@ class FolderWatcher:
         filters = [("folder", "=", row.folder), ("file", "=", row.file)]
         return self.store.append_if(MetadataSyncRow, decide, filters=filters) is not None
 
-    def _deactivate(self, definitions: list[list[Any]]) -> list[dict[str, Any]]:
+    def _deactivate(self, definitions: list[list[Any]]) -> list[SyncChange]:
         """Deactivate the stored definitions named; what changed (idempotent: an inactive
         row is left alone)."""
         by_table: dict[str, set[tuple[Any, ...]]] = {}
         for table, *named in definitions:
             by_table.setdefault(table, set()).add(tuple(named))
-        changes = []
+        changes: list[SyncChange] = []
         for table, keys in sorted(by_table.items()):
             rows = []
             for stored in self.store.definitions(DOCUMENT_TABLES[table], active_only=False):

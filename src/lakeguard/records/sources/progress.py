@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,8 +37,21 @@ M = TypeVar("M", bound="ProgressMark")
 
 # A mark kind ending so counts although its run was blocked (see the module's docstring).
 REJECTED_SUFFIX = "_REJECTED"
+
+
 # The columns of `source_progress` that a mark's field of the same name also fills.
-MARK_COLUMNS = ("path", "size", "modification_time", "content_hash", "watermark", "source_version")
+class MarkColumns(TypedDict, total=False):
+    """The fields of a mark that `source_progress` also has as columns (those it sets)."""
+
+    path: str
+    size: int
+    modification_time: datetime
+    content_hash: str
+    watermark: str
+    source_version: int
+
+
+MARK_COLUMNS = tuple(MarkColumns.__annotations__)
 
 
 class ProgressMark(BaseModel):
@@ -55,9 +68,10 @@ class ProgressMark(BaseModel):
     def state(self) -> str:
         return self.model_dump_json(exclude_none=True)
 
-    def columns(self) -> dict[str, Any]:
+    def columns(self) -> MarkColumns:
         """The mark's fields that `source_progress` also has as columns."""
-        return {c: getattr(self, c) for c in MARK_COLUMNS if getattr(self, c, None) is not None}
+        found = {c: getattr(self, c) for c in MARK_COLUMNS if getattr(self, c, None) is not None}
+        return cast(MarkColumns, found)  # each subclass types its own fields
 
 
 class WatermarkMark(ProgressMark):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Required, TypedDict
 
 from lakeguard.records.decisions.records import DecisionRecord
 from lakeguard.records.decisions.versions import ApprovedVersion
@@ -43,6 +43,20 @@ def job_subject(job_id: str) -> str:
 def event_id(tenant: str, event: AlertEvent, cause_key: str) -> str:
     """An event's id: derived from what caused it, so deriving it again gives the same."""
     return digest(f"{tenant}|{event}|{cause_key}", 32)
+
+
+class Cause(TypedDict, total=False):
+    """What every event of one cause row shares (the `Occurrence` fields it fills)."""
+
+    subject: Required[str]
+    cause_key: Required[str]
+    occurred_at: Required[datetime]
+    dataset_id: str | None
+    job_id: str | None
+    run_id: str | None
+    pipeline_run_id: str | None
+    decision_id: str | None
+    page: str | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +103,7 @@ def attempt_events(
     and WARN it logged."""
     dataset = attempt.dataset_id
     key = f"run_history:{attempt.run_id}"
-    common: dict[str, Any] = {
+    common: Cause = {
         "subject": dataset,
         "cause_key": key,
         "dataset_id": dataset,
@@ -123,12 +137,13 @@ def attempt_events(
         if not final:
             return []
         what = f"{dataset}: attempt {attempt.run_id} of run {attempt.pipeline_logging_id} FAILED"
+        failed: Cause = {**common, "page": f"/runs/{attempt.pipeline_logging_id}"}
         return [
             Occurrence(
                 event=AlertEvent.FAILED,
                 title=f"{dataset}: run failed",
                 explain=_failure_text(what, attempt.error_message),
-                **{**common, "page": f"/runs/{attempt.pipeline_logging_id}"},
+                **failed,
             )
         ]
     found = []
@@ -180,7 +195,7 @@ def job_events(run: PipelineRunRow, *, attempts_failed: bool, final: bool) -> li
     were held, its definitions refused — is an event of the job; its next completed run
     recovers it."""
     subject = job_subject(run.pipeline_id)
-    common: dict[str, Any] = {
+    common: Cause = {
         "subject": subject,
         "cause_key": f"pipeline_runs:{run.pipeline_logging_id}",
         "job_id": run.pipeline_id,

@@ -214,7 +214,7 @@ class SourceObjectBase(Strict):
         found = SOURCE_KINDS.get(kind, SOURCE_KINDS[DEFAULT_KIND])
         return self.format or found.formats[0], self.load_type or found.default_load
 
-    def written_kind_fields(self) -> dict[str, Any]:
+    def written_kind_fields(self) -> dict[str, object]:
         """The kinds' options this object sets (whatever its system's kind)."""
         return {name: getattr(self, name) for name in KIND_FIELDS if name in self.model_fields_set}
 

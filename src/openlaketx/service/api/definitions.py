@@ -204,7 +204,7 @@ def changes(
         raise ValidationError(
             exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
         ) from None
-    return lh.changes(since=when, since_version=since_version).as_json()
+    return dict(lh.changes(since=when, since_version=since_version).as_json())
 
 
 @router.get("/jobs", response_model=list[JobSummary])

@@ -14,6 +14,7 @@ from typing import Any
 
 from lakeguard.records.reach import Reach
 from lakeguard.records.sources.kinds import source_kind
+from lakeguard.records.sources.kinds.base import SystemOptions
 from lakeguard.rules.catalog.models import MetadataDocument
 from lakeguard.words.problems import Problem
 
@@ -31,7 +32,7 @@ def check_reach(doc: MetadataDocument, reach: Reach, base_dir: Path | None = Non
     """Every field of `doc` that names what `reach` does not allow (relative roots taken from
     `base_dir`, as apply stores them)."""
     problems: list[Problem] = []
-    systems: dict[str, Any] = {}
+    systems: dict[str, SystemOptions] = {}
     for i, system in enumerate(doc.source_systems):
         loc = ("source_systems", i)
         options = system.options.resolved(base_dir)
