@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from lakeguard.records.alerts.channel_rows import ChannelRow, RouteRow
 from lakeguard.records.alerts.channels import CHANNEL_KINDS
 from lakeguard.rules.catalog.alert_models import NotificationRoute
 from lakeguard.rules.catalog.models import MetadataDocument
-from lakeguard.words.shapes import JsonObject
+from lakeguard.rules.catalog.sections import Entry, drop_none, lean
 
 _ROUTE_LISTS = ("events", "datasets", "layers", "domains", "owners", "tags")
 
@@ -44,43 +43,27 @@ def route_rows(doc: MetadataDocument) -> tuple[RouteRow, ...]:
     )
 
 
-def _options(text: str | None) -> JsonObject:
+def _options(text: str | None) -> Entry:
     value = json.loads(text) if text else {}
     return value if isinstance(value, dict) else {}
 
 
-def _lean(entry: JsonObject, model: Any) -> JsonObject:
-    """`entry` without nulls and values its model defaults to, in the model's field order."""
-    fields = model.model_fields if model is not None else {}
-    order = {name: i for i, name in enumerate(fields)}
-    out: JsonObject = {}
-    for name, value in sorted(entry.items(), key=lambda kv: order.get(kv[0], len(order))):
-        field = fields.get(name)
-        if value is None:
-            continue
-        if field is not None and not field.is_required():  # noqa: SIM102 - narrows field
-            if field.get_default(call_default_factory=True) == value:
-                continue
-        out[name] = value
-    return out
-
-
-def export_channels(rows: Iterable[ChannelRow]) -> list[JsonObject]:
+def export_channels(rows: Iterable[ChannelRow]) -> list[Entry]:
     out = []
     for row in sorted(rows, key=lambda r: r.channel_id):
         kind = CHANNEL_KINDS.get(row.kind)
         if kind is None:  # edited into a kind that does not exist: say what is stored
             entry = {"id": row.channel_id, "kind": row.kind, **_options(row.options)}
-            out.append({k: v for k, v in entry.items() if v is not None})
+            out.append(drop_none(entry))
             continue
-        out.append(_lean(kind.entry(row, _options(row.options)), kind))
+        out.append(lean(kind.entry(row, _options(row.options)), kind))
     return out
 
 
-def export_routes(rows: Iterable[RouteRow]) -> list[JsonObject]:
+def export_routes(rows: Iterable[RouteRow]) -> list[Entry]:
     out = []
     for row in sorted(rows, key=lambda r: r.route_id):
-        entry: JsonObject = {
+        entry: Entry = {
             "id": row.route_id,
             "channel": row.channel_id,
             **{name: list(getattr(row, name)) for name in _ROUTE_LISTS},
@@ -90,5 +73,5 @@ def export_routes(rows: Iterable[RouteRow]) -> list[JsonObject]:
             "enabled": row.enabled,
             "description": row.description,
         }
-        out.append(_lean(entry, NotificationRoute))
+        out.append(lean(entry, NotificationRoute))
     return out

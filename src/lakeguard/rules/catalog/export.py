@@ -16,7 +16,6 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
 from lakeguard.records.checks.rule_rows import PolicyRuleRow, QualityRuleRow, SchemaRuleRow
@@ -37,9 +36,9 @@ from lakeguard.rules.catalog.models import (
     Task,
     system_model,
 )
+from lakeguard.rules.catalog.sections import Document, Entry, drop_none, lean
 from lakeguard.rules.policy.expression import DEFAULTS
 from lakeguard.rules.quality.kinds import RULE_KINDS
-from lakeguard.words.shapes import JsonObject
 
 # Every definition table an export reads: each a document makes but the targets (a layer's).
 EXPORTED_TABLES = tuple(name for name, _ in DefinitionSet().tables() if name != "targets")
@@ -55,31 +54,7 @@ def _active(rows: Iterable[R]) -> list[R]:
     return [r for r in rows if r.active]
 
 
-def _drop_none(entry: JsonObject) -> JsonObject:
-    return {k: v for k, v in entry.items() if v is not None}
-
-
-def _lean(entry: JsonObject, model: type[BaseModel] | None) -> JsonObject:
-    """`entry` without nulls and without the values its model would default to anyway, its
-    fields in the model's order (the order the docs and the JSON Schema give)."""
-    fields = model.model_fields if model else {}
-    names = [n for n in fields if n != "type"]
-    if "type" in fields:  # a rule's kind reads first, after what it is and where it applies
-        names.insert(names.index("dataset") + 1 if "dataset" in names else 1, "type")
-    order = {name: i for i, name in enumerate(names)}
-    out = {}
-    for name, value in sorted(entry.items(), key=lambda kv: order.get(kv[0], len(order))):
-        field = fields.get(name)
-        if value is None:
-            continue
-        if field is not None and not field.is_required():  # noqa: SIM102 - narrows field
-            if field.get_default(call_default_factory=True) == value:
-                continue
-        out[name] = value
-    return out
-
-
-def _profiles(rows: Sequence[SchemaRuleRow]) -> list[JsonObject]:
+def _profiles(rows: Sequence[SchemaRuleRow]) -> list[Entry]:
     by_name: dict[str, list[SchemaRuleRow]] = {}
     for row in rows:
         by_name.setdefault(row.profile, []).append(row)
@@ -91,25 +66,25 @@ def _profiles(rows: Sequence[SchemaRuleRow]) -> list[JsonObject]:
             continue  # shipped with the code; every document gets it
         description = by_name[name][0].description or None
         out.append(
-            _drop_none(
+            drop_none(
                 {"id": name, "rules": dict(sorted(found.items())), "description": description}
             )
         )
     return out
 
 
-def _policies(rows: Sequence[PolicyRuleRow]) -> list[JsonObject]:
+def _policies(rows: Sequence[PolicyRuleRow]) -> list[Entry]:
     out = []
     for row in sorted(rows, key=lambda r: r.policy_id):
         kind = row.policy_type
         expression = row.policy_expression
         window = _json(row.parameters).get("window", 5)
         out.append(
-            _lean(
+            lean(
                 {
                     "id": row.policy_id,
                     "type": kind,
-                    "applies_to": row.applies_to_layer.split(","),
+                    "applies_to": list(row.applies_to_layer.split(",")),
                     "enforcement": row.enforcement,
                     "expression": None if expression == DEFAULTS.get(kind) else expression,
                     "window": None if window == 5 else window,
@@ -132,7 +107,7 @@ def _under(root: Any, home: str | None) -> Any:
     return root[len(base) + 1 :] if root.startswith(base + "/") else root
 
 
-def _systems(rows: Sequence[SourceSystemRow], home: str | None = None) -> list[JsonObject]:
+def _systems(rows: Sequence[SourceSystemRow], home: str | None = None) -> list[Entry]:
     out = []
     for row in sorted(rows, key=lambda r: r.source_system_id):
         kind = row.kind or DEFAULT_KIND
@@ -140,7 +115,7 @@ def _systems(rows: Sequence[SourceSystemRow], home: str | None = None) -> list[J
         if isinstance(options, dict) and "root" in options:
             options["root"] = _under(options["root"], home)
         if kind in SOURCE_KINDS:
-            options = _lean(options, source_kind(kind).system_options)
+            options = lean(options, source_kind(kind).system_options)
         entry = {
             "id": row.source_system_id,
             "kind": kind,
@@ -149,12 +124,12 @@ def _systems(rows: Sequence[SourceSystemRow], home: str | None = None) -> list[J
             "options": options or None,
             "credential_ref": row.credential_ref,
         }
-        out.append(_lean(entry, system_model(kind)))
+        out.append(lean(entry, system_model(kind)))
     return out
 
 
-def _column(row: SourceColumnRow) -> JsonObject:
-    return _drop_none(
+def _column(row: SourceColumnRow) -> Entry:
+    return drop_none(
         {
             "name": row.column_name,
             "type": row.data_type,
@@ -167,7 +142,7 @@ def _column(row: SourceColumnRow) -> JsonObject:
 
 def _objects(
     rows: Sequence[SourceObjectRow], columns: Sequence[SourceColumnRow], kinds: dict[str, str]
-) -> list[JsonObject]:
+) -> list[Entry]:
     by_object: dict[str, list[SourceColumnRow]] = {}
     for col in columns:
         by_object.setdefault(col.source_object_id, []).append(col)
@@ -175,7 +150,7 @@ def _objects(
     for row in sorted(rows, key=lambda r: r.source_object_id):
         cols = sorted(by_object.get(row.source_object_id, []), key=lambda c: c.ordinal)
         kind_name = kinds.get(row.source_system_id, DEFAULT_KIND)
-        entry: JsonObject = {
+        entry: Entry = {
             "id": row.source_object_id,
             "system": row.source_system_id,
             "locator": row.locator,
@@ -196,27 +171,27 @@ def _objects(
             entry["format"] = None  # the kind's default, as the document would have left it
         if kind is not None and entry.get("load_type") == kind.default_load:
             entry["load_type"] = None
-        out.append(_lean(entry, SourceObject))
+        out.append(lean(entry, SourceObject))
     return out
 
 
-def _kind_options(stored: JsonObject, kind: str) -> JsonObject:
+def _kind_options(stored: Entry, kind: str) -> Entry:
     """An object's stored lookback and options of its kind, without the kind's defaults."""
     lookback = {"lookback": stored["lookback"]} if stored.get("lookback") is not None else {}
     if kind not in SOURCE_KINDS:
         return {**lookback, **stored}
     model = source_kind(kind).object_options
     own = {k: v for k, v in stored.items() if k in model.model_fields}
-    return {**lookback, **_lean(own, model)}
+    return {**lookback, **lean(own, model)}
 
 
-def _datasets(rows: Sequence[DatasetRow]) -> list[JsonObject]:
+def _datasets(rows: Sequence[DatasetRow]) -> list[Entry]:
     out = []
     ordered = sorted(rows, key=lambda r: (_LAYER_ORDER.get(r.layer, 9), r.dataset_id))
     for row in ordered:
         dataset_id, layer = row.dataset_id, row.layer
         transform = _json(row.transform)
-        entry: JsonObject = {
+        entry: Entry = {
             "id": dataset_id,
             "name": None if row.dataset_name in (None, dataset_id) else row.dataset_name,
             "layer": layer,
@@ -238,7 +213,7 @@ def _datasets(rows: Sequence[DatasetRow]) -> list[JsonObject]:
             "schema_profile": transform.get("schema_profile"),
             "fail_behavior": transform.get("fail_behavior"),
         }
-        entry = _lean(entry, Dataset)
+        entry = lean(entry, Dataset)
         # the load type only when it is not the one the rest of the entry implies
         try:
             implied: str | None = Dataset.model_validate(entry).effective_load_type.value
@@ -272,13 +247,13 @@ def _rule_order(rules: Sequence[QualityRuleRow], columns: Sequence[SourceColumnR
     return order
 
 
-def _rules(rows: Sequence[QualityRuleRow], columns: Sequence[SourceColumnRow]) -> list[JsonObject]:
+def _rules(rows: Sequence[QualityRuleRow], columns: Sequence[SourceColumnRow]) -> list[Entry]:
     by_id = {r.rule_id: r for r in rows}
     out = []
     for rule_id in _rule_order(rows, columns):
         row = by_id[rule_id]
         params = _json(row.rule_expression)
-        entry: JsonObject = {
+        entry: Entry = {
             "id": rule_id,
             "dataset": row.dataset_id,
             "type": row.rule_type,
@@ -286,26 +261,26 @@ def _rules(rows: Sequence[QualityRuleRow], columns: Sequence[SourceColumnRow]) -
             "severity": row.severity,
             "description": row.description,
         }
-        out.append(_lean(entry, RULE_KINDS.get(row.rule_type)))
+        out.append(lean(entry, RULE_KINDS.get(row.rule_type)))
     return out
 
 
 def _jobs(
     rows: Sequence[JobRow], parameters: Sequence[JobParameterRow], tasks: Sequence[JobTaskRow]
-) -> list[JsonObject]:
+) -> list[Entry]:
     out = []
     for row in sorted(rows, key=lambda r: r.job_id):
         own_tasks = sorted(
             (t for t in tasks if t.job_id == row.job_id), key=lambda t: t.execution_order
         )
-        params = {
+        params: Entry = {
             p.param_key: p.param_value
             for p in sorted(parameters, key=lambda p: p.param_key)
             if p.job_id == row.job_id
         }
         # each field as its row reads it (a NULL as its default); `_lean` leaves out what the
         # model defaults to, the same default
-        entry: JsonObject = {
+        entry: Entry = {
             "id": row.job_id,
             "description": row.description,
             "owner": row.owner,
@@ -318,18 +293,18 @@ def _jobs(
             "retry_delay_seconds": row.retry_delay_seconds,
             "parameters": params,
             "tasks": [
-                _lean(
+                lean(
                     {"id": t.task_id, "dataset": t.dataset_id, "depends_on": list(t.depends_on)},
                     Task,
                 )
                 for t in own_tasks
             ],
         }
-        out.append(_lean(entry, Job))
+        out.append(lean(entry, Job))
     return out
 
 
-def export_document(stored: DefinitionSet, *, home: str | None = None) -> JsonObject:
+def export_document(stored: DefinitionSet, *, home: str | None = None) -> Document:
     """The document the active stored rows say (plain data, ready for YAML); roots under
     `home` relative to it."""
     datasets = _active(stored.dataset_registry)
@@ -346,7 +321,7 @@ def export_document(stored: DefinitionSet, *, home: str | None = None) -> JsonOb
     rules = [r for r in _active(stored.quality_rules) if r.dataset_id in live]
     jobs = _active(stored.jobs)
     job_ids = {j.job_id for j in jobs}
-    document: JsonObject = {
+    document: Document = {
         "version": 1,
         "schema_profiles": _profiles(_active(stored.schema_compatibility_rules)),
         "policies": _policies(_active(stored.policy_rules)),
@@ -377,6 +352,6 @@ def export_yaml(stored: DefinitionSet, *, tenant: str, home: str | None = None) 
     return f"# definitions of tenant {tenant}, written by `laketx export`\n{body}"
 
 
-def check_export(document: JsonObject) -> MetadataDocument:
+def check_export(document: Document) -> MetadataDocument:
     """The export parsed as a document (pydantic's error when direct edits broke it)."""
     return MetadataDocument.model_validate(document)

@@ -47,6 +47,7 @@ from lakeguard.rules.catalog.models import (
     SourceSystem,
 )
 from lakeguard.rules.catalog.references import check_references
+from lakeguard.rules.catalog.sections import section as entries
 from lakeguard.rules.quality.kinds import parse_rule
 from lakeguard.words.errors import InvalidDefinition, LakeTxError
 from lakeguard.words.shapes import JsonObject
@@ -353,7 +354,7 @@ def recheck(rows: DefinitionSet, reach: Reach | None = None) -> tuple[Definition
     invalid: set[str] = set()  # datasets whose own entry does not validate
     for section, (_, check) in _SECTIONS.items():
         passed[section] = []
-        for entry in document.get(section, []):
+        for entry in entries(document, section):
             try:
                 passed[section].append((entry, check(entry)))
             except PydanticError as exc:
