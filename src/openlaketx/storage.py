@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 from lakeguard.records.data_tables import delta_table
 from lakeguard.records.data_tables import exists as is_delta_table  # whether a Delta table is there
 from lakeguard.records.objectstore import ObjectStoreSettings, is_remote
+from lakeguard.records.schema.delta_json import DeltaField, parse_schema
 from lakeguard.words.errors import StorageError, first_line
-from lakeguard.words.shapes import JsonObject
 
 __all__ = [
     "ListedFile",
@@ -77,12 +77,11 @@ def relative(path: str, root: str) -> str:
     return path[len(prefix) :]
 
 
-def table_fields(location: str) -> list[JsonObject] | None:
+def table_fields(location: str) -> list[DeltaField] | None:
     """The fields of a data table's newest schema (Delta schema JSON); None: no table yet."""
     if not is_delta_table(location):
         return None
-    fields: list[JsonObject] = json.loads(delta_table(location).schema().to_json())["fields"]
-    return fields
+    return parse_schema(json.loads(delta_table(location).schema().to_json()))["fields"]
 
 
 def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:

@@ -15,8 +15,8 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from lakeguard.records.objectstore import storage_options
+from lakeguard.records.schema.delta_json import DeltaField, DeltaSchema
 from lakeguard.words.errors import SchemaDriftError, WriteConflict
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import is_staged_only
 from openlaketx import storage
 from openlaketx.loads.commit import CommitTag, TaggedCommit, committed, conflict
@@ -27,7 +27,7 @@ from openlaketx.loads.staging import StagedBatch
 LINEAGE_PREFIX = "_laketx_"
 
 
-def fields_of(schema: JsonObject, drop: frozenset[str] = frozenset()) -> list[JsonObject]:
+def fields_of(schema: DeltaSchema, drop: frozenset[str] = frozenset()) -> list[DeltaField]:
     """The schema's fields a table takes, nullable (files carry no NOT NULL guarantee of their
     own): neither those in `drop` nor the staged-only ones."""
     return [
@@ -37,17 +37,17 @@ def fields_of(schema: JsonObject, drop: frozenset[str] = frozenset()) -> list[Js
     ]
 
 
-def _struct(fields: list[JsonObject]) -> Schema:
+def _struct(fields: list[DeltaField]) -> Schema:
     return Schema.from_json(json.dumps({"type": "struct", "fields": fields}))
 
 
 def evolve(
-    existing: list[JsonObject],
-    incoming: list[JsonObject],
+    existing: list[DeltaField],
+    incoming: list[DeltaField],
     *,
     where: str,
     may_add: bool,
-) -> list[JsonObject] | None:
+) -> list[DeltaField] | None:
     """The table schema after adding `incoming` rows, or None when it does not change.
 
     A column with another type is refused; a new column is added when `may_add` says so
@@ -94,7 +94,7 @@ def _commit(
     table_path: str,
     table: DeltaTable | None,
     actions: list[AddAction],
-    fields: list[JsonObject],
+    fields: list[DeltaField],
     props: CommitProperties,
     *,
     mode: str,
@@ -120,11 +120,11 @@ def _commit(
 
 def ensure_columns(
     table_path: str,
-    fields: list[JsonObject],
+    fields: list[DeltaField],
     *,
     may_add: bool = False,
     table: DeltaTable | None = None,
-) -> list[JsonObject]:
+) -> list[DeltaField]:
     """Add the columns of `fields` a table lacks (see `evolve`); returns its schema after.
     `table`: the table already open (it is brought up to date with the new columns).
 
@@ -144,7 +144,7 @@ def ensure_columns(
     return evolved
 
 
-def create_empty(table_path: str, fields: list[JsonObject]) -> None:
+def create_empty(table_path: str, fields: list[DeltaField]) -> None:
     """Create a table with no rows (a maintenance commit) for a first MERGE to publish into."""
     DeltaTable.create(
         table_path, _struct(fields), mode="error", storage_options=storage_options(table_path)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakeguard.records.schema.delta_json import DeltaSchema, parse_schema
 from lakeguard.words.hashing import digest
-from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 from openlaketx.loads.footers import FileFooter, read_footer
 
@@ -44,7 +44,7 @@ class StagedBatch:
     folder: str
     good: list[FileFooter]
     malformed: list[FileFooter]
-    schema: JsonObject  # Spark/Delta schema JSON of the staged rows
+    schema: DeltaSchema  # of the staged rows
     split: bool = False  # malformed rows have their own part folder
 
     @property
@@ -68,7 +68,7 @@ def staged_rows(spark: SparkSession, batch: StagedBatch, malformed: bool = False
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql.types import StructType
 
-    return spark.read.schema(StructType.fromJson(batch.schema)).parquet(
+    return spark.read.schema(StructType.fromJson(dict(batch.schema))).parquet(
         batch.part_folder(malformed)
     )
 
@@ -93,7 +93,9 @@ def stage(frame: DataFrame, folder: str) -> StagedBatch:
     """Write `frame` once into `folder` and read back its files' footers."""
     frame.write.format("parquet").mode("error").save(folder)
     good, _ = _footers(folder)
-    return StagedBatch(folder=folder, good=good, malformed=[], schema=frame.schema.jsonValue())
+    return StagedBatch(
+        folder=folder, good=good, malformed=[], schema=parse_schema(frame.schema.jsonValue())
+    )
 
 
 def split(spark: SparkSession, batch: StagedBatch, malformed: Column) -> StagedBatch:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.records.schema.delta_json import parse_schema
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import (
     DELETED_AT,
@@ -131,7 +132,7 @@ def merge(
     from delta.tables import DeltaTable
 
     source = spark.read.parquet(staged)
-    ensure_columns(path, fields_of(source.schema.jsonValue(), drop), may_add=may_add)
+    ensure_columns(path, fields_of(parse_schema(source.schema.jsonValue()), drop), may_add=may_add)
     written = [c for c in source.columns if c not in drop and not is_staged_only(c)]
     target = DeltaTable.forPath(spark, path).alias("t")
     if catchup.spans_versions(source) and plan.scd2:

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from lakeguard.records.decisions.versions import ApprovedVersion
-from lakeguard.words.shapes import JsonObject
+from lakeguard.records.schema.delta_json import DeltaSchema
 from openlaketx import storage
 from openlaketx.loads.content import VERSION_COLUMN
 
@@ -40,7 +40,7 @@ class PlainFiles:
     """The files of one table version that hold the wanted rows, and that version's schema."""
 
     uris: list[str]
-    schema: JsonObject  # the version's schema, as Delta (and Spark) write it in JSON
+    schema: DeltaSchema  # the version's schema
 
 
 def plain_files(
@@ -95,7 +95,7 @@ def read_version(
     # start-up time: pyspark loads on first use, never in metadata-only commands
     from pyspark.sql.types import StructType
 
-    schema = StructType.fromJson(files.schema)
+    schema = StructType.fromJson(dict(files.schema))
     if not files.uris:
         return spark.createDataFrame([], schema)
     return spark.read.schema(schema).parquet(*files.uris)

@@ -20,11 +20,11 @@ from lakeguard.records.checks.result_rows import TrustScoreRow
 from lakeguard.records.evidence import Check, CheckKind
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.quality.profiling import LastProfiles
+from lakeguard.records.schema.delta_json import DeltaField
 from lakeguard.records.sources.progress import Rejection
 from lakeguard.records.sources.progress_rows import RejectedFileRow
 from lakeguard.rules.quality.rules import compile_rules
 from lakeguard.words.errors import LakeTxError, describe, root_cause
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import AttemptStatus, Layer
 from openlaketx import storage
 from openlaketx.loads import staging, strategies
@@ -97,7 +97,7 @@ def _attempt(ctx: RunContext, target: Target, attempt: DatasetAttempt) -> StepRe
 
     # files Spark failed on mid-read in this attempt, by source object: each read leaves them out
     aside: dict[str, list[Rejection]] = {}
-    ahead: tuple[list[JsonObject] | None, Future[LastProfiles]] | None = None
+    ahead: tuple[list[DeltaField] | None, Future[LastProfiles]] | None = None
     while True:
         batch = _read(ctx, target, attempt, start, aside)
         if batch.frame is None:
@@ -216,7 +216,7 @@ def _stage(
     batch: InputBatch,
     rules: list[CompiledRule],
     start: Recovered,
-    table_fields: list[JsonObject] | None,
+    table_fields: list[DeltaField] | None,
     aside: dict[str, list[Rejection]],
 ) -> staging.StagedBatch | None:
     """The batch staged; None when Spark failed on files of it mid-read that its sources put

@@ -18,6 +18,7 @@ from lakeguard.reads.registry import Registry
 from lakeguard.records.checks.result_rows import SchemaChangeRow
 from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.records.evidence import Check, CheckKind
+from lakeguard.records.schema.delta_json import DeltaField
 from lakeguard.records.schema.drift import (
     Change,
     ChangeKind,
@@ -27,7 +28,6 @@ from lakeguard.records.schema.drift import (
     derived_changes,
 )
 from lakeguard.records.schema.fingerprint import SchemaColumn, as_table_holds, capture, from_fields
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import Layer, is_data_column
 from openlaketx.runner.batch import InputBatch
 
@@ -120,7 +120,7 @@ def batch_drift(
     dataset: DatasetDef,
     batch: InputBatch,
     approved: list[SchemaColumn] | None,
-    table_fields: list[JsonObject] | None,
+    table_fields: list[DeltaField] | None,
 ) -> list[DriftOutcome]:
     """The batch's schema drift, each change decided by its source's or dataset's profile
     (`approved`: the schema of the dataset's latest approved version, for a derived one;
@@ -150,7 +150,7 @@ def batch_drift(
     return [decide(changes, registry.profile(profile), profile, table, live=live)]
 
 
-def _table_types(fields: list[JsonObject] | None) -> dict[str, str] | None:
+def _table_types(fields: list[DeltaField] | None) -> dict[str, str] | None:
     """The dataset table's column types by lower-case name (None: no table yet)."""
     if fields is None:
         return None

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from lakeguard.records.decisions.versions import ApprovedVersion
 from lakeguard.records.quality.compiled import CompiledRule
-from lakeguard.words.shapes import JsonObject
+from lakeguard.records.schema.delta_json import DeltaField
 from lakeguard.words.vocabulary import LoadType
 from openlaketx.loads import small_catch_up, small_merge, staging
 from openlaketx.loads.content import staged_hash
@@ -32,7 +32,7 @@ def stage_batch(
     *,
     version: int,
     run_id: str,
-    table_fields: list[JsonObject] | None,
+    table_fields: list[DeltaField] | None,
 ) -> staging.StagedBatch:
     """Write the batch, as data version `version`, with each row's broken rules, digest and
     lineage columns, into a staged folder (a MERGE's input is scratch: never table files).

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lakeguard.records.quality.compiled import CompiledRule
 from lakeguard.records.quality.outcome import BatchEvaluation, ProfileMetric, outcome_for
+from lakeguard.records.schema.delta_json import DeltaSchema
 from lakeguard.rules.quality.evaluate import (
     evaluate_aggregate,
     evaluate_reference,
@@ -27,7 +28,6 @@ from lakeguard.rules.quality.evaluate import (
     implied_unique,
     row_outcomes,
 )
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import PARENT_VERSION
 from openlaketx.loads import footers
 from openlaketx.loads.staging import StagedBatch, staged_rows
@@ -97,12 +97,12 @@ def evaluate_staged(
         columns = profiled_columns(staged)
         metrics = [ProfileMetric(*m) for m in footers.profile(staged.good, columns)]
         if full_profile_top is not None and good is not None:
-            types = {f["name"]: f["type"] for f in staged.schema["fields"]}
+            types = {f["name"]: str(f["type"]) for f in staged.schema["fields"]}
             metrics += full_profile(good, {c: types[c] for c in columns}, full_profile_top)
     return BatchEvaluation(rows, outcomes, metrics)
 
 
-def _reads_rows(rule: CompiledRule, unique_on: tuple[str, ...], schema: JsonObject) -> bool:
+def _reads_rows(rule: CompiledRule, unique_on: tuple[str, ...], schema: DeltaSchema) -> bool:
     """Whether a batch-level rule's outcome needs a pass over the staged rows (a row count
     needs one only for a batch that spans parent versions)."""
     if rule.row_bounds is not None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakeguard.records.schema.delta_json import DeltaField
 from lakeguard.words.hashing import fingerprint, to_json
-from lakeguard.words.shapes import JsonObject
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -43,7 +44,7 @@ def simple_type(delta_type: Any) -> str:
     return str(kind)
 
 
-def from_fields(fields: list[JsonObject]) -> list[SchemaColumn]:
+def from_fields(fields: Sequence[DeltaField]) -> list[SchemaColumn]:
     """Plain description of Delta/Spark schema JSON fields, in column order."""
     return [
         SchemaColumn(f["name"], simple_type(f["type"]), bool(f.get("nullable", True)))
