@@ -7,7 +7,9 @@ from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from pydantic import Field
 
+from lakeguard.records.audit import Violation
 from lakeguard.words.shapes import JsonObject
 from openlaketx.service.api.context import PREFIX, DatasetId, Model, Readable, RunId, plain
 
@@ -72,7 +74,12 @@ def get_rows(
     )
 
 
+class Verified(Model):
+    holds: bool = Field(description="Whether every invariant of docs/design.md holds")
+    violations: list[Violation]
+
+
 @router.post("/verify")
-def verify(lh: Readable) -> JsonObject:
+def verify(lh: Readable) -> Verified:
     violations = lh.verify()
-    return {"holds": not violations, "violations": [plain(asdict(v)) for v in violations]}
+    return Verified(holds=not violations, violations=violations)

@@ -2,25 +2,23 @@
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations.
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from lakeguard.words.shapes import JsonObject
-from openlaketx.service.api.context import PREFIX, Administering, State, plain
+from lakeguard.actors.keys import ApiKey
+from openlaketx.service.api.context import PREFIX, Administering, State
 
 router = APIRouter(prefix=PREFIX)
 
 
 @router.get("/keys")
-def list_keys(key: Administering, api: State) -> list[JsonObject]:
-    return [plain(asdict(k)) for k in api.tenants.keys.list(key.tenant_id)]
+def list_keys(key: Administering, api: State) -> list[ApiKey]:
+    return api.tenants.keys.list(key.tenant_id)
 
 
 @router.post("/keys/{key_id}/revoke")
 def revoke_key(
     key_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")], key: Administering, api: State
-) -> JsonObject:
-    answer: JsonObject = plain(asdict(api.tenants.keys.revoke(key_id, key.tenant_id)))
-    return answer
+) -> ApiKey:
+    return api.tenants.keys.revoke(key_id, key.tenant_id)

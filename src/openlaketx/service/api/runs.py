@@ -26,6 +26,7 @@ from openlaketx.service.api.context import (
     Triggering,
     plain,
 )
+from openlaketx.service.warmup import SparkState
 
 MAX_RUNS = 100
 MAX_WAIT_SECONDS = 60  # a long poll holds one of the server's worker threads
@@ -106,12 +107,18 @@ def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+class Health(Model):
+    status: str = Field(description="ok while the service answers")
+    accepting: bool = Field(description="False while it drains: new runs are refused")
+    spark: SparkState = Field(description="Where the process's Spark session stands")
+
+
 @router.get("/health")
-def health(api: State) -> JsonObject:
+def health(api: State) -> Health:
     # No key is needed here, so nothing that counts any tenant's work (runs in flight would
     # tell one tenant about another's): liveness, readiness while draining, and whether a run
     # would still pay for starting Spark.
-    return {"status": "ok", "accepting": api.runs.accepting, "spark": api.warmup.state.value}
+    return Health(status="ok", accepting=api.runs.accepting, spark=api.warmup.state)
 
 
 @router.post("/jobs/{job_id}/runs", status_code=202, response_model=RunAccepted)
