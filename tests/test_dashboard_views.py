@@ -125,9 +125,9 @@ def test_the_cli_the_api_and_the_pages_say_held_for_a_held_run(site: Site) -> No
     status_table = CliRunner().invoke(cli, [*home, "status"]).output
     assert "BLOCKED" not in status_table and "SUCCESS" not in status_table
     record = site.lh.reader.runs.job_run(run_id)
-    assert record is not None and run_views.summary(record)["outcome"] == "HELD"
+    assert record is not None and run_views.summary(record).outcome == "HELD"
     tasks = run_views.run_tasks(site.lh, record, site.lh.reader.runs.attempts(run_id))
-    assert [t["outcome"] for t in run_views.task_rows(tasks)] == ["HELD", "SKIPPED"]
+    assert [t.outcome for t in run_views.task_rows(tasks)] == ["HELD", "SKIPPED"]
     assert f'data-run="{run_id}" data-outcome="HELD"' in overview  # the timeline's bar
     listed_page = site.client.get("/runs").text
     assert outcome_attr(row_of(listed_page, "data-run", run_id)) == "HELD"

@@ -15,14 +15,18 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attr
 
 from lakeguard.records.definitions.records import DatasetDef
 from lakeguard.words.vocabulary import AttemptStatus, Outcome
 from openlaketx.runner.context import StepObserver, StepResult
+
+if TYPE_CHECKING:
+    from openlineage.client.facet_v2 import DatasetFacet, InputDatasetFacet, RunFacet
 
 PRODUCER = "https://github.com/openlaketx/openlaketx"
 _log = logging.getLogger(__name__)
@@ -93,7 +97,7 @@ class LineageObserver:
             )
         )
 
-    def _parent(self, job_run_id: str, dataset: DatasetDef) -> dict[str, Any]:
+    def _parent(self, job_run_id: str, dataset: DatasetDef) -> dict[str, RunFacet]:
         # start-up time: openlineage loads only when lineage is configured
         from openlineage.client.facet_v2 import parent_run
 
@@ -126,7 +130,7 @@ class LineageObserver:
             state = RunState.ABORT
         else:
             state = RunState.FAIL
-        run_facets: dict[str, Any] = {
+        run_facets: dict[str, RunFacet] = {
             **self._parent(job_run_id, dataset),
             "laketx_decision": _decision_facet_class()(
                 status=str(result.status),
@@ -145,7 +149,9 @@ class LineageObserver:
                 producer=PRODUCER,
             )
         nulls = {m.column: m.value for m in result.profile if m.metric == "null_count"}
-        output_facets: dict[str, Any] = {
+        # dataQualityAssertions is an input dataset facet in the client's model, sent here on
+        # the output (where the quality was judged)
+        output_facets: dict[str, DatasetFacet | InputDatasetFacet] = {
             "dataQualityAssertions": assertions.DataQualityAssertionsDatasetFacet(
                 assertions=[
                     assertions.Assertion(
@@ -187,14 +193,17 @@ class LineageObserver:
                 or self._declared_inputs(dataset),
                 outputs=[
                     OutputDataset(
-                        namespace=self.namespace, name=dataset.table_name, facets=output_facets
+                        namespace=self.namespace,
+                        name=dataset.table_name,
+                        # the client declares DatasetFacet values only: an event serializes any
+                        facets=output_facets,  # type: ignore[arg-type]
                     )
                 ],
             )
         )
 
 
-def _decision_facet_class() -> Any:
+def _decision_facet_class() -> Callable[..., RunFacet]:
     """The `laketx_decision` run facet class (built on first use: the client is optional)."""
     # start-up time: openlineage loads only when lineage is configured
     from openlineage.client.facet_v2 import RunFacet

@@ -6,9 +6,10 @@ enough for them, plain aligned columns with every id whole anywhere else (a pipe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.text import Text
@@ -20,6 +21,9 @@ from openlaketx.outcomes import LOOKS, RunOutcome, attempt_outcome, word_of
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport
 from openlaketx.tabular import Column, Report, Tabular
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 STATUS_STYLE = {
     **{str(word): look.colour for word, look in LOOKS.items()},
@@ -61,11 +65,15 @@ def _numeric(values: list[Any]) -> bool:
     )
 
 
-def rows_table(rows: list[StoredRow], title: str = "") -> Tabular | str:
-    """Rows of any shape: a column with spaces in a value is free text (it may wrap on a
-    terminal, and goes under its row in plain columns when long); numbers align right."""
-    if not rows:
+def rows_table(
+    records: Sequence[StoredRow] | Sequence[DataclassInstance], title: str = ""
+) -> Tabular | str:
+    """Rows of any shape, or records (a dataclass's fields are its columns): a column with
+    spaces in a value is free text (it may wrap on a terminal, and goes under its row in plain
+    columns when long); numbers align right."""
+    if not records:
         return "(no rows)"
+    rows = [r if isinstance(r, dict) else asdict(r) for r in records]
     names = list(rows[0])
     cells = [[_cell(row.get(k)) for k in names] for row in rows]
     columns = [

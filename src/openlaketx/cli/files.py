@@ -5,7 +5,8 @@ next run reads them again. No JVM."""
 from __future__ import annotations
 
 import getpass
-from typing import Any
+from dataclasses import asdict, dataclass
+from datetime import datetime
 
 import typer
 
@@ -17,18 +18,33 @@ files_app = typer.Typer(help="Delivered files put aside as unreadable: list and 
 app.add_typer(files_app, name="files")
 
 
-def _row(r: RejectedFileRow) -> dict[str, Any]:
-    return {
-        "dataset_id": r.dataset_id,
-        "source_object_id": r.source_object_id,
-        "path": r.path,
-        "size": r.size,
-        "modification_time": r.modification_time,
-        "content_hash": r.content_hash,
-        "reason": r.reason,
-        "run_id": r.run_id,
-        "rejected_at": r.recorded_at,
-    }
+@dataclass(frozen=True)
+class RejectedLine:
+    """A rejected file as `laketx files rejected` lists it."""
+
+    dataset_id: str
+    source_object_id: str
+    path: str
+    size: int | None
+    modification_time: datetime | None
+    content_hash: str | None
+    reason: str | None
+    run_id: str | None
+    rejected_at: datetime
+
+
+def _row(r: RejectedFileRow) -> RejectedLine:
+    return RejectedLine(
+        dataset_id=r.dataset_id,
+        source_object_id=r.source_object_id,
+        path=r.path,
+        size=r.size,
+        modification_time=r.modification_time,
+        content_hash=r.content_hash,
+        reason=r.reason,
+        run_id=r.run_id,
+        rejected_at=r.recorded_at,
+    )
 
 
 @files_app.command("rejected")
@@ -45,7 +61,7 @@ def rejected(
     elif not rows:
         out.print("no rejected file")
     else:
-        shown = [{k: v for k, v in r.items() if k != "content_hash"} for r in rows]
+        shown = [{k: v for k, v in asdict(r).items() if k != "content_hash"} for r in rows]
         out.print(render.rows_table(shown, title=f"{len(rows)} rejected file(s)"))
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from lakeguard.actors.keys import Scope
+from lakeguard.actors.keys import ApiKey, Scope
 from lakeguard.words.errors import ConfigError
 from lakeguard.words.schedule import CatchUp
 from openlaketx.cli.shared import (
@@ -67,10 +67,56 @@ def _tenants(ctx: typer.Context) -> Any:
     return Tenants(config_of(ctx))
 
 
-def _key_row(key: Any) -> dict[str, Any]:
-    row = asdict(key)
-    row["scopes"] = ",".join(str(s) for s in key.scopes)
-    return row
+@dataclass(frozen=True)
+class KeyLine:
+    """A key as `laketx keys` shows it: its record, the scopes joined by commas."""
+
+    api_key_id: str
+    tenant_id: str
+    scopes: str
+    created_at: datetime
+    created_by: str | None
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    description: str | None
+    is_active: bool
+
+
+def _key_row(key: ApiKey) -> KeyLine:
+    return KeyLine(
+        api_key_id=key.api_key_id,
+        tenant_id=key.tenant_id,
+        scopes=",".join(str(s) for s in key.scopes),
+        created_at=key.created_at,
+        created_by=key.created_by,
+        expires_at=key.expires_at,
+        revoked_at=key.revoked_at,
+        last_used_at=key.last_used_at,
+        description=key.description,
+        is_active=key.is_active,
+    )
+
+
+@dataclass(frozen=True)
+class PassLine:
+    """What a scheduler pass did for one job, or a freshness SLA it found missed."""
+
+    tenant: str
+    job_id: str | None
+    trigger: str
+    run_id: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class NotifyLine:
+    """An event a notify pass recorded, or a delivery it ended."""
+
+    tenant: str
+    what: str
+    subject: str
+    detail: str
 
 
 @keys_app.command("create")
@@ -98,7 +144,7 @@ def keys_create(
 
     key, token = guard(ctx, as_json, work)
     if as_json:
-        print_json({**_key_row(key), "token": token})
+        print_json({**asdict(_key_row(key)), "token": token})
     else:
         out.print(f"key {key.api_key_id} for tenant {key.tenant_id} ({', '.join(key.scopes)})")
         out.print(token, markup=False, highlight=False)
@@ -141,7 +187,7 @@ def keys_rotate(
         ctx, as_json, lambda: _tenants(ctx).keys.rotate(key_id, parse_duration(overlap))
     )
     if as_json:
-        print_json({**_key_row(key), "token": token, "replaces": key_id})
+        print_json({**asdict(_key_row(key)), "token": token, "replaces": key_id})
     else:
         out.print(f"key {key.api_key_id} replaces {key_id} (which stops in {overlap})")
         out.print(token, markup=False, highlight=False)
@@ -226,7 +272,7 @@ def scheduler(
     if not once:
         raise typer.BadParameter("use --once (or `laketx serve`, which runs the scheduler)")
 
-    def work() -> list[dict[str, Any]]:
+    def work() -> list[PassLine]:
         runs = RunService(_tenants(ctx), workers=1)
         when = now.replace(tzinfo=None) if now else None
         # a pass as of `now`: ticks before it are due, those claimed already are not
@@ -236,17 +282,8 @@ def scheduler(
         fired = passes.tick()
         runs.wait_idle(timeout=24 * 3600)
         runs.drain(0)
-        missed = [
-            {
-                "tenant": m.tenant_id,
-                "job_id": None,
-                "trigger": "freshness",
-                "run_id": None,
-                "detail": m.title,
-            }
-            for m in passes.missed
-        ]
-        return [asdict(f) for f in fired] + missed
+        missed = [PassLine(m.tenant_id, None, "freshness", None, m.title) for m in passes.missed]
+        return [PassLine(f.tenant, f.job_id, f.trigger, f.run_id, f.detail) for f in fired] + missed
 
     rows = guard(ctx, as_json, work)
     if as_json:
@@ -269,24 +306,19 @@ def notify(
     if not once:
         raise typer.BadParameter("use --once (or `laketx serve`, which runs the dispatcher)")
 
-    def work() -> list[dict[str, Any]]:
+    def work() -> list[NotifyLine]:
         done = Dispatcher(_tenants(ctx)).tick()
         rows = [
-            {
-                "tenant": e.tenant_id,
-                "what": f"{e.action} {e.cause}",
-                "subject": e.subject,
-                "detail": e.title,
-            }
+            NotifyLine(e.tenant_id, f"{e.action} {e.cause}", e.subject, e.title)
             for e in done.recorded
         ]
         rows += [
-            {
-                "tenant": d.tenant_id,
-                "what": str(d.action),
-                "subject": d.channel_id,
-                "detail": d.error or f"attempt {d.attempt} of {d.delivery_id}",
-            }
+            NotifyLine(
+                d.tenant_id,
+                str(d.action),
+                d.channel_id,
+                d.error or f"attempt {d.attempt} of {d.delivery_id}",
+            )
             for d in done.delivered
         ]
         return rows

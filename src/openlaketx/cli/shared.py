@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -186,6 +186,15 @@ def with_lakehouse(
     return guard(ctx, as_json, action)
 
 
-def print_json(value: Any) -> None:
-    """A command's result as indented JSON on standard output."""
-    sys.stdout.write(json.dumps(value, default=str, indent=2) + "\n")
+def print_json(value: object) -> None:
+    """A command's result as indented JSON on standard output: a record (a dataclass), or a
+    list of them, as its fields."""
+    sys.stdout.write(json.dumps(_fields(value), default=str, indent=2) + "\n")
+
+
+def _fields(value: object) -> object:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, list):
+        return [_fields(v) for v in value]
+    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, SupportsInt
 
 from lakeguard.words.quoting import quote
 from lakeguard.words.vocabulary import DELETED_AT, SCD2_COLUMNS, DeleteMissing, LoadType
@@ -21,6 +21,15 @@ ACTION = "__laketx_action"  # scd2: what happens to the key's rows in the table
 CLOSE_AT = "__laketx_close_at"
 # scd2 actions on a key's rows in the table
 CLOSE, CLOSE_DELETED, DELETE = "close", "close_deleted", "delete"
+
+
+def _count(value: object) -> int:
+    """A count as a query answers it: a number, or null (a sum over no rows)."""
+    if value is None:
+        return 0
+    if not isinstance(value, SupportsInt):
+        raise TypeError(f"a count is a number, not {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,14 +75,14 @@ class MergePlan:
             text = f"({text}) OR t.{quote(DELETED_AT)} IS NOT NULL"  # a deleted key came back
         return text
 
-    def counts(self, found: Mapping[str, Any]) -> dict[str, int]:
+    def counts(self, found: Mapping[str, object]) -> dict[str, int]:
         """What a MERGE would insert, update and delete, from a count of the batch's rows
         with no table row (`inserted`), that change theirs (`updated`) and of the table's
         live keys the batch lacks (`missing`: deleted only where missing keys are)."""
-        missing = int(found["missing"] or 0) if self.delete_missing != DeleteMissing.NONE else 0
+        missing = _count(found["missing"]) if self.delete_missing != DeleteMissing.NONE else 0
         return {
-            "inserted": int(found["inserted"] or 0),
-            "updated": int(found["updated"] or 0),
+            "inserted": _count(found["inserted"]),
+            "updated": _count(found["updated"]),
             "deleted": missing,
         }
 

@@ -123,7 +123,7 @@ def live_rows(plan: MergePlan, schema: pa.Schema, columns: Sequence[str]) -> str
     return f"(SELECT {', '.join(cols)} FROM target{condition})"
 
 
-def joined(source: pa.Table, table: DeltaTable, sql: str) -> list[dict[str, Any]]:
+def joined(source: pa.Table, table: DeltaTable, sql: str) -> list[dict[str, object]]:
     """`sql` (Spark's dialect) over the batch's columns `source` as `s` and the table as
     `target`, run by DataFusion (it joins registered Delta tables: the batch becomes a
     scratch one)."""
@@ -132,7 +132,9 @@ def joined(source: pa.Table, table: DeltaTable, sql: str) -> list[dict[str, Any]
         write_deltalake(scratch, source)
         query = QueryBuilder().register("s", DeltaTable(scratch))
         query = query.register("target", table)
-        rows: list[dict[str, Any]] = pa.table(query.execute(datafusion(sql)).read_all()).to_pylist()
+        rows: list[dict[str, object]] = pa.table(
+            query.execute(datafusion(sql)).read_all()
+        ).to_pylist()
         return rows
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -263,6 +265,13 @@ def upsert(
     return merger
 
 
+def _index(value: object) -> int:
+    """A batch row's index as the join answers it (an int64 column)."""
+    if not isinstance(value, int):
+        raise TypeError(f"a row index is an int, not {value!r}")
+    return value
+
+
 def _scd2_source(
     source: pa.Table, table: DeltaTable, plan: MergePlan, schema: pa.Schema, marks: list[str]
 ) -> pa.Table:
@@ -281,7 +290,7 @@ def _scd2_source(
         f"SELECT s.{_ROW} FROM s LEFT JOIN {live_rows(plan, schema, kept)} AS t ON {history.on()} "
         f"WHERE t.{first} IS NULL OR ({history.changed()})",
     )
-    inserts = source.take(pa.array(sorted(r[_ROW] for r in picked), pa.int64()))
+    inserts = source.take(pa.array(sorted(_index(r[_ROW]) for r in picked), pa.int64()))
     keyed, fresh = source, inserts
     for key, mark in zip(plan.keys, marks, strict=True):
         keyed = keyed.append_column(mark, source.column(key))

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openlaketx.service.problems import MEDIA_TYPE
+from openlaketx.service.problems import MEDIA_TYPE, Problem
 
 DRAIN_LIMIT = 32 * 1024 * 1024
 
@@ -76,14 +75,14 @@ async def _drain(receive: Receive, read: int) -> None:
 
 
 async def _too_large(scope: Scope, send: Send, limit: int) -> None:
-    body: dict[str, Any] = {
-        "type": "https://openlaketx.dev/problems/payloadtoolarge",
-        "title": "PayloadTooLarge",
-        "status": 413,
-        "detail": f"the request body is over {limit} bytes",
-        "instance": scope.get("path", ""),
-        "fix": "send a smaller body",
-    }
+    body = Problem(
+        type="https://openlaketx.dev/problems/payloadtoolarge",
+        title="PayloadTooLarge",
+        status=413,
+        detail=f"the request body is over {limit} bytes",
+        instance=scope.get("path", ""),
+        fix="send a smaller body",
+    )
     data = json.dumps(body).encode()
     await send(
         {

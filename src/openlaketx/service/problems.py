@@ -4,7 +4,7 @@ the engine's errors carry, and never a token, a hash or an internal trace."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TypedDict
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -31,6 +31,26 @@ from openlaketx.service.refusals import (
 
 MEDIA_TYPE = "application/problem+json"
 _log = logging.getLogger(__name__)
+
+
+class ProblemMembers(TypedDict, total=False):
+    """What a problem document adds to RFC 9457's members: an engine error's where, fix and
+    whether a retry may succeed; each field of an invalid request or document."""
+
+    where: str | None
+    fix: str | None
+    transient: bool
+    errors: list[dict[str, str]]  # each {"path", "message"}
+
+
+class Problem(ProblemMembers):
+    """An RFC 9457 problem document, with the members this server adds."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
 
 
 def status_of(exc: LakeTxError) -> int:
@@ -81,17 +101,17 @@ def problem(
     detail: str,
     *,
     instance: str,
-    extra: dict[str, Any] | None = None,
+    extra: ProblemMembers | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body = {
-        "type": f"https://openlaketx.dev/problems/{title.lower().replace(' ', '-')}",
-        "title": title,
-        "status": status,
-        "detail": detail,
-        "instance": instance,
-        **(extra or {}),
-    }
+    body = Problem(
+        type=f"https://openlaketx.dev/problems/{title.lower().replace(' ', '-')}",
+        title=title,
+        status=status,
+        detail=detail,
+        instance=instance,
+    )
+    body.update(extra or {})
     # also here: a 500 is answered outside the middleware that adds them to every answer
     secure = {name.decode(): value.decode() for name, value in SECURITY_HEADERS}
     return JSONResponse(
@@ -112,7 +132,7 @@ def install(app: FastAPI) -> None:
             headers["Retry-After"] = str(exc.retry_after)
         if status == 503:
             headers["Retry-After"] = "30"
-        extra: dict[str, Any] = {"where": exc.where, "fix": exc.fix, "transient": exc.transient}
+        extra = ProblemMembers(where=exc.where, fix=exc.fix, transient=exc.transient)
         if isinstance(exc, ValidationError):
             extra["errors"] = exc.errors
         return problem(

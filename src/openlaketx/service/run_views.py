@@ -26,23 +26,42 @@ _TRIGGER = re.compile(r"[a-z][a-z_]{0,39}")  # a trigger word, stored ones of be
 FILTERABLE = (RunOutcome.PROMOTED, RunOutcome.HELD, RunOutcome.FAILED, RunOutcome.RUNNING)
 
 
-def summary(record: JobRunRecord) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class RunSummaryView:
     """A run as the API's `RunSummary` says it: `status` as stored, `outcome` as shown."""
-    return {
-        "run_id": record.pipeline_logging_id,
-        "job_id": record.pipeline_id,
-        "status": str(record.status),
-        "outcome": word_of(record.status),
-        "trigger_type": str(record.trigger_type),
-        "triggered_by": record.triggered_by,
-        "start_time": record.start_time,
-        "end_time": record.end_time,
-        "duration_ms": record.duration_ms,
-        "error": record.error_message,
-        "current_step": record.current_step,
-        "retry_of": record.retry_of,
-        "scheduled_for": record.scheduled_for,
-    }
+
+    run_id: str
+    job_id: str
+    status: str
+    outcome: str | None
+    trigger_type: str
+    triggered_by: str | None
+    start_time: datetime
+    end_time: datetime | None
+    duration_ms: int | None
+    error: str | None
+    current_step: str | None
+    retry_of: str | None
+    scheduled_for: datetime | None
+
+
+def summary(record: JobRunRecord) -> RunSummaryView:
+    """A run as the API's `RunSummary` says it: `status` as stored, `outcome` as shown."""
+    return RunSummaryView(
+        run_id=record.pipeline_logging_id,
+        job_id=record.pipeline_id,
+        status=str(record.status),
+        outcome=word_of(record.status),
+        trigger_type=str(record.trigger_type),
+        triggered_by=record.triggered_by,
+        start_time=record.start_time,
+        end_time=record.end_time,
+        duration_ms=record.duration_ms,
+        error=record.error_message,
+        current_step=record.current_step,
+        retry_of=record.retry_of,
+        scheduled_for=record.scheduled_for,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,15 +293,25 @@ def run_tasks(
     return shown
 
 
-def task_rows(tasks: Sequence[TaskView]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """A run's task as the API's `RunDetail.tasks` gives it (the page's words)."""
+
+    dataset_id: str
+    outcome: str
+    attempt_id: str | None  # None: never attempted in this run
+    error: str | None
+
+
+def task_rows(tasks: Sequence[TaskView]) -> list[TaskRow]:
     """A run's tasks as the API's `RunDetail.tasks` is to give them (the page's words)."""
     return [
-        {
-            "dataset_id": t.dataset_id,
-            "outcome": t.outcome,
-            "attempt_id": None if t.attempt is None else t.attempt.run_id,
-            "error": t.error,
-        }
+        TaskRow(
+            dataset_id=t.dataset_id,
+            outcome=t.outcome,
+            attempt_id=None if t.attempt is None else t.attempt.run_id,
+            error=t.error,
+        )
         for t in tasks
     ]
 

@@ -9,7 +9,8 @@ import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from lakeguard.records.sources.kinds.http import FetchedFile
 from lakeguard.words.errors import SourceError
@@ -100,7 +101,7 @@ def check_format(path: Path, file_format: str, content_type: str, shown: str, wh
         )
 
 
-def write_lines(path: Path, records: list[dict[str, Any]]) -> None:
+def write_lines(path: Path, records: list[dict[str, JsonValue] | None]) -> None:
     """Records as JSON lines (what Spark's json reader reads)."""
     with path.open("w", encoding="utf-8") as out:
         for record in records:

@@ -18,9 +18,9 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
+from pydantic import JsonValue
 
 from lakeguard.records.sources.kinds.http import FetchedFile, HttpObjectOptions
 from lakeguard.words.errors import SourceError, SourceUnavailable
@@ -154,7 +154,7 @@ class HttpClient(HttpSession):
         locator: str,
         options: HttpObjectOptions,
         extra: Mapping[str, str],
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[dict[str, JsonValue] | None]]:
         """The records of every page (`records` path), following `paging`."""
         assert options.records is not None
         paging = options.paging
@@ -192,9 +192,11 @@ class HttpClient(HttpSession):
                     where=self.where,
                     fix="point records at a list of objects",
                 )
-            yield records
+            # a null record passes the check above (`next` answers None for none too): kept
+            objects = [r for r in records if isinstance(r, dict) or r is None]
+            yield objects
             if paging is None or not state.advance(
-                document, records, page_url=str(response.url), link=_next_link(response)
+                document, objects, page_url=str(response.url), link=_next_link(response)
             ):
                 return
         raise SourceError(
@@ -218,7 +220,7 @@ class HttpClient(HttpSession):
             )
         return url
 
-    def _json(self, body: bytes, content_type: str, shown: str, number: int) -> Any:
+    def _json(self, body: bytes, content_type: str, shown: str, number: int) -> JsonValue:
         text = body.decode("utf-8", "replace")
         if "html" in content_type.lower() or looks_like_html(body):
             raise SourceError(
@@ -228,7 +230,7 @@ class HttpClient(HttpSession):
                 fix="check the locator and the token: servers answer a login or error page so",
             )
         try:
-            return json.loads(text)
+            document: JsonValue = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SourceError(
                 f"page {number} of {shown} is not JSON ({exc.msg} at {exc.pos}): "
@@ -236,6 +238,7 @@ class HttpClient(HttpSession):
                 where=self.where,
                 fix="check the locator; the server's answer is not the declared JSON",
             ) from None
+        return document
 
 
 def _port(url: httpx.URL) -> int:

@@ -11,13 +11,14 @@ a full last page with neither has_more nor total costs one more (empty) request.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urljoin
+
+from pydantic import JsonValue
 
 from lakeguard.records.sources.kinds.http import Paging
 
 
-def dig(document: Any, path: str) -> Any:
+def dig(document: JsonValue, path: str) -> JsonValue:
     """The value at a dotted path of a JSON document ('.' or '': the document itself)."""
     if path in ("", "."):
         return document
@@ -32,7 +33,7 @@ def dig(document: Any, path: str) -> Any:
     return found
 
 
-def _flag(value: Any) -> bool | None:
+def _flag(value: JsonValue) -> bool | None:
     """A has_more value: a JSON boolean, 0/1 or "true"/"false"; None when it is neither."""
     if isinstance(value, bool):
         return value
@@ -43,7 +44,7 @@ def _flag(value: Any) -> bool | None:
     return None
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JsonValue) -> int | None:
     """A total: a non-negative whole number (or its text); None when it is not one."""
     if isinstance(value, bool):
         return None
@@ -87,8 +88,8 @@ class PageState:
 
     def advance(
         self,
-        document: Any,
-        records: list[dict[str, Any]],
+        document: JsonValue,
+        records: list[dict[str, JsonValue] | None],
         *,
         page_url: str = "",
         link: str | None = None,

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import yaml
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.concurrency import run_in_threadpool
 
 from lakeguard.actors.catalog.changes import parse_since
@@ -30,7 +30,7 @@ from openlaketx.service.refusals import UnsupportedMediaType
 SOURCE = "request body"  # how errors name the document sent
 YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"})
 JSON_TYPE = "application/json"
-DOCUMENT_BODY: dict[str, Any] = {
+DOCUMENT_BODY: dict[str, JsonValue] = {  # an OpenAPI operation's requestBody
     "requestBody": {
         "required": True,
         "description": "A metadata document (`laketx schema` gives its JSON schema)",

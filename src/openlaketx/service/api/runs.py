@@ -5,6 +5,7 @@ for it to end)."""
 
 import hashlib
 import json
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated
 
@@ -92,7 +93,7 @@ class RunDetail(RunSummary):
 
 def summary(record: JobRunRecord) -> RunSummary:
     """A job run as the API shows it."""
-    return RunSummary(**run_views.summary(record))
+    return RunSummary(**asdict(run_views.summary(record)))
 
 
 def _ended(record: JobRunRecord | None) -> bool:
@@ -201,7 +202,7 @@ def get_run(
     decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
     return RunDetail(
         **summary(record).model_dump(),
-        tasks=run_views.task_rows(run_views.run_tasks(lh, record, attempts)),
+        tasks=[asdict(t) for t in run_views.task_rows(run_views.run_tasks(lh, record, attempts))],
         attempts=[plain(a.as_row()) for a in attempts],
         steps=[plain(s.as_row()) for s in lh.reader.runs.steps(run_id)],
         decisions=[plain(d.to_json()) for d in decisions],

@@ -11,7 +11,7 @@ import smtplib
 import socket
 import ssl
 from email.message import EmailMessage
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lakeguard.records.alerts.channels import EmailChannel
 from lakeguard.records.reach import Reach
@@ -93,7 +93,7 @@ class EmailSender(Sender[EmailChannel]):
                     smtp.ehlo()
                 if channel.username and password:
                     smtp.login(channel.username, password)
-                refused: dict[str, Any] = smtp.send_message(mail(channel, message))
+                refused: dict[str, tuple[int, bytes]] = smtp.send_message(mail(channel, message))
         except LakeTxError as exc:  # out of reach, or the name does not resolve
             return Sent(ok=False, final=not exc.transient, error=scrub(describe(exc), password))
         except smtplib.SMTPResponseException as exc:
