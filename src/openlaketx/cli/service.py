@@ -67,35 +67,9 @@ def _tenants(ctx: typer.Context) -> Any:
     return Tenants(config_of(ctx))
 
 
-@dataclass(frozen=True)
-class KeyLine:
+def _key_row(key: ApiKey) -> dict[str, object]:
     """A key as `laketx keys` shows it: its record, the scopes joined by commas."""
-
-    api_key_id: str
-    tenant_id: str
-    scopes: str
-    created_at: datetime
-    created_by: str | None
-    expires_at: datetime | None
-    revoked_at: datetime | None
-    last_used_at: datetime | None
-    description: str | None
-    is_active: bool
-
-
-def _key_row(key: ApiKey) -> KeyLine:
-    return KeyLine(
-        api_key_id=key.api_key_id,
-        tenant_id=key.tenant_id,
-        scopes=",".join(str(s) for s in key.scopes),
-        created_at=key.created_at,
-        created_by=key.created_by,
-        expires_at=key.expires_at,
-        revoked_at=key.revoked_at,
-        last_used_at=key.last_used_at,
-        description=key.description,
-        is_active=key.is_active,
-    )
+    return {**asdict(key), "scopes": ",".join(str(s) for s in key.scopes)}
 
 
 @dataclass(frozen=True)
@@ -144,7 +118,7 @@ def keys_create(
 
     key, token = guard(ctx, as_json, work)
     if as_json:
-        print_json({**asdict(_key_row(key)), "token": token})
+        print_json({**_key_row(key), "token": token})
     else:
         out.print(f"key {key.api_key_id} for tenant {key.tenant_id} ({', '.join(key.scopes)})")
         out.print(token, markup=False, highlight=False)
@@ -187,7 +161,7 @@ def keys_rotate(
         ctx, as_json, lambda: _tenants(ctx).keys.rotate(key_id, parse_duration(overlap))
     )
     if as_json:
-        print_json({**asdict(_key_row(key)), "token": token, "replaces": key_id})
+        print_json({**_key_row(key), "token": token, "replaces": key_id})
     else:
         out.print(f"key {key.api_key_id} replaces {key_id} (which stops in {overlap})")
         out.print(token, markup=False, highlight=False)

@@ -18,50 +18,12 @@ from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.words.errors import ValidationError
 from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.lakehouse import Lakehouse
-from openlaketx.outcomes import STORED_RUN_STATUS, RunOutcome, attempt_outcome, word_of
+from openlaketx.outcomes import STORED_RUN_STATUS, RunOutcome, attempt_outcome
 
 PAGE = 50
 MAX_PAGE = 200
 _TRIGGER = re.compile(r"[a-z][a-z_]{0,39}")  # a trigger word, stored ones of before too
 FILTERABLE = (RunOutcome.PROMOTED, RunOutcome.HELD, RunOutcome.FAILED, RunOutcome.RUNNING)
-
-
-@dataclass(frozen=True, slots=True)
-class RunSummaryView:
-    """A run as the API's `RunSummary` says it: `status` as stored, `outcome` as shown."""
-
-    run_id: str
-    job_id: str
-    status: str
-    outcome: str | None
-    trigger_type: str
-    triggered_by: str | None
-    start_time: datetime
-    end_time: datetime | None
-    duration_ms: int | None
-    error: str | None
-    current_step: str | None
-    retry_of: str | None
-    scheduled_for: datetime | None
-
-
-def summary(record: JobRunRecord) -> RunSummaryView:
-    """A run as the API's `RunSummary` says it: `status` as stored, `outcome` as shown."""
-    return RunSummaryView(
-        run_id=record.pipeline_logging_id,
-        job_id=record.pipeline_id,
-        status=str(record.status),
-        outcome=word_of(record.status),
-        trigger_type=str(record.trigger_type),
-        triggered_by=record.triggered_by,
-        start_time=record.start_time,
-        end_time=record.end_time,
-        duration_ms=record.duration_ms,
-        error=record.error_message,
-        current_step=record.current_step,
-        retry_of=record.retry_of,
-        scheduled_for=record.scheduled_for,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.words.errors import NotRegisteredError
 from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
+from openlaketx.outcomes import word_of
 from openlaketx.service import run_views
 from openlaketx.service.api.context import (
     PREFIX,
@@ -92,8 +93,22 @@ class RunDetail(RunSummary):
 
 
 def summary(record: JobRunRecord) -> RunSummary:
-    """A job run as the API shows it."""
-    return RunSummary(**asdict(run_views.summary(record)))
+    """A job run as the API shows it: `status` as stored, `outcome` as shown."""
+    return RunSummary(
+        run_id=record.pipeline_logging_id,
+        job_id=record.pipeline_id,
+        status=str(record.status),
+        outcome=word_of(record.status),
+        trigger_type=str(record.trigger_type),
+        triggered_by=record.triggered_by,
+        start_time=record.start_time,
+        end_time=record.end_time,
+        duration_ms=record.duration_ms,
+        error=record.error_message,
+        current_step=record.current_step,
+        retry_of=record.retry_of,
+        scheduled_for=record.scheduled_for,
+    )
 
 
 def _ended(record: JobRunRecord | None) -> bool:
