@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lakeguard.records.audit import AuditData, Violation, audit
-from lakeguard.records.commits import Commit
+from lakeguard.records.commits import Commit, Tag, parse_tag
 from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
 from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
 from lakeguard.records.sources.kinds.file import SeenFile
@@ -22,7 +22,7 @@ from openlaketx.cli import app
 from tests.support.project import Project
 
 NOW = datetime(2026, 11, 26, 12, 0)
-TAG = {"run_id": "r1", "data_version": 1}
+TAG = Tag(run_id="r1", data_version=1)
 
 
 EVENT = RunEventRow(
@@ -146,9 +146,9 @@ def test_invariants_3_and_5_versions_and_decisions() -> None:
 def test_invariants_7_and_8_commits() -> None:
     assert checks(commits={"d": []}) == ["version_has_commit"]
     assert checks(commits={"d": [Commit(0, "WRITE", None)]}) == ["version_has_commit"]
-    other = {"run_id": "r9", "data_version": 1}
+    other = Tag(run_id="r9", data_version=1)
     assert checks(commits={"d": [Commit(0, "WRITE", other)]}) == ["commit_matches_version"]
-    orphan = [Commit(0, "WRITE", TAG), Commit(1, "WRITE", {"run_id": "r2", "data_version": 2})]
+    orphan = [Commit(0, "WRITE", TAG), Commit(1, "WRITE", Tag(run_id="r2", data_version=2))]
     assert checks(commits={"d": orphan}) == ["orphan_commit"]
     around = [Commit(0, "WRITE", TAG), Commit(1, "DELETE", None)]
     assert checks(commits={"d": around}) == ["commit_around_the_gate"]
@@ -257,3 +257,18 @@ def test_verify_finds_what_was_planted_in_a_real_store(
     DeltaTable(lh.store.location("step_logs")).delete("step_type = 'gate'")
     rewritten = {v.check for v in found(lh)}
     assert {"append_only_property", "append_only_rewritten"} <= rewritten
+
+
+def test_a_commit_tag_is_read_into_its_record_and_a_hand_edited_one_does_not_crash() -> None:
+    written = '{"laketx": {"batch": "b", "data_version": 3, "dataset_id": "d", "rows": 5, "run_id": "r", "upstream": {"p": 2}}}'
+    assert parse_tag(written) == Tag(
+        run_id="r", dataset_id="d", data_version=3, batch="b", upstream={"p": 2}, rows=5
+    )
+    released = parse_tag('{"laketx": {"dataset_id": "d", "release": 3, "run_id": "r"}}')
+    assert released is not None and released.release == 3 and released.data_version is None
+    for untagged in (None, "", "not json", "null", "[1]", '{"laketx": [1]}', '{"other": {}}'):
+        assert parse_tag(untagged) is None, untagged
+    edited = parse_tag('{"laketx": {"run_id": 7, "data_version": "x", "upstream": {"p": "y"}}}')
+    assert edited == Tag(run_id="7")
+    # such a commit does not match its version: verify reports it instead of failing
+    assert checks(commits={"d": [Commit(0, "WRITE", edited)]}) == ["commit_matches_version"]

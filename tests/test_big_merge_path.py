@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lakeguard.reads.reader import StoreReader
-from lakeguard.records.commits import Commit, history
+from lakeguard.records.commits import Commit, Tag, history
 from openlaketx.config import SMALL_MERGE_ROWS_VARIABLE
 from openlaketx.loads import small_merge, strategies
 from openlaketx.loads.commit import app_id, published_through
@@ -145,8 +145,8 @@ def test_an_unchanged_batch_makes_no_version_and_the_next_is_applied(
     assert published_through(cells.path, cells.app) == 1  # released: version 2 is free
     release, empty = history(cells.path, 2)
     assert empty.operation == "MERGE" and empty.empty_merge and empty.maintenance
-    assert empty.tag is not None and empty.tag["data_version"] == 2
-    assert release.tag is not None and release.tag["release"] == 2 and release.maintenance
+    assert empty.tag is not None and empty.tag.data_version == 2
+    assert release.tag is not None and release.tag.release == 2 and release.maintenance
     assert_sound(cells.lh, cells.silver)
 
     cells.deliver("d3.csv", ["GSM,1,11.5,200", "LTE,9,9.0,200"])  # a change and a new key
@@ -202,9 +202,9 @@ def test_a_kill_around_an_empty_merge_recovers_exactly_once(cells: Cells, point:
 
 def test_an_empty_merge_and_its_release_are_maintenance_untagged_ones_are_not() -> None:
     metrics = {"numTargetRowsInserted": "0", "numTargetRowsUpdated": "0"}
-    tag = {"run_id": "r", "data_version": 2}
+    tag = Tag(run_id="r", data_version=2)
     assert Commit(5, "MERGE", tag, metrics=metrics).maintenance
-    assert Commit(6, "WRITE", {"run_id": "r", "release": 2}).maintenance
+    assert Commit(6, "WRITE", Tag(run_id="r", release=2)).maintenance
     assert not Commit(5, "MERGE", None, metrics=metrics).maintenance  # around the gate
     changed = {**metrics, "numTargetRowsUpdated": "1"}
     assert not Commit(5, "MERGE", tag, metrics=changed).maintenance

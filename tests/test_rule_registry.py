@@ -9,7 +9,6 @@ import pytest
 
 from lakeguard.records.definitions.records import RuleDef
 from lakeguard.rules.catalog.loader import validate_text
-from lakeguard.rules.catalog.to_rows import rule_parameters
 from lakeguard.rules.quality import kinds
 from lakeguard.rules.quality.kinds import RULE_KINDS, parse_rule, stored_rule
 from lakeguard.rules.quality.kinds.not_empty_string import NotEmptyStringRule
@@ -63,7 +62,7 @@ def test_a_kind_module_left_out_of_the_registry_stops_the_load(
 )
 def test_a_stored_rule_is_the_same_typed_spec_as_declared(spec: dict[str, object]) -> None:
     declared = parse_rule({"id": "r1", "dataset": "d", "severity": "WARN", **spec})
-    row = stored(declared.rule_type, **rule_parameters(declared))
+    row = stored(declared.rule_type, **declared.parameters())
     assert stored_rule(row) == declared  # parsed back into its class, not re-read by keys
     assert declared.explain()
 

@@ -12,7 +12,7 @@ from lakeguard.records.audit import AuditData
 from lakeguard.records.commits import Commit, history
 from lakeguard.records.decisions.rows import DataVersionRow, DecisionRow
 from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow
-from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
+from lakeguard.records.sources.progress_rows import RejectedFileRow
 from lakeguard.records.table_defs import load_table_defs
 from lakeguard.store import deltars, joins
 from lakeguard.store.store import MetadataStore
@@ -62,7 +62,5 @@ class AuditReads(ReaderBase):
                 append_only={t: f.result() for t, f in metadata.items()},
                 now=store.now(),
                 rejected=rejected.result(),
-                taken={
-                    d: [SourceProgressRow.from_row(r) for r in f.result()] for d, f in taken.items()
-                },
+                taken={d: f.result() for d, f in taken.items()},
             )

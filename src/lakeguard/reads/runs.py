@@ -115,10 +115,7 @@ class RunReads(ReaderBase):
         """
         # DataFusion drops the events of runs that ended: only runs in flight cross into Python
         since = self._store.since(window_days)
-        events = [
-            RunEventRow.from_row(r)
-            for r in joins.unfinished_events(self._store, since, sorted(IN_FLIGHT))
-        ]
+        events = joins.unfinished_events(self._store, since, sorted(IN_FLIGHT))
         finished = {e.run_id for e in events if e.status not in IN_FLIGHT}
         latest: dict[str, RunEventRow] = {}
         for e in sorted(events, key=lambda e: e.event_time):

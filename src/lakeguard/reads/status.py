@@ -3,7 +3,7 @@ detection needs of the decisions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -29,16 +29,18 @@ from lakeguard.records.trust import (
 )
 from lakeguard.rules.policy.sla import sla_hours
 from lakeguard.store.store import MetadataStore
-from lakeguard.words.shapes import StoredRow
 from lakeguard.words.vocabulary import AttemptStatus, Layer
 
 _LAYER_ORDER = {layer.value: layer.rank for layer in Layer}
 
 
-def _latest(rows: list[StoredRow], key: str, order: str) -> dict[str, StoredRow]:
+Row = TypeVar("Row", bound=Mapping[str, Any])
+
+
+def _latest(rows: Iterable[Row], key: str, order: str) -> dict[str, Row]:
     """The row with the greatest `order` per `key` value (of a few columns read: a projection
     is a plain row)."""
-    best: dict[str, StoredRow] = {}
+    best: dict[str, Row] = {}
     for row in rows:
         current = best.get(row[key])
         if current is None or row[order] > current[order]:
@@ -256,10 +258,7 @@ class StatusReads(ReaderBase):
                 _promoted_batches(decided, [*results, *_of(RuleResultRow, pending)])
             )
             changes = _by_dataset([*changes_f.result(), *_of(SchemaChangeRow, pending)])
-            lineage = {
-                r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
-                for r in lineage_f.result()
-            }
+            lineage = lineage_f.result()
             policies = [PolicyDef.from_row(r) for r in policies_f.result()]
             layers = {r.dataset_id: r.layer for r in layers_f.result()}
             attempts = sorted(

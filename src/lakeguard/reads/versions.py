@@ -23,7 +23,7 @@ from lakeguard.records.sources.progress import (
 )
 from lakeguard.records.sources.progress_rows import RejectedFileRow, SourceProgressRow
 from lakeguard.store import joins
-from lakeguard.words.shapes import StoredRow
+from lakeguard.store.joins import ProfiledMetric
 
 
 class VersionReads(ReaderBase):
@@ -88,23 +88,21 @@ class VersionReads(ReaderBase):
         # approved or not: only that window's rows cross into Python, not every approved run id
         since = joins.approved_full_profile_at(self._store, dataset_id, sorted(FULL_METRICS))
         rows = joins.profiles_since(self._store, dataset_id, since)
-        full = [r for r in rows if r["metric"] in FULL_METRICS]
-        full_at = max((r["profiled_at"] for r in full), default=None)
-        since_full = {
-            r["run_id"] for r in rows if full_at is not None and r["profiled_at"] > full_at
-        }
-        kept = [r for r in rows if r["approved"]]
+        full = [r for r in rows if r.metric in FULL_METRICS]
+        full_at = max((r.profiled_at for r in full), default=None)
+        since_full = {r.run_id for r in rows if full_at is not None and r.profiled_at > full_at}
+        kept = [r for r in rows if r.approved]
 
-        def last_run(candidates: list[StoredRow]) -> str | None:
-            last = max(candidates, key=lambda r: r["profiled_at"], default=None)
-            return None if last is None else str(last["run_id"])
+        def last_run(candidates: list[ProfiledMetric]) -> str | None:
+            last = max(candidates, key=lambda r: r.profiled_at, default=None)
+            return None if last is None else last.run_id
 
-        runs = (last_run([r for r in kept if r["metric"] in FULL_METRICS]), last_run(kept))
+        runs = (last_run([r for r in kept if r.metric in FULL_METRICS]), last_run(kept))
         latest: dict[tuple[str, str], str | None] = {}
         for run in runs:  # the last full profile's metrics, then the last profile's over them
             for r in kept:
-                if r["run_id"] == run:
-                    latest[(r["column_name"], r["metric"])] = r["value"]
+                if r.run_id == run:
+                    latest[(r.column_name, r.metric)] = r.value
         return LastProfiles(latest, full_at=full_at, batches_since_full=len(since_full))
 
     def all_versions(self) -> list[ApprovedVersion]:
@@ -118,8 +116,7 @@ class VersionReads(ReaderBase):
         """What the dataset's approved versions took from its sources (files, watermarks),
         and the files put aside as unreadable that are still rejected."""
         # DataFusion keeps the approved runs' newest mark of each key: the fold sees only those
-        rows = joins.approved_marks(self._store, dataset_id)
-        marks = [SourceProgressRow.from_row(r) for r in rows]
+        marks = joins.approved_marks(self._store, dataset_id)
         progress = fold(marks, {m.run_id for m in marks})
         rejected = self.rejected_files(dataset_id, marks)
         return replace(progress, rejected=rejected_states(rejected)) if rejected else progress
@@ -138,8 +135,7 @@ class VersionReads(ReaderBase):
         for ds in sorted({r.dataset_id for r in rows}):
             found = marks if marks is not None and ds == dataset_id else None
             if found is None:
-                stored = joins.approved_marks(self._store, ds)
-                found = [SourceProgressRow.from_row(r) for r in stored]
+                found = joins.approved_marks(self._store, ds)
             taken: dict[tuple[str, str, str], datetime] = {}
             for m in found:  # when an approved batch last took each file
                 key = (m.source_object_id, m.kind, key_of(m))

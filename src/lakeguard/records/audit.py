@@ -214,14 +214,14 @@ def _commits(data: AuditData) -> list[Violation]:
                         "backup, or re-run the dataset into a fresh table",
                     )
                 )
-            elif tag.get("data_version") != v.version or tag.get("run_id") != v.run_id:
+            elif tag.data_version != v.version or tag.run_id != v.run_id:
                 found.append(
                     Violation(
                         7,
                         "commit_matches_version",
                         f"{table}@{ref}",
-                        f"commit {ref} is tagged for version {tag.get('data_version')} by run "
-                        f"{tag.get('run_id')}, but version {v.version} was recorded for run "
+                        f"commit {ref} is tagged for version {tag.data_version} by run "
+                        f"{tag.run_id}, but version {v.version} was recorded for run "
                         f"{v.run_id}",
                         "data_versions and the table disagree: restore both to the last version "
                         "where they agree",
@@ -237,7 +237,7 @@ def _commits(data: AuditData) -> list[Violation]:
                         "orphan_commit",
                         f"{table}@{commit.version}",
                         f"commit {commit.version} ({commit.operation}) of run "
-                        f"{commit.tag.get('run_id')} was published but no version records it",
+                        f"{commit.tag.run_id} was published but no version records it",
                         f"run {dataset_id} again: the next run records (adopts) it first",
                     )
                 )

@@ -15,7 +15,6 @@ from typing import Any
 
 from lakeguard.records.data_tables import delta_table, exists
 from lakeguard.records.versioning import MARK_MIGRATION
-from lakeguard.words.shapes import JsonObject
 
 TAG_KEY = "laketx"
 # The tag key of a release: a commit of no data after a MERGE that changed no row, setting the
@@ -46,15 +45,61 @@ def app_id(tenant: str, dataset_id: str) -> str:
     return f"laketx.{tenant}.{dataset_id}"
 
 
-def parse_tag(user_metadata: str | None) -> JsonObject | None:
-    """The laketx tag of a commit's userMetadata, or None when it has none."""
+@dataclass(frozen=True)
+class Tag:
+    """A commit's laketx tag, as the engine writes it (`openlaketx.loads.commit`): a
+    promotion's (its data version, batch, upstream versions and rows) or a release's."""
+
+    run_id: str | None = None
+    dataset_id: str | None = None
+    data_version: int | None = None
+    release: int | None = None  # a release's: the data version whose MERGE changed no row
+    batch: str | None = None
+    upstream: dict[str, int] = field(default_factory=dict)
+    rows: int | None = None
+
+
+def _int(value: object) -> int | None:
+    # a tag edited by hand may hold anything: a value that is not a whole number is absent,
+    # so that `verify` reports the commit as not matching its version instead of failing
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def parse_tag(user_metadata: str | None) -> Tag | None:
+    """The laketx tag of a commit's userMetadata, or None when it has none (or none that is a
+    JSON object)."""
     if not user_metadata:
         return None
     try:
         tag = json.loads(user_metadata).get(TAG_KEY)
     except (ValueError, AttributeError):
         return None
-    return tag if isinstance(tag, dict) else None
+    if not isinstance(tag, dict):
+        return None
+    upstream = tag.get("upstream")
+    return Tag(
+        run_id=_str(tag.get("run_id")),
+        dataset_id=_str(tag.get("dataset_id")),
+        data_version=_int(tag.get("data_version")),
+        release=_int(tag.get(RELEASE_KEY)),
+        batch=_str(tag.get("batch")),
+        upstream={
+            str(k): n
+            for k, v in (upstream.items() if isinstance(upstream, dict) else ())
+            if (n := _int(v)) is not None
+        },
+        rows=_int(tag.get("rows")),
+    )
 
 
 @dataclass(frozen=True)
@@ -86,8 +131,8 @@ class Commit:
 
     version: int
     operation: str
-    tag: JsonObject | None
-    parameters: JsonObject = field(default_factory=dict)
+    tag: Tag | None
+    parameters: dict[str, str] = field(default_factory=dict)  # its operation's, as logged
     migration: str | None = None  # the store migration that made it (its commitInfo marker)
     metrics: dict[str, str] = field(default_factory=dict)  # under Spark's names
 
@@ -95,7 +140,7 @@ class Commit:
     def maintenance(self) -> bool:
         """Whether the commit only maintains the table (no row added, changed or removed):
         a tagged MERGE that changed no row, and its release, are of it."""
-        if self.tag is not None and (RELEASE_KEY in self.tag or self.empty_merge):
+        if self.tag is not None and (self.tag.release is not None or self.empty_merge):
             return True
         if self.operation in MAINTENANCE:
             return self.operation != "CREATE TABLE" or self.tag is None
@@ -115,7 +160,9 @@ def history(path: str, limit: int | None = None) -> list[Commit]:
             version=int(entry["version"]),
             operation=str(entry.get("operation") or ""),
             tag=parse_tag(entry.get("userMetadata")),
-            parameters=dict(entry.get("operationParameters") or {}),
+            parameters={
+                str(k): str(v) for k, v in (entry.get("operationParameters") or {}).items()
+            },
             migration=entry.get(MARK_MIGRATION),
             metrics=spark_metrics(entry.get("operationMetrics") or {}),
         )
@@ -135,12 +182,12 @@ def tagged_commits(path: str, limit: int = 50) -> list[TaggedCommit]:
         found.append(
             TaggedCommit(
                 commit_version=int(entry["version"]),
-                run_id=str(tag.get("run_id")),
-                data_version=int(tag.get("data_version", -1)),
-                batch_fingerprint=str(tag.get("batch")),
+                run_id=str(tag.run_id),
+                data_version=-1 if tag.data_version is None else tag.data_version,
+                batch_fingerprint=str(tag.batch),
                 metrics=spark_metrics(entry.get("operationMetrics") or {}),
-                upstream={str(k): int(v) for k, v in (tag.get("upstream") or {}).items()},
-                rows=int(tag["rows"]) if tag.get("rows") is not None else None,
+                upstream=tag.upstream,
+                rows=tag.rows,
             )
         )
     return found

@@ -14,9 +14,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired
 
-from lakeguard.words.shapes import JsonObject
+# typing_extensions': pydantic (the API's models) validates only its TypedDict before 3.12
+from typing_extensions import TypedDict
+
 from lakeguard.words.vocabulary import Outcome
 
 
@@ -67,6 +69,23 @@ class CheckRecord:
     blocking: bool | None = None
 
 
+class EvidenceJson(TypedDict):
+    """Evidence as `promotion_status.evidence` stores it (the module docstring); the keys
+    that are not always there are left out rather than null, as decisions have always been."""
+
+    rules: dict[str, str]
+    checks: dict[str, str]
+    check_details: dict[str, str]
+    check_kinds: dict[str, str]
+    check_blocking: dict[str, bool]
+    dropped_rules: list[str]
+    fail_behavior: NotRequired[str]
+    dropped_rows: NotRequired[int]
+    upstream: NotRequired[dict[str, int]]
+    input: NotRequired[str]
+    read: NotRequired[list[str]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Evidence:
     rules: Mapping[str, Outcome] = field(default_factory=dict)  # rule id -> outcome
@@ -105,9 +124,9 @@ class Evidence:
             read=read,
         )
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> EvidenceJson:
         """The persisted shape (see the module docstring)."""
-        shape: JsonObject = {
+        shape: EvidenceJson = {
             "rules": {k: str(v) for k, v in self.rules.items()},
             "checks": {c.name: str(c.result) for c in self.checks},
             "check_details": {c.name: c.detail for c in self.checks},

@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
+from pydantic import JsonValue
 
+from lakeguard.records.schema.delta_json import DeltaField, DeltaSchema
 from lakeguard.records.table_defs import ColumnDef, TableDef
 from lakeguard.store.rows import normalize_rows
 from lakeguard.words.shapes import StoredRow
@@ -29,7 +31,7 @@ _ARROW: dict[str, pa.DataType] = {
 }
 
 # Delta's (= Spark's JSON) spelling of each definition type.
-_DELTA: StoredRow = {
+_DELTA: dict[str, JsonValue] = {
     "string": "string",
     "boolean": "boolean",
     "int": "integer",
@@ -41,7 +43,7 @@ _DELTA: StoredRow = {
 }
 
 
-def delta_type(type_name: str) -> Any:
+def delta_type(type_name: str) -> JsonValue:
     return _DELTA[type_name]
 
 
@@ -54,8 +56,8 @@ def type_text(delta: Any) -> str:
     return json.dumps(delta, sort_keys=True)
 
 
-def delta_field(col: ColumnDef) -> StoredRow:
-    metadata: StoredRow = {}
+def delta_field(col: ColumnDef) -> DeltaField:
+    metadata: dict[str, JsonValue] = {}
     if col.comment:
         metadata["comment"] = col.comment
     if col.generated:
@@ -70,7 +72,8 @@ def delta_field(col: ColumnDef) -> StoredRow:
 
 def delta_schema_json(table: TableDef) -> str:
     """The Delta schema string of a metadata table, generated columns included."""
-    return json.dumps({"type": "struct", "fields": [delta_field(c) for c in table.columns]})
+    schema: DeltaSchema = {"type": "struct", "fields": [delta_field(c) for c in table.columns]}
+    return json.dumps(schema)
 
 
 def arrow_schema(table: TableDef) -> pa.Schema:

@@ -10,13 +10,16 @@ Python fold used to pick, and the fold that follows gives the same answer on the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
 import pyarrow as pa
 from deltalake import DeltaTable
 
+from lakeguard.records.runs.rows import RunEventRow
 from lakeguard.records.sources.progress import REJECTED_SUFFIX
+from lakeguard.records.sources.progress_rows import SourceProgressRow
 from lakeguard.store import deltars
 from lakeguard.store.filters import Filter, where_sql
 from lakeguard.store.snapshots import SNAPSHOTS
@@ -54,8 +57,8 @@ def _where(store: MetadataStore, filters: Sequence[Filter]) -> str:
 
 def unfinished_events(
     store: MetadataStore, since: date, in_flight: Sequence[str]
-) -> list[StoredRow]:
-    """The run events (every column) from partition `since` on with an in-flight status, of
+) -> list[RunEventRow]:
+    """The run events from partition `since` on with an in-flight status, of
     runs with no other event, no attempt row and no job-run row in that window."""
     events = _where(store, [("event_date", ">=", since)])
     attempts = _where(store, [("run_date", ">=", since)])
@@ -68,7 +71,8 @@ def unfinished_events(
         f"UNION SELECT pipeline_logging_id AS done FROM pipeline_runs{attempts}"
         ") d ON e.run_id = d.done WHERE d.done IS NULL"
     )
-    return run(store, ("run_events", "run_history", "pipeline_runs"), sql)
+    rows = run(store, ("run_events", "run_history", "pipeline_runs"), sql)
+    return [RunEventRow.from_row(r) for r in rows]
 
 
 def approved_full_profile_at(
@@ -88,11 +92,22 @@ def approved_full_profile_at(
     return found if isinstance(found, datetime) else None
 
 
+@dataclass(frozen=True, slots=True)
+class ProfiledMetric:
+    """A profile row's metric, and whether its run made an approved version."""
+
+    run_id: str
+    column_name: str
+    metric: str
+    value: str | None
+    profiled_at: datetime
+    approved: bool
+
+
 def profiles_since(
     store: MetadataStore, dataset_id: str, since: datetime | None
-) -> list[StoredRow]:
-    """The dataset's profile rows from `since` on (all of them when None), each with
-    `approved`: whether its run made an approved version."""
+) -> list[ProfiledMetric]:
+    """The dataset's profile metrics from `since` on (all of them when None)."""
     window: list[Filter] = [("profiled_at", ">=", since)] if since is not None else []
     own = [("dataset_id", "=", dataset_id)]
     sql = (
@@ -103,11 +118,21 @@ def profiles_since(
         f"LEFT JOIN (SELECT DISTINCT run_id FROM data_versions{_where(store, own)}) v "
         "ON p.run_id = v.run_id"
     )
-    return run(store, ("data_profiling_results", "data_versions"), sql)
+    return [
+        ProfiledMetric(
+            run_id=r["run_id"],
+            column_name=r["column_name"],
+            metric=r["metric"],
+            value=r["value"],
+            profiled_at=r["profiled_at"],
+            approved=bool(r["approved"]),
+        )
+        for r in run(store, ("data_profiling_results", "data_versions"), sql)
+    ]
 
 
-def approved_marks(store: MetadataStore, dataset_id: str) -> list[StoredRow]:
-    """The dataset's source progress rows (every column) of runs that made an approved
+def approved_marks(store: MetadataStore, dataset_id: str) -> list[SourceProgressRow]:
+    """The dataset's source progress rows of runs that made an approved
     version, only the newest (by data version; ties all kept, for the fold to settle) of each
     (source object, kind, mark key): what `progress.fold` keeps. A row without any mark field
     (which the fold skips) never hides an older one. Rejections (`progress.counts_blocked`)
@@ -129,4 +154,6 @@ def approved_marks(store: MetadataStore, dataset_id: str) -> list[StoredRow]:
         f"WHERE v.run_id IS NOT NULL OR {rejected}) "
         "WHERE _laketx_n = 1"
     )
-    return run(store, ("source_progress", "data_versions"), sql)
+    return [
+        SourceProgressRow.from_row(r) for r in run(store, ("source_progress", "data_versions"), sql)
+    ]

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from enum import IntEnum
-from typing import Any
-
-from lakeguard.words.shapes import JsonObject
+from typing import Any, TypedDict
 
 
 class ExitCode(IntEnum):
@@ -34,6 +33,18 @@ class ExitCode(IntEnum):
     TIME_LIMIT = 13
 
 
+class ErrorJson(TypedDict):
+    """An error as `--json` prints it and a run's row keeps it."""
+
+    error: str
+    what: str
+    where: str | None
+    fix: str | None
+    transient: bool
+    # the raise site's facts (a table, a key, a status): any value `json.dumps(default=str)` takes
+    details: Mapping[str, object]
+
+
 class LakeTxError(Exception):
     """Root of every error the project raises on purpose. Whether a retry may help is the
     class's (`transient`), never the raise site's: a transient failure is its own subclass."""
@@ -47,12 +58,12 @@ class LakeTxError(Exception):
         *,
         where: str | None = None,
         fix: str | None = None,
-        details: JsonObject | None = None,
+        details: Mapping[str, object] | None = None,
     ) -> None:
         self.what = what
         self.where = where
         self.fix = fix
-        self.details = details or {}
+        self.details: Mapping[str, object] = details or {}
         super().__init__(self.message)
 
     @property
@@ -72,7 +83,7 @@ class LakeTxError(Exception):
     def kind(self) -> str:
         return type(self).__name__
 
-    def to_dict(self) -> JsonObject:
+    def to_dict(self) -> ErrorJson:
         """Structured form, for `--json` output and metadata rows."""
         return {
             "error": self.kind,
@@ -158,8 +169,7 @@ class ValidationError(LakeTxError):
     exit_code = ExitCode.INVALID
 
     def __init__(self, what: str, *, errors: list[dict[str, str]], **kw: Any) -> None:
-        details = dict(kw.pop("details", None) or {})
-        details["errors"] = errors
+        details = {**(kw.pop("details", None) or {}), "errors": errors}
         self.errors = errors
         super().__init__(what, details=details, **kw)
 

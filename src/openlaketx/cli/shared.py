@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
@@ -75,6 +75,7 @@ def main_options(
 def _fail(exc: BaseException, as_json: bool, debug: bool) -> None:
     if debug:
         err.print_exception()
+    payload: Mapping[str, object]
     if isinstance(exc, LakeTxError):
         payload, code = exc.to_dict(), exc.exit_code
         text = exc.message

@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pydantic import JsonValue
+
 from lakeguard.records.checks.rule_rows import PolicyRuleRow, QualityRuleRow
 from lakeguard.records.definitions.datasets import DatasetRow
 from lakeguard.records.definitions.jobs import JobParameterRow, JobRow, JobTaskRow
 from lakeguard.records.quality.profiling import ProfileCadence
 from lakeguard.records.rows.parsing import json_or, str_tuple
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import (
     DeleteMissing,
     Enforcement,
@@ -127,7 +128,9 @@ class PolicyDef:
     layers: tuple[str, ...]
     expression: str
     enforcement: Enforcement
-    parameters: JsonObject = field(default_factory=dict)  # its type's, as the document gave them
+    parameters: dict[str, JsonValue] = field(
+        default_factory=dict
+    )  # its type's, as the document gave them
     description: str | None = None
 
     @classmethod

@@ -24,10 +24,18 @@ from dataclasses import MISSING, dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from enum import StrEnum
 from functools import cache
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    NotRequired,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from lakeguard.words.errors import MetadataStoreError
-from lakeguard.words.shapes import JsonObject
 
 
 @dataclass(frozen=True)
@@ -121,11 +129,33 @@ def _field_columns(row_type: type) -> tuple[FieldColumn, ...]:
     return tuple(found)
 
 
-def table_document(row_type: type) -> JsonObject:
+class ColumnDocument(TypedDict):
+    """A column as a table definition file declares it (`table_defs.ColumnDef`)."""
+
+    name: str
+    type: str
+    nullable: bool
+    comment: NotRequired[str | None]
+    generated: NotRequired[str]
+
+
+class TableDocument(TypedDict):
+    """A table as a table definition file declares it (`table_defs.TableDef` checks it)."""
+
+    name: str
+    kind: str
+    comment: str
+    columns: list[ColumnDocument]
+    keys: NotRequired[list[str]]
+    partitioned_by: NotRequired[list[str]]
+    cluster_by: NotRequired[list[str]]
+
+
+def table_document(row_type: type) -> TableDocument:
     """The table of a row class, in the shape of a table definition file (a plain mapping:
     `TableDef.model_validate` takes it, and checks it, as it takes a file's)."""
     table: RuntimeTable = row_type.TABLE  # type: ignore[attr-defined]
-    columns: list[JsonObject] = [
+    columns: list[ColumnDocument] = [
         {"name": c.name, "type": c.column_type, "nullable": c.nullable, "comment": c.comment}
         for c in field_columns(row_type)
     ]
@@ -152,10 +182,10 @@ def table_document(row_type: type) -> JsonObject:
     }
 
 
-def definition_document(row_type: type) -> JsonObject:
+def definition_document(row_type: type) -> TableDocument:
     """The table of a definition row class, in the shape of a table definition file."""
     table: DefinitionTable = row_type.TABLE  # type: ignore[attr-defined]
-    columns: list[JsonObject] = [
+    columns: list[ColumnDocument] = [
         {
             "name": c.name,
             "type": c.column_type,

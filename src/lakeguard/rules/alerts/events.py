@@ -11,6 +11,7 @@ reaper's FAILED row is then the cause).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Required, TypedDict
@@ -21,7 +22,6 @@ from lakeguard.records.evidence import CheckResult
 from lakeguard.records.runs.rows import PipelineRunRow, RunHistoryRow
 from lakeguard.rules.alerts.text import decision_text
 from lakeguard.words.hashing import digest
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import AlertEvent, AlertSeverity, AttemptStatus, JobStatus, Outcome
 
 SEVERITY: dict[AlertEvent, AlertSeverity] = {
@@ -75,7 +75,8 @@ class Occurrence:
     pipeline_run_id: str | None = None
     decision_id: str | None = None
     page: str | None = None
-    details: JsonObject = field(default_factory=dict)
+    # what routes filter on (`incidents.details` reads them back): JSON when stored
+    details: Mapping[str, object] = field(default_factory=dict)
     resolves: frozenset[AlertEvent] = frozenset()  # RECOVERED: the causes it closes
 
     @property

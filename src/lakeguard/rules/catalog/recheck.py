@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import JsonValue, TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from lakeguard.records.alerts.channel_rows import ChannelRow
@@ -47,15 +47,15 @@ from lakeguard.rules.catalog.models import (
     SourceSystem,
 )
 from lakeguard.rules.catalog.references import check_references
+from lakeguard.rules.catalog.sections import Entry
 from lakeguard.rules.catalog.sections import section as entries
 from lakeguard.rules.quality.kinds import parse_rule
 from lakeguard.words.errors import InvalidDefinition, LakeTxError
-from lakeguard.words.shapes import JsonObject
 
 Key = tuple[tuple[str, str], ...]
 
 # Document section -> the table its entries come from, and the model that checks one entry.
-_SECTIONS: dict[str, tuple[str, Callable[[JsonObject], Any]]] = {
+_SECTIONS: dict[str, tuple[str, Callable[[Entry], Any]]] = {
     "schema_profiles": ("schema_compatibility_rules", SchemaProfile.model_validate),
     "policies": ("policy_rules", Policy.model_validate),
     "source_systems": ("source_systems", TypeAdapter(SourceSystem).validate_python),
@@ -169,8 +169,8 @@ class _World:
             o.dataset_id for o in self.objects.values() if o.source_system_id == system_id
         )
 
-    def of_layers(self, layers: Any) -> frozenset[str]:
-        wanted = {str(x) for x in layers or ()}
+    def of_layers(self, layers: Iterable[object]) -> frozenset[str]:
+        wanted = {str(x) for x in layers}
         return frozenset(d for d, layer in self.layers.items() if layer in wanted)
 
 
@@ -270,8 +270,22 @@ def _said(error: Any) -> str:
     return str(error["msg"])
 
 
+def _dig(entry: Entry, *path: str | int) -> JsonValue:
+    """The value at `path` inside an entry (a list's item by index); None where the entry
+    has another shape there (a direct SQL edit can make any)."""
+    found: JsonValue = entry
+    for step in path:
+        if isinstance(found, dict) and isinstance(step, str):
+            found = found.get(step)
+        elif isinstance(found, list) and isinstance(step, int) and 0 <= step < len(found):
+            found = found[step]
+        else:
+            return None
+    return found
+
+
 def _located(
-    section: str, entry: JsonObject, rest: tuple[Any, ...], message: str, world: _World
+    section: str, entry: Entry, rest: tuple[Any, ...], message: str, world: _World
 ) -> DefinitionProblem:
     """A problem found at `rest` inside a document entry, as its row and scope say it."""
     table = _SECTIONS[section][0]
@@ -291,13 +305,14 @@ def _located(
             key, rest = (*key, ("change_kind", str(rest[1]))), rest[2:]
         datasets = world.registered(world.profiles.get(entry_id, ()))
     elif section == "policies":
-        datasets = world.of_layers(entry.get("applies_to"))
+        layers = entry.get("applies_to")
+        datasets = world.of_layers(layers if isinstance(layers, list) else ())
     elif section == "source_systems":
         datasets = world.of_system(entry_id)
     elif section in ("source_objects", "rules"):
-        datasets = world.registered([entry.get("dataset")])
+        datasets = world.registered([str(entry.get("dataset"))])
         if rest[:1] == ("columns",) and len(rest) > 1 and isinstance(rest[1], int):
-            column = entry["columns"][rest[1]]["name"]
+            column = str(_dig(entry, "columns", rest[1], "name"))
             table, key, rest = "source_object_columns", (*key, ("column_name", column)), rest[2:]
     elif section == "datasets":
         datasets = world.registered([entry_id])
@@ -308,7 +323,7 @@ def _located(
         if rest[:1] == ("tasks",):
             table = "job_tasks"
             if len(rest) > 1 and isinstance(rest[1], int):
-                key, rest = (*key, ("task_id", str(entry["tasks"][rest[1]]["id"]))), rest[2:]
+                key, rest = (*key, ("task_id", str(_dig(entry, "tasks", rest[1], "id")))), rest[2:]
             else:
                 rest = rest[1:]
         elif rest[:1] == ("parameters",):
@@ -350,7 +365,7 @@ def recheck(rows: DefinitionSet, reach: Reach | None = None) -> tuple[Definition
             )
         )
         return tuple(problems)
-    passed: dict[str, list[tuple[JsonObject, Any]]] = {}
+    passed: dict[str, list[tuple[Entry, Any]]] = {}
     invalid: set[str] = set()  # datasets whose own entry does not validate
     for section, (_, check) in _SECTIONS.items():
         passed[section] = []

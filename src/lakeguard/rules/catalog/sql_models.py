@@ -15,8 +15,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from lakeguard.records.sqlsafety import vet_query
 from lakeguard.rules.catalog.models import Dataset
-from lakeguard.words.errors import LakeTxError
-from lakeguard.words.shapes import JsonObject
+from lakeguard.words.errors import LakeTxError, ValidationError
 
 
 def model_parents(ds: Dataset, datasets: Collection[str]) -> list[str]:
@@ -38,8 +37,10 @@ def check_model(
     assert ds.sql is not None
     try:
         query = vet_query(ds.sql, where=ds.id, datasets=[d for d in datasets if d != ds.id])
+    except ValidationError as exc:
+        return [e["message"] for e in exc.errors] or [exc.what], None
     except LakeTxError as exc:
-        return [e["message"] for e in exc.details.get("errors", [])] or [exc.what], None
+        return [exc.what], None
     problems = []
     if ds.parents and sorted(ds.parents) != list(query.parents):
         problems.append(
@@ -49,7 +50,9 @@ def check_model(
     known = {p: columns.get(p) for p in query.parents}
     if any(v is None for v in known.values()):
         return problems, None
-    schema: JsonObject = {p: dict.fromkeys(cols or [], "string") for p, cols in known.items()}
+    schema: dict[str, object] = {
+        p: dict.fromkeys(cols or [], "string") for p, cols in known.items()
+    }
     try:
         qualified = qualify(query.tree.copy(), schema=schema, dialect="spark")
     except (OptimizeError, SqlglotError) as exc:

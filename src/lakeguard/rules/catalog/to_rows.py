@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from lakeguard.records.checks.rule_rows import PolicyRuleRow, QualityRuleRow, SchemaRuleRow
 from lakeguard.records.definitions.datasets import DatasetRow, TargetRow
 from lakeguard.records.definitions.jobs import JobParameterRow, JobRow, JobTaskRow
@@ -17,19 +19,12 @@ from lakeguard.rules.catalog.models import Dataset, Layer, MetadataDocument, Sou
 from lakeguard.rules.catalog.sql_models import model_parents
 from lakeguard.rules.policy.expression import DEFAULTS
 from lakeguard.words.hashing import to_json
-from lakeguard.words.shapes import JsonObject
 
 
-def _ingest_options(obj: SourceObject, kind: str) -> JsonObject:
+def _ingest_options(obj: SourceObject, kind: str) -> dict[str, JsonValue]:
     """What `ingest_options` stores: the lookback and the object's options of its kind."""
     options = obj.kind_options(kind).model_dump(mode="json", exclude_none=True)
     return {"lookback": obj.lookback, **options} if obj.lookback is not None else options
-
-
-def rule_parameters(rule: Any) -> JsonObject:
-    """The declarative parameters of a rule, stored as `rule_expression` JSON."""
-    skip = {"id", "dataset", "severity", "description", "type"}
-    return {k: v for k, v in rule.model_dump(mode="json").items() if k not in skip}
 
 
 def document_rows(
@@ -114,7 +109,7 @@ def document_rows(
                 dataset_id=rule.dataset,
                 layer=layer_of.get(rule.dataset, Layer.BRONZE).value,
                 rule_type=rule.type,
-                rule_expression=to_json(rule_parameters(rule)),
+                rule_expression=to_json(rule.parameters()),
                 severity=rule.severity.value,
                 description=rule.description,
             ).hashed()

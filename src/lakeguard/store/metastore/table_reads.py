@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from lakeguard.records.table_defs import table_def
+from lakeguard.records.trust import Lineage
 from lakeguard.store import deltars, joins
 from lakeguard.store.arrow import to_rows
 from lakeguard.store.metastore.base import D, Filter, R, StoreBase
@@ -82,11 +83,11 @@ class TableReads(StoreBase):
                 ),
             )
 
-    def lineage(self, dataset_ids: Sequence[str]) -> list[StoredRow]:
-        """Per dataset: its approved versions (`approved`), how many of them an allowed decision
-        with evidence backs (`backed`) and when the newest was promoted (`latest`). DataFusion
-        joins data_versions to promotion_status and counts, so what crosses into Python is one
-        row per dataset however long the history."""
+    def lineage(self, dataset_ids: Sequence[str]) -> dict[str, Lineage]:
+        """Per dataset id: its approved versions, how many of them an allowed decision with
+        evidence backs and when the newest was promoted. DataFusion joins data_versions to
+        promotion_status and counts, so what crosses into Python is one row per dataset however
+        long the history."""
         only = deltars.where_sql(self._filters([("dataset_id", "in", list(dataset_ids))]))
         sql = (
             "SELECT v.dataset_id AS dataset_id, COUNT(*) AS approved, "
@@ -96,7 +97,10 @@ class TableReads(StoreBase):
             f"{only} AND allowed AND evidence <> '') b ON v.run_id = b.run_id "
             "GROUP BY v.dataset_id"
         )
-        return joins.run(self, ("data_versions", "promotion_status"), sql)
+        return {
+            r["dataset_id"]: Lineage(r["approved"], r["backed"], r["latest"])
+            for r in joins.run(self, ("data_versions", "promotion_status"), sql)
+        }
 
     def read(
         self,

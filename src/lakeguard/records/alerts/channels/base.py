@@ -10,16 +10,16 @@ reference. Every reference is checked against the tenant's reach like a `credent
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from lakeguard.records.alerts.channel_rows import ChannelRow
 from lakeguard.records.reach import Reach
 from lakeguard.words.fields import Identifier, Strict
 from lakeguard.words.hashing import to_json
 from lakeguard.words.problems import Problem
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import ChannelKindName
 
 SecretRef = Annotated[
@@ -77,9 +77,9 @@ class ChannelKind(Strict):
         return row.replaced(**{column: values.get(name) for column, name in self.COLUMNS.items()})
 
     @classmethod
-    def entry(cls, row: ChannelRow, options: JsonObject) -> JsonObject:
+    def entry(cls, row: ChannelRow, options: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         """The document entry a stored row (its options parsed) says."""
-        entry: JsonObject = {
+        entry: dict[str, JsonValue] = {
             "id": row.channel_id,
             "kind": row.kind,
             "description": row.description,

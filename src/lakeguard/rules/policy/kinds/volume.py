@@ -22,7 +22,8 @@ class VolumePolicy(PolicyKind):
     default: ClassVar[str] = "history < 3 OR (rows >= 0.5 * rows_mean AND rows <= 2 * rows_mean)"
 
     def measure(self, facts: BatchFacts, policy: PolicyDef) -> dict[str, float]:
-        window = int(policy.parameters.get("window", 5))
+        stored = policy.parameters.get("window", 5)
+        window = int(stored) if isinstance(stored, int | float | str) else 5
         history = facts.rows_written(window)[-window:]
         return {
             "rows": float(facts.rows),

@@ -9,9 +9,10 @@ entry in `KINDS` below. The registry refuses to load when a kind module is not r
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Union, get_args
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, JsonValue, TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from lakeguard.rules.quality.kinds.aggregate import AggregateRule
@@ -28,7 +29,6 @@ from lakeguard.rules.quality.kinds.row_count import RowCountRule
 from lakeguard.rules.quality.kinds.unique import UniqueRule
 from lakeguard.words.errors import ValidationError
 from lakeguard.words.registries import refuse_incomplete, unregistered
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import DECLARABLE_RULE_TYPES
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ else:
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Rule)
 
 
-def parse_rule(data: JsonObject) -> RuleKind:
+def parse_rule(data: Mapping[str, JsonValue]) -> RuleKind:
     """A rule from plain data (a document entry); pydantic's error when it is not one."""
     found: RuleKind = _ADAPTER.validate_python(data)
     return found

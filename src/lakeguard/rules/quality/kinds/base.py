@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 from sqlglot import exp
 
 from lakeguard.records.judged import canonical_expression
@@ -22,7 +22,6 @@ from lakeguard.words.errors import LakeTxError
 from lakeguard.words.fields import Identifier, Strict
 from lakeguard.words.problems import Problem
 from lakeguard.words.quoting import quote, sql_string
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import Severity
 
 # Each dataset's output columns as far as the document determines them (None: unknown).
@@ -77,7 +76,7 @@ class RuleKind(Strict):
         """One line saying what the rule asks, for `explain`."""
         return self.rule_type
 
-    def parameters(self) -> JsonObject:
+    def parameters(self) -> dict[str, JsonValue]:
         """The kind's own parameters, as stored in `quality_rules.rule_expression`."""
         return {k: v for k, v in self.model_dump(mode="json").items() if k not in COMMON_FIELDS}
 
