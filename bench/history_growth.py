@@ -11,7 +11,7 @@ the other `--runs`, written without Spark through the store's typed writers
   (bare, small, bare, large) so that the machine's load falls on both; one warm-up round each;
   medians of `--rounds`;
 * **`laketx status`** as a new process (no Java on PATH), median of `--repeat`;
-* **`StoreReader.status.status()`** in this process, median of `--repeat`, each after the snapshot
+* **`StoreReader.status.datasets()`** in this process, median of `--repeat`, each after the snapshot
   cache is cleared (a first read of every table, as a new process or a changed table meets).
 
 It prints the ratio large / small of each (the issue's goal: within 1.2x); `--json` prints one
@@ -159,7 +159,7 @@ def status_in_process(store: Store, repeat: int) -> None:
         SNAPSHOTS.clear()  # no snapshot or answer kept from before: a first read
         reader = StoreReader(store.lh.store)
         started = time.perf_counter()
-        reader.status.status()
+        reader.status.datasets()
         store.status_in_process.append(time.perf_counter() - started)
     store.status_in_process.pop(0)
 
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         ("governed one-row run", *(statistics.median(s.governed) for s in stores)),
         ("bare one-row append", *(statistics.median(s.bare) for s in stores)),
         ("laketx status (new process)", *(statistics.median(s.status_cli) for s in stores)),
-        ("StoreReader.status.status()", *(statistics.median(s.status_in_process) for s in stores)),
+        ("StoreReader.status.datasets()", *(statistics.median(s.status_in_process) for s in stores)),
     ]
     for name, a, b in rows:
         print(f"  {name:<30} {a:7.3f} s {b:7.3f} s {b / a:6.2f}x")

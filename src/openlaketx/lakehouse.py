@@ -326,7 +326,7 @@ class Lakehouse:
 
     def status(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
-        return self.reader.status.status()
+        return self.reader.status.datasets()
 
     def rejected_files(self, dataset_id: str | None = None) -> list[RejectedFileRow]:
         """The delivered files put aside as unreadable that are still rejected (of one

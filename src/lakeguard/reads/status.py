@@ -121,7 +121,7 @@ class StatusReads(ReaderBase):
         super().__init__(store)
         self._definitions = definitions
 
-    def status(self) -> list[DatasetStatus]:
+    def datasets(self) -> list[DatasetStatus]:
         """Each registered dataset with its latest approved version and its latest attempt."""
         return self._memo("status", lambda: tuple(self._status()))
 

@@ -106,7 +106,7 @@ def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
             "approved_version": row.version,
             "rows": row.row_count,
         }
-        for row in reader.status.status()
+        for row in reader.status.datasets()
     ]
     layers.append(
         {
