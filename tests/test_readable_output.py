@@ -229,6 +229,20 @@ def test_status_and_runs_piped_are_plain_columns_with_whole_ids() -> None:
     assert first.index("COMPLETED") == second.index("FAILED")  # aligned columns
 
 
+def test_runs_and_status_lines_are_their_records_with_the_word_before_the_status() -> None:
+    for lines, records, word, stored in (
+        (render.run_lines(RUNS), RUNS, "outcome", "status"),
+        (render.status_lines(STATUS), STATUS, "last_outcome", "last_status"),
+    ):
+        for line, record in zip(lines, records, strict=True):
+            kept = list(asdict(record))
+            kept.insert(kept.index(stored), word)
+            assert list(asdict(line)) == kept  # the JSON's keys, in the record's order
+            assert {k: v for k, v in asdict(line).items() if k != word} == asdict(record)
+        table = printed(render.rows_table(lines, hide=(stored,)), width=400)
+        assert word in table.splitlines()[0].split() and stored not in table.splitlines()[0]
+
+
 def test_a_terminal_that_fits_gets_rich_tables_and_a_narrow_one_plain_columns() -> None:
     rows = [asdict(s) for s in STATUS]
     wide = printed(render.rows_table(rows, title="datasets"), width=300, terminal=True)

@@ -6,17 +6,26 @@ enough for them, plain aligned columns with every id whole anywhere else (a pipe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rich.console import Console, Group
 from rich.text import Text
 
 from lakeguard.records.decisions.records import DecisionRecord
+from lakeguard.records.decisions.versions import DatasetStatus
+from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.rules.catalog.plan import Plan
-from lakeguard.words.shapes import JsonObject, StoredRow
+from lakeguard.words.vocabulary import (
+    AttemptStatus,
+    EventStatus,
+    JobStatus,
+    Layer,
+    Outcome,
+    Severity,
+)
 from openlaketx.outcomes import LOOKS, RunOutcome, attempt_outcome, word_of
 from openlaketx.runner.job import JobResult
 from openlaketx.runner.replay import ReplayReport
@@ -24,6 +33,10 @@ from openlaketx.tabular import Column, Report, Tabular
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    # what `rows_table` and `print_json` take: records (a dataclass's fields are its columns), or
+    # rows whose columns are someone else's (a SQL query's, a dataset's)
+    Rows = Sequence[DataclassInstance] | Sequence[Mapping[str, object]]
 
 STATUS_STYLE = {
     **{str(word): look.colour for word, look in LOOKS.items()},
@@ -65,16 +78,14 @@ def _numeric(values: list[Any]) -> bool:
     )
 
 
-def rows_table(
-    records: Sequence[StoredRow] | Sequence[DataclassInstance], title: str = ""
-) -> Tabular | str:
-    """Rows of any shape, or records (a dataclass's fields are its columns): a column with
-    spaces in a value is free text (it may wrap on a terminal, and goes under its row in plain
-    columns when long); numbers align right."""
+def rows_table(records: Rows, title: str = "", hide: Collection[str] = ()) -> Tabular | str:
+    """Rows of any shape, or records (a dataclass's fields are its columns), without the
+    columns in `hide`: a column with spaces in a value is free text (it may wrap on a terminal,
+    and goes under its row in plain columns when long); numbers align right."""
     if not records:
         return "(no rows)"
-    rows = [r if isinstance(r, dict) else asdict(r) for r in records]
-    names = list(rows[0])
+    rows = [r if isinstance(r, Mapping) else asdict(r) for r in records]
+    names = [name for name in rows[0] if name not in hide]
     cells = [[_cell(row.get(k)) for k in names] for row in rows]
     columns = [
         Column(
@@ -106,7 +117,38 @@ def plan_table(plan: Plan, *, applied: bool) -> Tabular:
     )
 
 
-def job_result_dict(result: JobResult) -> JsonObject:
+class RuleJson(TypedDict):
+    rule_id: str
+    outcome: Outcome
+    failed_rows: int
+    severity: str
+
+
+class StepJson(TypedDict):
+    dataset_id: str
+    run_id: str
+    status: AttemptStatus
+    rows_read: int | None
+    rows_written: int | None
+    data_version: int | None
+    reason: str | None
+    quarantined: int
+    rules: list[RuleJson]
+
+
+class JobResultJson(TypedDict):
+    """`laketx run --json`: the run, each dataset attempt with its rules, the tasks skipped."""
+
+    run_id: str
+    pipeline_id: str
+    status: JobStatus
+    duration_ms: int
+    error: str | None
+    skipped: list[str]
+    steps: list[StepJson]
+
+
+def job_result_dict(result: JobResult) -> JobResultJson:
     return {
         "run_id": result.run_id,
         "pipeline_id": result.pipeline_id,
@@ -139,30 +181,55 @@ def job_result_dict(result: JobResult) -> JsonObject:
     }
 
 
-def run_rows(runs: list[Any], as_json: bool) -> list[StoredRow]:
-    """`laketx runs`: each run with its `outcome` (the dashboard's and the API's word); the
-    JSON keeps `status` as stored too (BLOCKED for a HELD run), the table shows the outcome."""
-    return _with_outcome(runs, "status", "outcome", as_json)
+# `laketx runs` and `status`: the record with the word shown (`outcome`) before the status as
+# stored; the JSON keeps both (BLOCKED for a HELD run), the table shows the word only. Built
+# from the record's own fields, so a field the record gains and the line lacks fails at once.
+@dataclass(frozen=True)
+class RunLine:
+    """A job run as `laketx runs` lists it."""
+
+    pipeline_logging_id: str
+    pipeline_id: str
+    outcome: str | None  # the dashboard's and the API's word
+    status: EventStatus
+    trigger_type: str
+    start_time: datetime
+    end_time: datetime | None
+    duration_ms: int | None
+    error_message: str | None
+    triggered_by: str | None = None
+    current_step: str | None = None
+    retry_of: str | None = None
+    scheduled_for: datetime | None = None
 
 
-def status_rows(statuses: list[Any], as_json: bool) -> list[StoredRow]:
-    """`laketx status`: each dataset with its `last_outcome` (the overview's word) beside the
-    stored `last_status` (JSON), or instead of it (the table)."""
-    return _with_outcome(statuses, "last_status", "last_outcome", as_json)
+@dataclass(frozen=True)
+class StatusLine:
+    """A dataset as `laketx status` lists it."""
+
+    dataset_id: str
+    layer: Layer
+    table_name: str
+    version: int | None = None
+    snapshot_ref: str | None = None
+    row_count: int | None = None
+    promoted_at: datetime | None = None
+    last_outcome: str | None = None  # the overview's word
+    last_status: AttemptStatus | None = None
+    last_run_at: datetime | None = None
+    last_error: str | None = None
+    trust: int | None = None
+    stuck: str | None = None
 
 
-def _with_outcome(records: list[Any], stored: str, shown: str, as_json: bool) -> list[StoredRow]:
-    rows = []
-    for record in records:
-        row = asdict(record)
-        at = list(row).index(stored)
-        items = list(row.items())
-        items.insert(at, (shown, word_of(row[stored])))
-        row = dict(items)
-        if not as_json:
-            del row[stored]
-        rows.append(row)
-    return rows
+def run_lines(runs: list[JobRunRecord]) -> list[RunLine]:
+    """`laketx runs`: each run with its `outcome` (its table hides `status`)."""
+    return [RunLine(outcome=word_of(r.status), **asdict(r)) for r in runs]
+
+
+def status_lines(statuses: list[DatasetStatus]) -> list[StatusLine]:
+    """`laketx status`: each dataset with its `last_outcome` (its table hides `last_status`)."""
+    return [StatusLine(last_outcome=word_of(s.last_status), **asdict(s)) for s in statuses]
 
 
 def job_result_table(result: JobResult) -> Group:
@@ -284,7 +351,67 @@ def short_reason(reason: str) -> str:
     return f"{head}; {warned} warning(s) logged"
 
 
-def _demo_run(run: JsonObject) -> list[Text | str]:
+class DemoStep(TypedDict):
+    dataset: str
+    status: AttemptStatus
+    rows_read: int | None
+    rows_written: int | None
+    data_version: int | None
+
+
+class DemoRunJson(TypedDict):
+    delivery: str  # which delivery the run took in
+    file_rows: int
+    status: JobStatus
+    steps: list[DemoStep]
+    skipped: list[str]
+
+
+class DemoLayer(TypedDict):
+    dataset: str
+    layer: str
+    table: str
+    approved_version: int | None
+    rows: int | None
+
+
+class DemoRule(TypedDict):
+    delivery: str
+    dataset: str
+    rule: str
+    severity: Severity
+    failed_rows: int
+    rows: int
+    outcome: Outcome
+
+
+class DemoDecision(TypedDict):
+    delivery: str
+    dataset: str
+    allowed: bool
+    reason: str
+
+
+class DemoVersion(TypedDict):
+    dataset_id: str
+    version: int
+    snapshot_ref: str
+    row_count: int
+    promoted_at: datetime | None
+
+
+class DemoSummary(TypedDict):
+    """What `laketx demo` did, read back from the metadata tables (its `--json`)."""
+
+    home: str
+    runs: list[DemoRunJson]
+    layers: list[DemoLayer]
+    rules: list[DemoRule]
+    decisions: list[DemoDecision]
+    versions: list[DemoVersion]
+
+
+def _demo_run(run: DemoRunJson) -> list[Text | str]:
     steps = {s["dataset"]: s for s in run["steps"]}
 
     def step_text(dataset: str) -> Text:
@@ -306,7 +433,7 @@ def _demo_run(run: JsonObject) -> list[Text | str]:
     ]
 
 
-def print_demo(console: Console, summary: JsonObject) -> None:
+def print_demo(console: Console, summary: DemoSummary) -> None:
     """The demo's report; its lines are never cut at the console's width (ids stay whole)."""
 
     def show(renderable: Any) -> None:

@@ -4,11 +4,10 @@ datasets and reading what they made."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from lakeguard.words.shapes import StoredRow
 from openlaketx import render
 from openlaketx.cli.shared import (
     JsonFlag,
@@ -21,6 +20,9 @@ from openlaketx.cli.shared import (
     stopped_by_sigterm,
     with_lakehouse,
 )
+
+if TYPE_CHECKING:
+    from openlaketx.render import Rows
 
 
 # -- execution -----------------------------------------------------------------------------
@@ -64,13 +66,17 @@ def run(
 
 
 def _query_command(
-    ctx: typer.Context, as_json: bool, title: str, fetch: Callable[[Any], list[StoredRow]]
+    ctx: typer.Context,
+    as_json: bool,
+    title: str,
+    fetch: Callable[[Any], Rows],
+    hide: tuple[str, ...] = (),
 ) -> None:
     rows = with_lakehouse(ctx, as_json, lambda lh, _: fetch(lh))
     if as_json:
         print_json(rows)
     else:
-        out.print(render.rows_table(rows, title=title))
+        out.print(render.rows_table(rows, title=title, hide=hide))
 
 
 @app.command()
@@ -95,13 +101,17 @@ def sql(
 def runs(ctx: typer.Context, limit: int = typer.Option(20), as_json: JsonFlag = False) -> None:
     """The latest job runs with their outcome (PROMOTED, HELD, FAILED, RUNNING, PENDING: the
     words of the dashboard and the API). Reads metadata only: no Spark."""
-    _query_command(ctx, as_json, "runs", lambda lh: render.run_rows(lh.runs(limit), as_json))
+    _query_command(
+        ctx, as_json, "runs", lambda lh: render.run_lines(lh.runs(limit)), hide=("status",)
+    )
 
 
 @app.command()
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Each registered dataset with its approved version and last attempt. No Spark."""
-    _query_command(ctx, as_json, "datasets", lambda lh: render.status_rows(lh.status(), as_json))
+    _query_command(
+        ctx, as_json, "datasets", lambda lh: render.status_lines(lh.status()), hide=("last_status",)
+    )
 
 
 @app.command()

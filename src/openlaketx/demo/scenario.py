@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from lakeguard.words.shapes import JsonObject
 from openlaketx.demo.feed import DeliveryStats, make_keys, write_delivery
 from openlaketx.lakehouse import Lakehouse
+from openlaketx.render import DemoLayer, DemoSummary
 from openlaketx.runner.job import JobResult
 
 JOB_ID = "cell_towers_daily"
@@ -92,13 +92,13 @@ def run_demo(
     return runs
 
 
-def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> JsonObject:
+def summarize(lakehouse: Lakehouse, runs: list[DemoRun]) -> DemoSummary:
     """What the demo did, read back from the metadata tables (not from memory)."""
     reader = lakehouse.reader
     steps = [s for r in runs for s in r.result.steps]
     step_label = {s.run_id: r.label for r in runs for s in r.result.steps}
     decisions = reader.decisions.decisions(run_ids=[s.run_id for s in steps])
-    layers: list[JsonObject] = [
+    layers: list[DemoLayer] = [
         {
             "dataset": row.dataset_id,
             "layer": row.layer,

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from deltalake import CommitProperties, Transaction
 
@@ -34,11 +34,11 @@ from lakeguard.records.commits import (
     tagged_commits,
 )
 from lakeguard.words.errors import WriteConflict
-from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 
 __all__ = [
     "CommitTag",
+    "DataTag",
     "TaggedCommit",
     "app_id",
     "committed",
@@ -52,6 +52,17 @@ __all__ = [
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+class DataTag(TypedDict):
+    """A data commit's tag as its `userMetadata` holds it (under `TAG_KEY`)."""
+
+    run_id: str
+    dataset_id: str
+    data_version: int
+    batch: str
+    upstream: dict[str, int]
+    rows: NotRequired[int]  # the rows written, once the commit knows them
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,7 @@ class CommitTag:
         return app_id(self.tenant, self.dataset_id)
 
     def user_metadata(self, rows: int | None = None) -> str:
-        tag: JsonObject = {
+        tag: DataTag = {
             "run_id": self.run_id,
             "dataset_id": self.dataset_id,
             "data_version": self.data_version,

@@ -16,7 +16,6 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lakeguard.words.shapes import JsonObject
 from openlaketx import storage
 
 # Delta truncates string statistics to a 32-character prefix; a longer max cannot be truncated
@@ -94,7 +93,7 @@ def read_footer(path: str) -> FileFooter:
     )
 
 
-def _stat_value(value: Any, *, upper: bool) -> Any:
+def _stat_value(value: Any, *, upper: bool) -> int | float | str | None:
     """A footer value as Delta statistics JSON, or None when it cannot be a safe bound."""
     if isinstance(value, bool) or value is None:
         return None
@@ -116,8 +115,8 @@ def _stat_value(value: Any, *, upper: bool) -> Any:
 
 def delta_stats(footer: FileFooter, columns: list[str]) -> str:
     """The `stats` JSON of a Delta add action for `footer`, over the table's `columns`."""
-    mins: JsonObject = {}
-    maxs: JsonObject = {}
+    mins: dict[str, int | float | str] = {}
+    maxs: dict[str, int | float | str] = {}
     nulls: dict[str, int] = {}
     for name in columns:
         summary = footer.columns.get(name)

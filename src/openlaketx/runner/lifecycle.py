@@ -9,10 +9,11 @@ RUNNING event; the reaper turns it into FAILED (see reaper.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 from lakeguard.records.rows.runtime import RuntimeRow, new_id
 from lakeguard.records.runs.rows import PipelineRunRow, RunEventRow, RunHistoryRow, StepLogRow
@@ -20,13 +21,43 @@ from lakeguard.store import RunWriter
 from lakeguard.words.errors import describe
 from lakeguard.words.hashing import to_json
 from lakeguard.words.liveness import worker_instance
-from lakeguard.words.shapes import JsonObject
-from lakeguard.words.vocabulary import AttemptStatus, EventStatus, JobStatus, StepStatus
+from lakeguard.words.vocabulary import (
+    AttemptStatus,
+    EventStatus,
+    JobStatus,
+    LoadType,
+    Outcome,
+    SourceLoad,
+    StepStatus,
+)
 from openlaketx.runner.deadline import RunDeadline
 
 
 def _ms(start: datetime, end: datetime) -> int:
     return int((end - start).total_seconds() * 1000)
+
+
+class StepNotes(TypedDict, total=False):
+    """What a phase says of itself beyond its status and rows (`step_logs.metadata`): each
+    phase sets the keys of its own."""
+
+    note: str | None  # stage, read, write: why it wrote nothing
+    spark: bool  # read: False when the run never started Spark
+    fingerprint: str  # read: the batch's
+    swept: int  # read: staged folders of dead runs it removed
+    sources: dict[str, SourceLoad]  # read: each source object's load type
+    rejected: list[str]  # read: the files it put aside as unreadable (their marks' keys)
+    staged: str  # validate: the staged batch's folder
+    files: int
+    outcomes: dict[str, Outcome]  # validate: each rule's
+    allowed: bool  # gate
+    reason: str
+    load_type: LoadType  # write
+    delta_version: int
+    set_aside: int  # write: rows quarantined
+    version: int  # record version: the data version recorded
+    released: int  # recovery: the data version whose empty commit it released
+    recovered_commits: list[int]  # recovery: the commits it found already made
 
 
 @dataclass
@@ -42,7 +73,7 @@ class StepLog:
     start: datetime
     status: StepStatus = StepStatus.COMPLETED
     rows: int | None = None
-    metadata: JsonObject = field(default_factory=dict)
+    metadata: StepNotes = field(default_factory=lambda: StepNotes())
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -56,7 +87,7 @@ class JobRun:
         *,
         trigger_type: str,
         triggered_by: str,
-        parameters: JsonObject,
+        parameters: Mapping[str, str],
         config_version: str,
         run_id: str | None = None,
     ) -> None:

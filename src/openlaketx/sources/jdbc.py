@@ -20,7 +20,6 @@ from lakeguard.records.sources.records import SourceObjectDef, SourceSystemDef
 from lakeguard.words.errors import LakeTxError, SourceError, SourceUnavailable, root_cause
 from lakeguard.words.hashing import digest
 from lakeguard.words.quoting import quote
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import SourceKindName, SourceLoad
 from openlaketx.sources.base import ReadContext, SourceEngine
 from openlaketx.sources.credentials import resolve, scrub
@@ -158,7 +157,7 @@ def read_jdbc(
             name = present[wm.lower()].name
             raw = raw.where(F.col(quote(name)) > F.lit(lower).cast(source_type))
     frame, live, drift = select_declared(raw, obj)
-    detail: JsonObject = {"table": obj.locator, "above": lower}
+    detail = {"table": obj.locator, "above": lower}
     reread = None
     if wm is not None and watermark is not None and obj.lookback is not None:
         assert lower is not None

@@ -4,13 +4,16 @@ decision, a decision explained, an approved version's rows, and `verify` over th
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations.
 
 from dataclasses import asdict
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from lakeguard.records.audit import Violation
-from lakeguard.words.shapes import JsonObject
+from lakeguard.records.decisions.versions import ApprovedVersion, DatasetStatus
+from lakeguard.records.trust import TrustScore
+from lakeguard.words.vocabulary import AttemptStatus, Layer
 from openlaketx.service.api.context import PREFIX, DatasetId, Model, Readable, RunId, plain
 
 MAX_ROWS = 1000
@@ -21,35 +24,56 @@ router = APIRouter(prefix=PREFIX)
 class RowsPage(Model):
     dataset_id: str
     version: int
-    rows: list[JsonObject]
+    rows: list[dict[str, JsonValue]] = Field(description="The dataset's rows, its columns")
     limit: int
     offset: int
 
 
-@router.get("/datasets")
-def list_datasets(lh: Readable) -> list[JsonObject]:
-    return [plain(asdict(s)) for s in lh.status()]
+class DatasetDetail(Model):
+    """A dataset's status (as `/datasets` lists it), its approved versions, its trust score
+    and its latest decision (`trust` is the score's components here)."""
+
+    dataset_id: str
+    layer: Layer
+    table_name: str
+    version: int | None
+    snapshot_ref: str | None
+    row_count: int | None
+    promoted_at: datetime | None
+    last_status: AttemptStatus | None
+    last_run_at: datetime | None
+    last_error: str | None
+    trust: TrustScore
+    stuck: str | None
+    versions: list[ApprovedVersion]
+    # `explain --json`'s shape, which lakeguard's DecisionRecord.to_json owns
+    latest_decision: dict[str, JsonValue] | None
 
 
-@router.get("/datasets/{dataset_id}")
-def get_dataset(dataset_id: DatasetId, lh: Readable) -> JsonObject:
+@router.get("/datasets", response_model=list[DatasetStatus])
+def list_datasets(lh: Readable) -> list[DatasetStatus]:
+    return lh.status()
+
+
+@router.get("/datasets/{dataset_id}", response_model=DatasetDetail)
+def get_dataset(dataset_id: DatasetId, lh: Readable) -> DatasetDetail:
     lh.dataset(dataset_id)  # 404 when it is not this tenant's
     (status,) = [s for s in lh.status() if s.dataset_id == dataset_id]
     latest = lh.reader.decisions.latest_decision(dataset_id)
-    answer: JsonObject = plain(
+    return DatasetDetail.model_validate(
         {
             **asdict(status),
-            "versions": [asdict(v) for v in lh.reader.versions.versions(dataset_id)],
-            "trust": asdict(lh.reader.status.trust([dataset_id])[dataset_id]),
-            "latest_decision": None if latest is None else latest.to_json(),
+            "versions": lh.reader.versions.versions(dataset_id),
+            "trust": lh.reader.status.trust([dataset_id])[dataset_id],
+            "latest_decision": None if latest is None else plain(latest.to_json()),
         }
     )
-    return answer
 
 
 @router.get("/datasets/{dataset_id}/decisions/{run_id}")
-def get_decision(dataset_id: DatasetId, run_id: RunId, lh: Readable) -> JsonObject:
-    answer: JsonObject = plain(lh.explain(dataset_id, run_id).to_json())
+def get_decision(dataset_id: DatasetId, run_id: RunId, lh: Readable) -> dict[str, JsonValue]:
+    """The decision in `explain --json`'s shape (lakeguard's DecisionRecord.to_json)."""
+    answer: dict[str, JsonValue] = plain(lh.explain(dataset_id, run_id).to_json())
     return answer
 
 

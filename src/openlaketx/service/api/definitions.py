@@ -17,12 +17,11 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.concurrency import run_in_threadpool
 
-from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.actors.catalog.changes import ReportJson, parse_since
 from lakeguard.records.definitions.records import JobDef
 from lakeguard.rules.catalog.plan import Plan
 from lakeguard.words.errors import ConfigError, NotRegisteredError, ValidationError
 from lakeguard.words.schedule import next_tick
-from lakeguard.words.shapes import JsonObject
 from openlaketx.service.api.context import PREFIX, Defining, JobId, Readable, State
 from openlaketx.service.graph import LineageGraph, lineage_graph
 from openlaketx.service.refusals import UnsupportedMediaType
@@ -190,21 +189,27 @@ def export_definitions(
     return Response(document, media_type="application/yaml")
 
 
-@router.get("/changes")
+# ReportJson is a typing.TypedDict, which pydantic refuses before Python 3.12: the body is
+# returned as built, and documented as an object
+@router.get(
+    "/changes",
+    response_model=None,
+    responses={200: {"content": {JSON_TYPE: {"schema": {"type": "object"}}}}},
+)
 def changes(
     lh: Readable,
     since: Annotated[
         str | None, Query(max_length=40, description="An ISO time (UTC) or an age: 2h, 7d")
     ] = None,
     since_version: Annotated[int | None, Query(ge=0)] = None,
-) -> JsonObject:
+) -> ReportJson:
     try:
         when = None if since is None else parse_since(since, lh.store.now())
     except ConfigError as exc:
         raise ValidationError(
             exc.what, where="since", errors=[{"path": "since", "message": exc.what}]
         ) from None
-    return dict(lh.changes(since=when, since_version=since_version).as_json())
+    return lh.changes(since=when, since_version=since_version).as_json()
 
 
 @router.get("/jobs", response_model=list[JobSummary])

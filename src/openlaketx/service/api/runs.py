@@ -5,16 +5,15 @@ for it to end)."""
 
 import hashlib
 import json
-from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from lakeguard.records.runs.records import JobRunRecord
+from lakeguard.records.runs.rows import RunHistoryRow, StepLogRow
 from lakeguard.words.errors import NotRegisteredError
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import IN_FLIGHT, TriggerType
 from openlaketx.outcomes import word_of
 from openlaketx.service import run_views
@@ -83,13 +82,14 @@ class RunPage(Model):
 
 
 class RunDetail(RunSummary):
-    tasks: list[JsonObject] = Field(
+    tasks: list[run_views.TaskRow] = Field(
         description="Each task of the job with its outcome in this run, the ones never "
         "attempted too (SKIPPED, or FAILED when the run failed before any began)"
     )
-    attempts: list[JsonObject]
-    steps: list[JsonObject]
-    decisions: list[JsonObject]
+    attempts: list[RunHistoryRow] = Field(description="Its dataset attempts (run_history)")
+    steps: list[StepLogRow] = Field(description="Their logged phases (step_logs)")
+    # `explain --json`'s shape, which lakeguard's DecisionRecord.to_json owns
+    decisions: list[dict[str, JsonValue]]
 
 
 def summary(record: JobRunRecord) -> RunSummary:
@@ -217,8 +217,8 @@ def get_run(
     decisions = lh.reader.decisions.decisions(run_ids=[a.run_id for a in attempts])
     return RunDetail(
         **summary(record).model_dump(),
-        tasks=[asdict(t) for t in run_views.task_rows(run_views.run_tasks(lh, record, attempts))],
-        attempts=[plain(a.as_row()) for a in attempts],
-        steps=[plain(s.as_row()) for s in lh.reader.runs.steps(run_id)],
+        tasks=run_views.task_rows(run_views.run_tasks(lh, record, attempts)),
+        attempts=attempts,
+        steps=lh.reader.runs.steps(run_id),
         decisions=[plain(d.to_json()) for d in decisions],
     )

@@ -5,22 +5,50 @@ it is compared with. Each reads the caller's tenant only, by delta-rs."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations.
 
-from dataclasses import asdict
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.encoders import jsonable_encoder
+from pydantic import ConfigDict, Field
 
 from lakeguard.actors.catalog.changes import parse_since
+from lakeguard.rules.decision_diff import (
+    CheckDelta,
+    DefinitionDelta,
+    RuleDelta,
+    SchemaDelta,
+    UpstreamDelta,
+)
 from lakeguard.words.errors import ConfigError, ValidationError
-from lakeguard.words.shapes import JsonObject
 from openlaketx.service import catalog_view, history, insights, quarantine_view, window_counts
-from openlaketx.service.api.context import PREFIX, DatasetId, Readable, RunId
+from openlaketx.service.api.context import PREFIX, DatasetId, Model, Readable, RunId
 
 MAX_BATCHES = 200
 
 
 router = APIRouter(prefix=PREFIX)
+
+
+class DecisionDiffBody(Model):
+    """A decision against the one it is compared with (lakeguard.rules.decision_diff), read
+    from the record's attributes."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    dataset_id: str
+    run_id: str
+    allowed: bool
+    against: str | None = Field(description="The attempt it is compared with (None: none)")
+    against_evaluated_at: datetime | None
+    against_version: int | None
+    against_allowed: bool | None
+    definitions: list[DefinitionDelta]
+    rules: list[RuleDelta]
+    checks: list[CheckDelta]
+    policies: list[CheckDelta]
+    schema_changes: list[SchemaDelta]
+    upstream: list[UpstreamDelta]
+    same: bool = Field(description="Nothing the two records hold differs")
 
 
 @router.get("/datasets/{dataset_id}/rules", response_model=insights.RuleTrends)
@@ -70,15 +98,13 @@ def trust(
     return history.trust_history(lh, dataset_id, last)
 
 
-@router.get("/datasets/{dataset_id}/decisions/{run_id}/diff")
+@router.get("/datasets/{dataset_id}/decisions/{run_id}/diff", response_model=DecisionDiffBody)
 def decision_diff(
     dataset_id: DatasetId,
     run_id: RunId,
     lh: Readable,
-) -> JsonObject:
-    diff = insights.decision_diff(lh, dataset_id, run_id)
-    answer: JsonObject = jsonable_encoder({**asdict(diff), "same": diff.same})
-    return answer
+) -> DecisionDiffBody:
+    return DecisionDiffBody.model_validate(insights.decision_diff(lh, dataset_id, run_id))
 
 
 @router.get("/freshness", response_model=list[insights.Freshness])

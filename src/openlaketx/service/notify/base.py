@@ -15,7 +15,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 import httpx
 
@@ -24,7 +24,6 @@ from lakeguard.records.alerts.event_rows import IncidentEventRow
 from lakeguard.records.reach import Reach
 from lakeguard.rules.alerts.incidents import details
 from lakeguard.words.errors import ConfigError, LakeTxError, describe
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import ChannelKindName, IncidentAction
 from openlaketx.sources.credentials import resolve, scrub
 from openlaketx.sources.guard import http_client
@@ -32,6 +31,32 @@ from openlaketx.sources.guard import http_client
 C = TypeVar("C", bound=ChannelKind)
 # statuses a receiver says "try again later" with; any other non-2xx is its final answer
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class EventData(TypedDict):
+    """An incident event as a webhook's `data` carries it: ids, words, links, no secret."""
+
+    tenant: str
+    event_id: str
+    incident_id: str
+    action: str
+    cause: str
+    severity: str
+    subject: str
+    dataset_id: str | None
+    job_id: str | None
+    owner: str | None
+    layer: str | None
+    domain: str | None
+    title: str
+    explain: str
+    run_id: str | None
+    pipeline_run_id: str | None
+    decision_id: str | None
+    occurred_at: str  # ISO 8601, UTC
+    link: str | None
+    incident_link: str | None
+    details: dict[str, object]  # what routes filter on, as the event recorded it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,8 +86,8 @@ class Message:
         again = " (again)" if e.action == IncidentAction.REPEATED else ""
         return f"{e.severity.value.upper()} {e.cause}{again}: {e.title}"
 
-    def data(self) -> JsonObject:
-        """The event as plain data (the webhook's `data`): ids, words, links, no secret."""
+    def data(self) -> EventData:
+        """The event as plain data (the webhook's `data`)."""
         e = self.event
         return {
             "tenant": self.tenant,

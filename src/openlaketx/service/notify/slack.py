@@ -3,11 +3,10 @@ the owner mentioned, a link to the dashboard), with `text` as the notification's
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal, TypedDict
 
 from lakeguard.records.alerts.channels import SlackChannel
 from lakeguard.records.reach import Reach
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import ChannelKindName
 from openlaketx.service.notify.base import Message, Sender, Sent, json_body, post
 
@@ -15,14 +14,56 @@ from openlaketx.service.notify.base import Message, Sender, Sent, json_body, pos
 HEADER_LIMIT, SECTION_LIMIT = 150, 3000
 
 
-def blocks(channel: SlackChannel, message: Message) -> JsonObject:
+# Block Kit's objects, as far as this payload uses them
+class TextObject(TypedDict):
+    type: Literal["plain_text", "mrkdwn"]
+    text: str
+
+
+class Button(TypedDict):
+    type: Literal["button"]
+    text: TextObject
+    url: str
+
+
+class HeaderBlock(TypedDict):
+    type: Literal["header"]
+    text: TextObject
+
+
+class ContextBlock(TypedDict):
+    type: Literal["context"]
+    elements: list[TextObject]
+
+
+class SectionBlock(TypedDict):
+    type: Literal["section"]
+    text: TextObject
+
+
+class ActionsBlock(TypedDict):
+    type: Literal["actions"]
+    elements: list[Button]
+
+
+Block = HeaderBlock | ContextBlock | SectionBlock | ActionsBlock
+
+
+class SlackPayload(TypedDict):
+    """An incoming webhook's payload: `text` is the notification's fallback."""
+
+    text: str
+    blocks: list[Block]
+
+
+def blocks(channel: SlackChannel, message: Message) -> SlackPayload:
     """The incoming webhook's JSON payload."""
     owner = message.owner
     mention = channel.mentions.get(owner, f"@{owner}") if owner else None
     context = [f"*{message.event.cause}*", message.event.severity.value, message.event.subject]
     if mention:
         context.append(f"owner {mention}")
-    body: list[JsonObject] = [
+    body: list[Block] = [
         {"type": "header", "text": {"type": "plain_text", "text": message.headline[:HEADER_LIMIT]}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(context)}]},
         {
