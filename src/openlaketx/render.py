@@ -7,7 +7,7 @@ enough for them, plain aligned columns with every id whole anywhere else (a pipe
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -20,9 +20,7 @@ from lakeguard.records.runs.records import JobRunRecord
 from lakeguard.rules.catalog.plan import Plan
 from lakeguard.words.vocabulary import (
     AttemptStatus,
-    EventStatus,
     JobStatus,
-    Layer,
     Outcome,
     Severity,
 )
@@ -181,55 +179,23 @@ def job_result_dict(result: JobResult) -> JobResultJson:
     }
 
 
-# `laketx runs` and `status`: the record with the word shown (`outcome`) before the status as
-# stored; the JSON keeps both (BLOCKED for a HELD run), the table shows the word only. Built
-# from the record's own fields, so a field the record gains and the line lacks fails at once.
-@dataclass(frozen=True)
-class RunLine:
-    """A job run as `laketx runs` lists it."""
-
-    pipeline_logging_id: str
-    pipeline_id: str
-    outcome: str | None  # the dashboard's and the API's word
-    status: EventStatus
-    trigger_type: str
-    start_time: datetime
-    end_time: datetime | None
-    duration_ms: int | None
-    error_message: str | None
-    triggered_by: str | None = None
-    current_step: str | None = None
-    retry_of: str | None = None
-    scheduled_for: datetime | None = None
+def _worded(record: DataclassInstance, stored: str, shown: str) -> dict[str, object]:
+    """A record's fields as a line, with the word shown for its stored status (`shown`) just
+    before it: the JSON keeps both (BLOCKED for a HELD run), the table hides the stored one."""
+    items = list(asdict(record).items())
+    at = [name for name, _ in items].index(stored)
+    items.insert(at, (shown, word_of(items[at][1])))
+    return dict(items)
 
 
-@dataclass(frozen=True)
-class StatusLine:
-    """A dataset as `laketx status` lists it."""
-
-    dataset_id: str
-    layer: Layer
-    table_name: str
-    version: int | None = None
-    snapshot_ref: str | None = None
-    row_count: int | None = None
-    promoted_at: datetime | None = None
-    last_outcome: str | None = None  # the overview's word
-    last_status: AttemptStatus | None = None
-    last_run_at: datetime | None = None
-    last_error: str | None = None
-    trust: int | None = None
-    stuck: str | None = None
+def run_lines(runs: Sequence[JobRunRecord]) -> list[dict[str, object]]:
+    """`laketx runs`: each run with its `outcome`, the dashboard's and the API's word."""
+    return [_worded(r, "status", "outcome") for r in runs]
 
 
-def run_lines(runs: list[JobRunRecord]) -> list[RunLine]:
-    """`laketx runs`: each run with its `outcome` (its table hides `status`)."""
-    return [RunLine(outcome=word_of(r.status), **asdict(r)) for r in runs]
-
-
-def status_lines(statuses: list[DatasetStatus]) -> list[StatusLine]:
-    """`laketx status`: each dataset with its `last_outcome` (its table hides `last_status`)."""
-    return [StatusLine(last_outcome=word_of(s.last_status), **asdict(s)) for s in statuses]
+def status_lines(statuses: Sequence[DatasetStatus]) -> list[dict[str, object]]:
+    """`laketx status`: each dataset with its `last_outcome`, the overview's word."""
+    return [_worded(s, "last_status", "last_outcome") for s in statuses]
 
 
 def job_result_table(result: JobResult) -> Group:
