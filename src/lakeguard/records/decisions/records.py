@@ -13,7 +13,6 @@ from lakeguard.records.judged import JudgedAs, Known
 from lakeguard.records.rows.parsing import str_tuple
 from lakeguard.records.schema.drift import ChangeKind, DriftDecision
 from lakeguard.records.trust import TrustScore
-from lakeguard.words.shapes import JsonObject
 from lakeguard.words.vocabulary import Outcome, Severity, vocab
 
 
@@ -137,7 +136,9 @@ class DecisionRecord:
             rules=rules,
         )
 
-    def to_json(self) -> JsonObject:
-        """The decision as `explain --json` and the API give it (a JSON object)."""
+    def to_json(self) -> dict[str, object]:
+        """The decision as `explain --json` and the API give it: its fields, the evidence in
+        its stored shape and the trust score with its explanation (dates and vocabulary words
+        as they are: the writer turns them into text)."""
         trust = {**asdict(self.trust), "explanation": self.trust.explain()} if self.trust else {}
         return {**asdict(self), "evidence": self.evidence.to_json(), "trust": trust}
