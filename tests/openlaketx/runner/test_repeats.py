@@ -2,7 +2,8 @@
 holds are dropped, whatever shape the source's engine gives its rows: http records carry the
 staged-only `_corrupt_record` and may hold maps, JDBC's frame may declare a column the table
 does not have yet, a Delta source never reads again. Called directly on a small table: the
-end-to-end runs are in test_http_feeds.py and test_jdbc_source.py."""
+end-to-end runs are in tests/openlaketx/sources/test_http_feeds.py and
+tests/openlaketx/sources/test_jdbc_source.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """`GET /runs/{id}?wait=`: the service holds the answer until the run ends (a long poll).
 
 The run a process executes itself is waited on through its worker (covered over HTTP in
-`test_service.py`); these tests cover a run of another process, which is watched in the store,
-with no JVM: the wait ends when the run ends, when its time is up, or when the service drains.
+`tests/openlaketx/service/test_service.py`); these tests cover a run of another process, which
+is watched in the store, with no JVM: the wait ends when the run ends, when its time is up, or
+when the service drains.
 """
 
 from __future__ import annotations
