@@ -64,13 +64,14 @@ test-deep: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
 	@$(ARCHIVE)
 	LAKETX_PROPERTY_EXAMPLES=$(DEEP_EXAMPLES) $(PYTEST) -q -n $(WORKERS) --dist loadgroup \
-	  tests/test_batch_boundaries.py
+	  tests/end_to_end/test_batch_boundaries.py
 
 # The README's screenshots, made by the dashboard's browser tests (Debian's chromium).
 SHOTS := overview dataset runs jobs rules phone-overview
 screenshots: $(STAMP)
 	@scripts/check_prereqs.sh >/dev/null || exit 2
-	LAKETX_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(PYTEST) -q tests/test_dashboard_browser.py
+	LAKETX_TEST_ARTIFACTS=$(CURDIR)/test-artifacts $(PYTEST) -q \
+	  tests/openlaketx/service/dashboard/test_dashboard_browser.py
 	rm -f docs/img/dashboard-*.png
 	for n in $(SHOTS); do cp test-artifacts/dashboard/$$n.png docs/img/dashboard-$$n.png; done
 

@@ -48,6 +48,7 @@ SERVER_FIXTURES = {"postgres", "served", "collector", "s3_server"}
 # so the long ones start early and the short ones fill the end. The benchmarks come before the
 # store migrations on S3: while a worker runs one, the SeaweedFS it launched as it collected
 # (`pytest_itemcollected`) finishes starting (`make check`: a bench smoke on each worker).
+# By file name, whatever folder the file is in (file names are unique across tests/).
 SLOW_FIRST = (
     "test_object_store_data.py",
     "test_bench_smoke.py",

@@ -138,8 +138,9 @@ class Pairs:
             + f"\n  - id: {self.job_all}\n    tasks:\n"
             + "\n".join(all_tasks)
             + "\ndatasets:\n"
-            # no batch profile: profiles prove nothing about batch boundaries (test_profiling.py
-            # covers them), and each step read the earlier runs' profiles and appended its own
+            # no batch profile: profiles prove nothing about batch boundaries
+            # (tests/lakeguard/records/test_profiling.py covers them), and each step read the
+            # earlier runs' profiles and appended its own
             + "\n".join(f"{d}\n    profile: false" for d in datasets)
             + "\n"
         )

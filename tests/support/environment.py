@@ -47,8 +47,9 @@ FAST_JVM = (
 
 # Likewise each query of a test reads a few rows: compiling its generated code (Janino, on a
 # C1-only JVM) and re-planning it adaptively cost more than running it interpreted
-# (test_governed_run.py: the JVM's CPU 64 -> 50 s). Results are the same; the engine's default
-# plan is still what a real lakehouse and bench/ run. LAKETX_TEST_FAST_SQL=0 drops these.
+# (tests/openlaketx/runner/test_governed_run.py: the JVM's CPU 64 -> 50 s). Results are the
+# same; the engine's default plan is still what a real lakehouse and bench/ run.
+# LAKETX_TEST_FAST_SQL=0 drops these.
 FAST_SQL = (
     {
         "spark.sql.codegen.wholeStage": "false",

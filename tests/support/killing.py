@@ -44,7 +44,8 @@ Lakehouse.open(home=home, master="local[1]", spark_conf=TEST_CONF).run(target)
 """
 
 KILL_POINTS = ("before_publish", "before_version")
-# a Spark MERGE's, around the release of one that changed no row (tests/test_big_merge_path.py)
+# a Spark MERGE's, around the release of one that changed no row
+# (tests/openlaketx/loads/test_big_merge_path.py)
 MERGE_KILL_POINTS = ("before_merge", "before_release", "after_release")
 
 
