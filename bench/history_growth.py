@@ -230,7 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         ("governed one-row run", *(statistics.median(s.governed) for s in stores)),
         ("bare one-row append", *(statistics.median(s.bare) for s in stores)),
         ("laketx status (new process)", *(statistics.median(s.status_cli) for s in stores)),
-        ("StoreReader.status.datasets()", *(statistics.median(s.status_in_process) for s in stores)),
+        (
+            "StoreReader.status.datasets()",
+            *(statistics.median(s.status_in_process) for s in stores),
+        ),
     ]
     for name, a, b in rows:
         print(f"  {name:<30} {a:7.3f} s {b:7.3f} s {b / a:6.2f}x")
