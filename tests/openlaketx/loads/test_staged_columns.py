@@ -115,3 +115,42 @@ def test_digests_flags_and_broken_rules_are_the_values_always_stored(spark: Any)
         [5, "+5", None, None, ["not_null_name"]],
     ]
     assert flagged.schema["failed"].dataType.simpleString() == "array<string>"
+
+
+@pytest.mark.spark
+def test_unique_counts_each_duplicated_row_of_exact_keys_only(spark: Any) -> None:
+    """A composite key is counted by its exact columns, not by its hash: rows whose keys differ
+    count apart even where a column repeats, null keys count for nothing, and a batch spanning
+    parent versions counts per version."""
+    from lakeguard.rules.quality.evaluate import evaluate_unique
+    from lakeguard.rules.quality.kinds.base import as_text
+    from lakeguard.words.vocabulary import PARENT_VERSION
+
+    pair = CompiledRule(
+        "pair_unique",
+        "UNIQUE",
+        "ERROR",
+        0.0,
+        ("region", "day"),
+        None,
+        as_text(["region", "day"]),
+        unique_keys=("region", "day"),
+    )
+    data = [
+        ("eu", 1, 1),
+        ("eu", 1, 1),
+        ("eu", 1, 1),  # three rows of one key
+        ("eu", 2, 1),
+        ("us", 1, 1),  # same columns, other pairs
+        ("us", 2, 1),
+        ("us", 2, 2),  # the same pair in another parent version
+        (None, 3, 1),
+        (None, 3, 1),  # a null key part: never a duplicate
+    ]
+    frame = spark.createDataFrame(data, f"region STRING, day INT, {PARENT_VERSION} BIGINT")
+    outcome = evaluate_unique(frame, pair, len(data))
+    assert outcome.failed_rows == 3
+    assert set(outcome.samples) == {"eu|1"}
+    merged = evaluate_unique(frame.drop(PARENT_VERSION), pair, len(data))
+    assert merged.failed_rows == 5
+    assert set(merged.samples) == {"eu|1", "us|2"}
