@@ -143,6 +143,7 @@ SPARK_BENCHES = {
     ],
     "big_merge": ["--rows", "200", "--changes", "20", "--rounds", "1", "--warmup-rounds", "0"],
     "unique_check": ["--rows", "2000", "--files", "2", "--repeat", "1"],
+    "merge_width": ["--rows", "200", "--changes", "20", "--rounds", "1", "--warmup-rounds", "0"],
 }
 # The figures each one's JSON must name (a ratio against its baseline, at least).
 SPARK_BENCH_KEYS = {
@@ -152,6 +153,7 @@ SPARK_BENCH_KEYS = {
     "history_growth": {"step_overhead_ratio", "status_cli_ratio", "status_in_process_ratio"},
     "big_merge": {"ratio", "governed_s", "bare_s"},
     "unique_check": {"rows", "keys"},
+    "merge_width": {"ratio", "seconds", "table_bytes"},
 }
 
 
