@@ -66,7 +66,7 @@ def record(
         "commit": commit,
         "dirty": dirty,
         "machine": machine(),
-        "args": {k: v for k, v in given.items() if k not in WHERE},
+        "args": {k: _portable(v) for k, v in given.items() if k not in WHERE},
         "figures": dict(figures),
     }
     text = json.dumps(run, indent=2, default=str) + "\n"
@@ -148,6 +148,14 @@ def _java() -> str | None:
         return None
     first = (done.stderr or done.stdout).splitlines()
     return first[0].strip() if first else None
+
+
+def _portable(value: Any) -> Any:
+    """A path inside the repository as relative to it: a committed results file names no
+    folder of the machine that ran it."""
+    if isinstance(value, Path) and value.resolve().is_relative_to(ROOT):
+        return value.resolve().relative_to(ROOT).as_posix()
+    return value
 
 
 def _value(text: str) -> Any:

@@ -71,6 +71,21 @@ def test_a_run_is_kept_as_one_file_and_no_results_writes_none(tmp_path: Path) ->
     assert len(list(folder.rglob("*.json"))) == 1
 
 
+def test_a_path_argument_inside_the_repository_is_kept_relative(tmp_path: Path) -> None:
+    """A committed results file names no folder of the machine that ran it (the default
+    `--data` of governed_ingest is inside the repository); a path elsewhere stays as given."""
+    spec = importlib.util.spec_from_file_location("bench_results", ROOT / "bench" / "results.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    args = {"data": ROOT / "bench" / "data", "elsewhere": tmp_path, "results": str(tmp_path)}
+    path = module.record("unit_bench", {"ratio": 1.0}, args)
+    run = json.loads(path.read_text())
+    assert run["args"] == {"data": "bench/data", "elsewhere": str(tmp_path)}
+    assert str(ROOT) not in path.read_text()
+
+
 BENCHES = sorted(
     p.stem
     for p in (ROOT / "bench").glob("*.py")
