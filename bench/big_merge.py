@@ -83,16 +83,16 @@ def document(root: Path) -> dict[str, Any]:
     }
 
 
-def deliver(spark: Any, root: Path, n: int, rows: int, keys: int) -> Path:
-    """Delivery `n` as Parquet files in the landing folder: all `keys` for n = 0, else `rows`
-    existing keys spread evenly over them, with new values and `updated` = n."""
+def delivery(spark: Any, n: int, rows: int, keys: int) -> Any:
+    """Delivery `n` (id, name, amount, updated): all `keys` for n = 0, else `rows` existing keys
+    spread evenly over them, with new values and `updated` = n."""
     from pyspark.sql import functions as F
 
     ids = spark.range(rows)
     if n:
         stride = max(keys // rows, 1)
         ids = ids.select(((F.col("id") * stride + n) % keys).alias("id"))
-    frame = ids.select(
+    return ids.select(
         F.col("id"),
         F.concat(F.lit("n"), (F.abs(F.xxhash64("id", F.lit(n))) % 1000).cast("string")).alias(
             "name"
@@ -100,8 +100,12 @@ def deliver(spark: Any, root: Path, n: int, rows: int, keys: int) -> Path:
         (F.abs(F.xxhash64(F.lit(n), "id")) % 100_000).alias("amount"),
         F.lit(n).cast("bigint").alias("updated"),
     )
+
+
+def deliver(spark: Any, root: Path, n: int, rows: int, keys: int) -> Path:
+    """Delivery `n` (`delivery`) as Parquet files in the landing folder."""
     staging = root / f"staging_{n:03d}"
-    frame.write.parquet(str(staging))
+    delivery(spark, n, rows, keys).write.parquet(str(staging))
     (root / "incoming").mkdir(exist_ok=True)
     for k, part in enumerate(sorted(staging.glob("*.parquet"))):
         shutil.move(str(part), root / "incoming" / f"d{n:03d}_{k:03d}.parquet")

@@ -29,27 +29,39 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from lakeguard.rules.quality.evaluate import FAILED_RULES, failed_rules_sql
+from lakeguard.words.vocabulary import LoadType
 from openlaketx.config import LakehouseConfig
+from openlaketx.loads.content import DIGEST_COLUMN, row_digest_sql
+from openlaketx.loads.merge_plan import ROW_HASH, MergePlan
+from openlaketx.loads.strategies import row_hash_sql
+from openlaketx.runner.batch import LOADED_COL, RUN_COL, VERSION_COL
 from openlaketx.spark import get_or_create_session
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # bench/ is scripts: their shared modules by the repo's root
+from bench.big_merge import delivery  # noqa: E402
 from bench.results import add_flags, record  # noqa: E402
 
-# The engine's columns of a merge table, as the staging pass computes their kind of value.
-ENGINE_COLUMNS = {
-    "_laketx_row_hash": "xxhash64(name, amount, updated)",
-    "_laketx_row_digest": "xxhash64(CAST(0 AS BIGINT), amount, id, name, updated)",
-    "_laketx_failed_rules": "CAST(array() AS ARRAY<STRING>)",
-    "_laketx_version": "CAST({n} AS BIGINT)",
-    "_laketx_run_id": "'run-{n:04d}-0123456789abcdef'",
-    "_laketx_loaded_at": "current_timestamp()",
-}
+DATA = ["id", "name", "amount", "updated"]
+
+
+def engine_columns(n: int) -> dict[str, str]:
+    """The SQL of a merge table's engine columns in delivery `n`: the engine's own where a
+    value is computed from the row."""
+    return {
+        ROW_HASH: row_hash_sql(DATA, ["id"]),
+        DIGEST_COLUMN: row_digest_sql(DATA),
+        FAILED_RULES: failed_rules_sql([]),
+        VERSION_COL: f"CAST({int(n)} AS BIGINT)",
+        RUN_COL: f"'run-{int(n):04d}-0123456789abcdef'",
+        LOADED_COL: "current_timestamp()",
+    }
+
+
 BARE_CHANGED = "s.updated >= t.updated"
-WIDE_CHANGED = (
-    "t._laketx_row_hash IS DISTINCT FROM s._laketx_row_hash "
-    "AND (t.updated IS NULL OR s.updated >= t.updated)"
-)
+# the condition a governed merge with `sequence_by: updated` updates a matched row under
+WIDE_CHANGED = MergePlan(load_type=LoadType.MERGE, keys=["id"], sequence_by="updated").changed()
 SHAPES = {  # name: (engine columns, deletion vectors)
     "narrow": (False, False),
     "narrow_dv": (False, True),
@@ -59,22 +71,12 @@ SHAPES = {  # name: (engine columns, deletion vectors)
 
 
 def rows(spark: SparkSession, count: int, n: int, keys: int, wide: bool) -> Any:
-    """Delivery `n`: all `keys` for n = 0, else `count` existing keys spread over them."""
+    """big_merge.py's delivery `n`, with the engine's columns when `wide`."""
     from pyspark.sql import functions as F
 
-    ids = spark.range(count)
-    if n:
-        ids = ids.select(((F.col("id") * max(keys // count, 1) + n) % keys).alias("id"))
-    frame = ids.select(
-        "id",
-        F.concat(F.lit("n"), (F.abs(F.xxhash64("id", F.lit(n))) % 1000).cast("string")).alias(
-            "name"
-        ),
-        (F.abs(F.xxhash64(F.lit(n), "id")) % 100_000).alias("amount"),
-        F.lit(n).cast("bigint").alias("updated"),
-    )
+    frame = delivery(spark, n, count, keys)
     if wide:
-        frame = frame.withColumns({c: F.expr(sql.format(n=n)) for c, sql in ENGINE_COLUMNS.items()})
+        frame = frame.withColumns({c: F.expr(sql) for c, sql in engine_columns(n).items()})
     return frame
 
 
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows": args.rows,
             "changes": args.changes,
             "rounds": args.rounds,
-            "engine_columns": list(ENGINE_COLUMNS),
+            "engine_columns": list(engine_columns(0)),
             "seconds": {name: round(s, 3) for name, s in medians.items()},
             "rounds_s": {name: [round(t, 3) for t in ts] for name, ts in seconds.items()},
             "ratio": {name: round(s / medians["narrow"], 3) for name, s in medians.items()},
